@@ -1,0 +1,49 @@
+"""Reason-first error handling for A2A (Agent2Agent) clients.
+
+Normalise any wire shape a peer sends into one `CallError`, decide what to do about it with a
+`Policy`, and (with the Guard) carry the decision out.
+
+    >>> from a2a_client_errors import classify
+    >>> body = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "Task not found"}}
+    >>> decision = classify(body)
+    >>> decision.action.value, decision.reason.value
+    ('reconcile', 'TASK_NOT_FOUND')
+"""
+
+from __future__ import annotations
+
+from a2a_client_errors.errors import CallError, CallFailed, ErrorKind, Source, WireShape, escape
+from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
+from a2a_client_errors.policy import Action, Decision, Policy, classify, default_action
+from a2a_client_errors.reasons import (
+    A2A_DOMAIN,
+    INTERRUPTED_STATES,
+    TERMINAL_STATES,
+    Reason,
+    TransportFailure,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "A2A_DOMAIN",
+    "DEFAULT_LIMITS",
+    "INTERRUPTED_STATES",
+    "TERMINAL_STATES",
+    "Action",
+    "CallError",
+    "CallFailed",
+    "Decision",
+    "ErrorKind",
+    "Limits",
+    "Policy",
+    "Reason",
+    "Source",
+    "TransportFailure",
+    "WireShape",
+    "__version__",
+    "classify",
+    "default_action",
+    "escape",
+    "normalize",
+]

@@ -1,0 +1,213 @@
+"""The normalised result of a failed call, and the exceptions this package raises.
+
+Exception tree::
+
+    Exception
+     └── CallFailed                 a call ended in a decision other than ok; carries .decision
+
+`CallError` is not an exception: it is the typed record that `normalize` returns for every
+wire shape, and that travels inside a `Decision` and a `CallFailed`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from a2a_client_errors.policy import Decision
+    from a2a_client_errors.wire import Detail
+
+__all__ = ["CallError", "CallFailed", "ErrorKind", "Source", "WireShape", "escape"]
+
+
+class ErrorKind(str, enum.Enum):
+    """The three kinds of failure this package keeps apart (task outcomes are not errors).
+
+    Attributes:
+        TRANSPORT: the call did not reach A2A semantics: connection, TLS, timeout, or a bare
+            status from a proxy or gateway.
+        AUTH: credentials were missing or insufficient (401/403, UNAUTHENTICATED,
+            PERMISSION_DENIED, or an auth reason).
+        PROTOCOL: the agent answered with an A2A call error (or broke the protocol).
+
+    """
+
+    TRANSPORT = "transport"
+    AUTH = "auth"
+    PROTOCOL = "protocol"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Source(str, enum.Enum):
+    """Which signal decided the reason: the earlier in this list, the surer the answer.
+
+    Attributes:
+        ERROR_INFO: a ``google.rpc.ErrorInfo`` with domain ``a2a-protocol.org``.
+        JSONRPC_CODE: the JSON-RPC ``error.code``.
+        PROBLEM_TYPE: an RFC 9457 ``type`` URI under ``https://a2a-protocol.org/errors/``.
+        LEGACY_BODY: a pre-1.0 body naming the error class.
+        SDK_EXCEPTION: the class of an a2a-sdk exception that carried nothing better.
+        STATUS_FALLBACK: the HTTP status or gRPC code alone.
+        INVALID_RESPONSE: a success response that breaks the protocol (the client noticed).
+        TRANSPORT: a transport exception.
+
+    """
+
+    ERROR_INFO = "error_info"
+    JSONRPC_CODE = "jsonrpc_code"
+    PROBLEM_TYPE = "problem_type"
+    LEGACY_BODY = "legacy_body"
+    SDK_EXCEPTION = "sdk_exception"
+    STATUS_FALLBACK = "status_fallback"
+    INVALID_RESPONSE = "invalid_response"
+    TRANSPORT = "transport"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class WireShape(str, enum.Enum):
+    """The shape the error arrived in."""
+
+    JSONRPC = "jsonrpc"
+    """A JSON-RPC error object (``{"jsonrpc": "2.0", "error": {...}}``)."""
+    STATUS_JSON = "status_json"
+    """A ``google.rpc.Status`` in JSON (``{"error": {...}}``, the HTTP+JSON binding)."""
+    PROBLEM_JSON = "problem_json"
+    """An RFC 9457/7807 problem details body."""
+    LEGACY = "legacy"
+    """A pre-1.0 body (``{"type": "TaskNotFoundError"}``, ``{"error": "io.a2a...Error"}``)."""
+    GRPC = "grpc"
+    """A gRPC status, with details from the ``grpc-status-details-bin`` trailer."""
+    BARE_STATUS = "bare_status"
+    """An HTTP status whose body carries no error shape (proxies, gateways, empty bodies)."""
+    INVALID = "invalid"
+    """A response that breaks the protocol: not JSON, not UTF-8, a broken envelope."""
+    TRANSPORT = "transport"
+    """An exception raised before a response arrived."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_ESCAPES = {
+    **{c: f"\\x{c:02x}" for c in range(0x20) if c not in (0x09,)},
+    0x7F: "\\x7f",
+    **{c: f"\\x{c:02x}" for c in range(0x80, 0xA0)},
+    # Bidirectional overrides and isolates: they reorder what a terminal shows.
+    **{c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+_ESCAPES[0x09] = "\\t"
+_ESCAPES[0x0A] = "\\n"
+_ESCAPES[0x0D] = "\\r"
+
+
+def escape(text: str) -> str:
+    """Peer text made safe to print or log: control and bidi characters escaped."""
+    return text.translate(_ESCAPES)
+
+
+@dataclass(frozen=True, slots=True)
+class CallError:
+    """A call error, normalised from whatever wire shape it arrived in.
+
+    Everything a peer sent is untrusted: ``message`` is kept as sent (capped in length) and must
+    be rendered with `escape` (``str(error)`` does); ``metadata`` values are strings.
+
+    Attributes:
+        kind: transport, auth or protocol.
+        reason: the canonical reason (a `Reason`), an unknown reason as the peer sent it, or
+            None when no signal names one.
+        source: which signal decided the reason (or, with no reason, the action).
+        wire: the shape the error arrived in.
+        jsonrpc_code: the JSON-RPC ``error.code``, if any.
+        http_status: the HTTP status, if any.
+        grpc_status: the gRPC status name (``"NOT_FOUND"``), if any.
+        message: the peer's message, for humans; never parse it.
+        domain: the ErrorInfo domain the reason came from, if any.
+        metadata: the ErrorInfo metadata (str -> str).
+        details: every typed detail the peer sent, in order.
+        retry_after: the server's hint, in seconds (Retry-After, retry-after-ms, RetryInfo,
+            grpc-retry-pushback-ms; the largest when several are sent).
+        supported_versions: versions the peer says it supports (problem+json
+            ``supportedVersions``), in its order.
+        exception: the qualified name of the exception behind a transport error.
+        transport: what kind of transport failure it was (connect, timeout, TLS, ...).
+
+    """
+
+    kind: ErrorKind
+    reason: Reason | str | None
+    source: Source
+    wire: WireShape
+    jsonrpc_code: int | None = None
+    http_status: int | None = None
+    grpc_status: str | None = None
+    message: str = ""
+    domain: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    details: tuple[Detail, ...] = ()
+    retry_after: float | None = None
+    supported_versions: tuple[str, ...] = ()
+    exception: str | None = None
+    transport: TransportFailure | None = None
+
+    @property
+    def is_a2a(self) -> bool:
+        """Whether the reason is one of the nine errors the A2A spec defines."""
+        return isinstance(self.reason, Reason) and self.reason.is_a2a
+
+    @property
+    def is_known(self) -> bool:
+        """Whether the reason, if any, is one this package knows (A2A or a known SDK extra)."""
+        return self.reason is None or isinstance(self.reason, Reason)
+
+    @property
+    def is_a2a_domain(self) -> bool:
+        """Whether the reason came from an ErrorInfo with the A2A domain."""
+        return self.domain == A2A_DOMAIN
+
+    def __str__(self) -> str:
+        head = str(self.reason) if self.reason is not None else self.kind.value
+        if self.reason is None and self.transport is not None:
+            head += f" ({self.transport.value})"
+        codes = ", ".join(
+            f"{label} {value}"
+            for label, value in (
+                ("jsonrpc", self.jsonrpc_code),
+                ("http", self.http_status),
+                ("grpc", self.grpc_status),
+            )
+            if value is not None
+        )
+        if codes:
+            head += f" [{codes}]"
+        return f"{head}: {escape(self.message)}" if self.message else head
+
+
+class CallFailed(Exception):  # noqa: N818 (the public name the design card fixes)
+    """A guarded call ended in a decision other than ``ok``.
+
+    Attributes:
+        decision: the `Decision` that ended the call; ``decision.error`` is the `CallError`.
+
+    """
+
+    def __init__(self, decision: Decision) -> None:
+        self.decision = decision
+        super().__init__(str(decision))
+
+    @property
+    def error(self) -> CallError | None:
+        """The call error behind the decision."""
+        return self.decision.error

@@ -1,0 +1,881 @@
+"""Any wire shape in, one `CallError` (or None) out: pure, and never raises.
+
+`normalize` accepts what an A2A client meets when a call goes wrong:
+
+* an ``httpx.Response`` of any status, whose body may be a JSON-RPC envelope, a
+  ``google.rpc.Status`` JSON body, RFC 9457 problem details, a pre-1.0 body, an SSE stream,
+  HTML from a proxy, or nothing;
+* a ``grpc.RpcError`` (its status, and the details in the ``grpc-status-details-bin`` trailer);
+* an httpx transport exception, ``httpx.HTTPStatusError``, or an a2a-sdk client exception;
+* an already parsed JSON body, such as the ``data`` of one SSE event.
+
+It returns None when there is no call error: the result (a task, perhaps FAILED) is the answer.
+
+Signals are read reason first (see ``docs`` and `Source`): auth statuses, then an ErrorInfo with
+domain ``a2a-protocol.org`` anywhere in the details, then the JSON-RPC code, then a problem
+``type`` URI, then a legacy body, then the HTTP status or gRPC code against both spec tables.
+The message is never parsed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import ssl
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import httpx
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.reasons import (
+    A2A_DOMAIN,
+    ERROR_INFO_TYPE,
+    GRPC_CODES,
+    GRPC_NAMES,
+    JSONRPC_CODES,
+    Reason,
+    TransportFailure,
+    canonical_reason,
+    grpc_reason,
+    status_reason,
+)
+from a2a_client_errors.wire import DETAIL_TYPES, ErrorInfo, RetryInfo, UnknownDetail
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from a2a_client_errors.wire import Detail
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "normalize"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps on what `normalize` reads from a peer; everything past them is ignored.
+
+    Attributes:
+        max_body: bytes of a body that are parsed at all. A larger error body is read by its
+            status alone; a larger success body is not inspected (and gives None).
+        max_message: characters of a peer's message kept (the rest is cut, marked ``…``).
+        max_details: entries of a details array that are read.
+        max_metadata: entries of an ErrorInfo's metadata that are kept.
+        max_sse_events: events of an SSE body that are read.
+
+    """
+
+    max_body: int = 32 * 1024 * 1024
+    max_message: int = 4096
+    max_details: int = 64
+    max_metadata: int = 64
+    max_sse_events: int = 10_000
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+_AUTH_STATUSES: Final = frozenset({401, 403})
+_AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
+_AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
+_INVALID: Final = object()
+_STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
+_PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
+
+
+def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None:
+    """Reduce whatever a call produced to one `CallError`, or None when there is none.
+
+    Args:
+        x: an ``httpx.Response``, a ``grpc.RpcError``, an exception (httpx, a2a-sdk, OS), a
+            parsed JSON body (``dict``/``list``), a raw body (``bytes``/``str``), or a
+            ``google.rpc.Status`` message. Anything else is a result, and gives None.
+        limits: caps on what is read from the peer.
+
+    Returns:
+        The normalised call error, or None when ``x`` is a result (a task in any state,
+        FAILED and REJECTED included, is a result).
+
+    Never raises: an input that defeats every reader gives a `CallError` whose policy
+    action is ``report``.
+
+    """
+    try:
+        return _dispatch(x, limits)
+    except Exception as exc:
+        return CallError(
+            kind=ErrorKind.PROTOCOL,
+            reason=None,
+            source=Source.INVALID_RESPONSE,
+            wire=WireShape.INVALID,
+            message=f"unreadable input ({type(exc).__name__})",
+        )
+
+
+def _dispatch(x: object, limits: Limits) -> CallError | None:
+    if isinstance(x, httpx.Response):
+        return _from_response(x, limits)
+    if isinstance(x, dict | list):
+        return _from_body(x, limits)
+    if isinstance(x, BaseException):
+        return _from_exception(x, limits)
+    if isinstance(x, bytes | bytearray | memoryview | str):
+        raw = x.encode("utf-8", "surrogatepass") if isinstance(x, str) else bytes(x)
+        parsed = _parse_json(raw, limits) if raw.strip() else _INVALID
+        if parsed is _INVALID:
+            return _sse(raw, limits) if b"data:" in raw else _invalid("the body is not JSON")
+        return _from_body(parsed, limits)
+    if _is_status_proto(x):
+        return _from_status_proto(x, limits, http_status=None, pushback=None)
+    return None
+
+
+# --- bodies ---------------------------------------------------------------------------------
+
+
+def _parse_json(raw: bytes, limits: Limits) -> object:
+    """Parse JSON strictly as UTF-8, or return `_INVALID`."""
+    if len(raw) > limits.max_body:
+        return _INVALID
+    try:
+        return from_json(raw)
+    except ValueError:
+        pass
+    # jiter caps nesting at 200 levels and rejects lone surrogates; the stdlib takes both.
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return _INVALID
+
+
+def _from_body(
+    body: object,
+    limits: Limits,
+    http_status: int | None = None,
+    problem: bool = False,
+) -> CallError | None:
+    """The call error a parsed JSON body carries, or None when it carries none."""
+    if isinstance(body, list):
+        # A JSON-RPC batch: the first error in it.
+        for item in body[: limits.max_details]:
+            if isinstance(item, dict) and isinstance(item.get("error"), dict):
+                return _from_body(item, limits, http_status)
+        return None
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if "jsonrpc" in body or ("id" in body and ("result" in body or "error" in body)):
+        has_result = "result" in body
+        if isinstance(error, dict) and not (has_result and body["result"] is not None):
+            return _jsonrpc(error, limits, http_status)
+        if has_result and error is None:
+            return None
+        what = "both result and error" if has_result else "neither result nor a valid error"
+        return _invalid(f"the JSON-RPC response has {what}", http_status)
+    if isinstance(error, dict):
+        code = error.get("code")
+        if type(code) is int and code < 0:
+            return _jsonrpc(error, limits, http_status)
+        return _status_json(error, limits, http_status)
+    if isinstance(error, str):
+        legacy = canonical_reason(error)
+        if isinstance(legacy, Reason):
+            return _build(
+                WireShape.LEGACY,
+                limits,
+                http_status=http_status,
+                legacy=legacy,
+                message=body.get("message"),
+            )
+        return None
+    code = body.get("code")
+    if type(code) is int and "message" in body:
+        if code < 0:
+            return _jsonrpc(body, limits, http_status)
+        if "details" in body or 0 < code <= 16:
+            return _status_json(body, limits, http_status, grpc_numeric=code <= 16)
+    if problem or "type" in body or "title" in body or ("status" in body and "detail" in body):
+        return _problem(body, limits, http_status)
+    return None
+
+
+def _jsonrpc(error: dict[str, Any], limits: Limits, http_status: int | None) -> CallError:
+    code = error.get("code")
+    data = error.get("data")
+    if isinstance(data, dict):
+        data = [data] if "@type" in data or "reason" in data else None
+    return _build(
+        WireShape.JSONRPC,
+        limits,
+        http_status=http_status,
+        jsonrpc_code=code if type(code) is int else None,
+        message=error.get("message"),
+        raw_details=data if isinstance(data, list) else None,
+    )
+
+
+def _status_json(
+    error: dict[str, Any],
+    limits: Limits,
+    http_status: int | None,
+    *,
+    grpc_numeric: bool = False,
+) -> CallError:
+    """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare."""
+    code = error.get("code")
+    name = error.get("status")
+    grpc_status = name if isinstance(name, str) and name in GRPC_CODES else None
+    if type(code) is int:
+        if grpc_numeric:
+            grpc_status = grpc_status or GRPC_NAMES.get(code)
+        elif http_status is None and 100 <= code <= 599:
+            http_status = code
+    details = error.get("details")
+    return _build(
+        WireShape.STATUS_JSON,
+        limits,
+        http_status=http_status,
+        grpc_status=grpc_status,
+        message=error.get("message"),
+        raw_details=details if isinstance(details, list) else None,
+    )
+
+
+def _problem(body: dict[str, Any], limits: Limits, http_status: int | None) -> CallError | None:
+    """RFC 9457 problem details, the RC-era A2A shape, and bodies naming an error class."""
+    type_ = body.get("type")
+    problem_reason: Reason | None = None
+    legacy: Reason | None = None
+    if isinstance(type_, str):
+        uri = type_.strip().rstrip("/")
+        if uri.startswith(("https://a2a-protocol.org/errors/", "http://a2a-protocol.org/errors/")):
+            slug = uri.rsplit("/", 1)[-1]
+            found = canonical_reason(slug)
+            problem_reason = found if isinstance(found, Reason) else None
+        elif "/" not in uri and ":" not in uri:
+            # Python v0.3 {"type": "TaskNotFoundError"}: a class name, not a URI.
+            found = canonical_reason(uri)
+            legacy = found if isinstance(found, Reason) else None
+    status = body.get("status")
+    if http_status is None and type(status) is int and 100 <= status <= 599:
+        http_status = status
+    message = body.get("detail")
+    if not isinstance(message, str) or not message:
+        message = body.get("title") if isinstance(body.get("title"), str) else body.get("message")
+    versions = body.get("supportedVersions")
+    errors = body.get("errors")
+    violations = (
+        [
+            {"field": e.get("field"), "description": e.get("message") or e.get("detail")}
+            for e in errors[: limits.max_details]
+            if isinstance(e, dict)
+        ]
+        if isinstance(errors, list)
+        else []
+    )
+    raw_details = (
+        [{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": violations}]
+        if violations
+        else None
+    )
+    if problem_reason is None and legacy is None and http_status is None:
+        return None
+    wire = WireShape.LEGACY if legacy is not None else WireShape.PROBLEM_JSON
+    return _build(
+        wire,
+        limits,
+        http_status=http_status,
+        problem=problem_reason,
+        legacy=legacy,
+        message=message,
+        raw_details=raw_details,
+        supported_versions=(
+            tuple(v for v in versions if isinstance(v, str))[: limits.max_details]
+            if isinstance(versions, list)
+            else ()
+        ),
+    )
+
+
+# --- the precedence -------------------------------------------------------------------------
+
+
+def _build(
+    wire: WireShape,
+    limits: Limits,
+    *,
+    http_status: int | None = None,
+    grpc_status: str | None = None,
+    jsonrpc_code: int | None = None,
+    message: object = None,
+    raw_details: Iterable[object] | None = None,
+    typed_details: Iterable[Detail] = (),
+    problem: Reason | None = None,
+    legacy: Reason | None = None,
+    retry_after: float | None = None,
+    supported_versions: tuple[str, ...] = (),
+) -> CallError:
+    """Apply the reason-first precedence to the signals one error carries."""
+    details: list[Detail] = list(typed_details)
+    if raw_details is not None:
+        for index, raw in enumerate(raw_details):
+            if index >= limits.max_details:
+                break
+            if isinstance(raw, dict):
+                details.append(_detail(raw, limits))
+    info_reason: Reason | str | None = None
+    domain: str | None = None
+    metadata: dict[str, str] = {}
+    for detail in details:
+        if isinstance(detail, ErrorInfo):
+            # The first ErrorInfo with the A2A domain, wherever it stands in the list.
+            if info_reason is None and detail.domain == A2A_DOMAIN and detail.reason:
+                info_reason = canonical_reason(detail.reason)
+                domain = A2A_DOMAIN
+                metadata = dict(list(detail.metadata.items())[: limits.max_metadata])
+        elif isinstance(detail, RetryInfo) and detail.retry_delay is not None:
+            delay = detail.retry_delay
+            retry_after = delay if retry_after is None else max(retry_after, delay)
+
+    reason: Reason | str | None
+    source: Source
+    by_code = JSONRPC_CODES.get(jsonrpc_code) if jsonrpc_code is not None else None
+    auth = (
+        http_status in _AUTH_STATUSES
+        or grpc_status in _AUTH_GRPC
+        or info_reason in _AUTH_REASONS
+        or by_code in _AUTH_REASONS
+    )
+    if auth:
+        if info_reason in _AUTH_REASONS:
+            reason, source = info_reason, Source.ERROR_INFO
+        elif by_code in _AUTH_REASONS:
+            reason, source = by_code, Source.JSONRPC_CODE
+        else:
+            reason = (
+                status_reason(http_status)
+                if http_status in _AUTH_STATUSES
+                else grpc_reason(grpc_status or "")
+            )
+            source = Source.STATUS_FALLBACK
+    elif info_reason is not None:
+        reason, source = info_reason, Source.ERROR_INFO
+    elif by_code is not None:
+        reason, source = by_code, Source.JSONRPC_CODE
+    elif problem is not None:
+        reason, source = problem, Source.PROBLEM_TYPE
+    elif legacy is not None:
+        reason, source = legacy, Source.LEGACY_BODY
+    elif jsonrpc_code is not None:
+        # A code outside the table decides nothing itself, but it is what the peer said.
+        reason = _status_reason(http_status, grpc_status)
+        source = Source.STATUS_FALLBACK if reason is not None else Source.JSONRPC_CODE
+    else:
+        reason, source = _status_reason(http_status, grpc_status), Source.STATUS_FALLBACK
+
+    if auth:
+        kind_ = ErrorKind.AUTH
+    elif wire is WireShape.BARE_STATUS and reason is None:
+        kind_ = ErrorKind.TRANSPORT
+    else:
+        kind_ = ErrorKind.PROTOCOL
+    return CallError(
+        kind=kind_,
+        reason=reason,
+        source=source,
+        wire=wire,
+        jsonrpc_code=jsonrpc_code,
+        http_status=http_status,
+        grpc_status=grpc_status,
+        message=_message(message, limits),
+        domain=domain,
+        metadata=metadata,
+        details=tuple(details),
+        retry_after=retry_after,
+        supported_versions=supported_versions,
+    )
+
+
+def _status_reason(http_status: int | None, grpc_status: str | None) -> Reason | None:
+    if http_status is not None:
+        found = status_reason(http_status)
+        if found is not None:
+            return found
+    return grpc_reason(grpc_status) if grpc_status is not None else None
+
+
+def _message(value: object, limits: Limits) -> str:
+    if not isinstance(value, str):
+        return ""
+    if len(value) > limits.max_message:
+        return value[: limits.max_message] + "…"
+    return value
+
+
+def _detail(raw: dict[str, Any], limits: Limits) -> Detail:
+    """One ``Any`` of a details array as a typed detail (unknown types are kept as such)."""
+    type_url = raw.get("@type")
+    if not isinstance(type_url, str):
+        # Tolerate an ErrorInfo that forgot its @type, but only with the A2A domain.
+        if raw.get("domain") == A2A_DOMAIN and isinstance(raw.get("reason"), str):
+            type_url = ERROR_INFO_TYPE
+        else:
+            return UnknownDetail(type_url="", fields=_shallow(raw, limits))
+    model = DETAIL_TYPES.get(type_url)
+    if model is None:
+        return UnknownDetail(type_url=type_url, fields=_shallow(raw, limits))
+    try:
+        return model.model_validate(raw)  # type: ignore[return-value]
+    except (ValidationError, ValueError, TypeError, RecursionError):
+        return UnknownDetail(type_url=type_url, fields=_shallow(raw, limits))
+
+
+def _shallow(raw: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """The scalar fields of an unknown detail (nested values are dropped, text capped)."""
+    out: dict[str, Any] = {}
+    for key, value in list(raw.items())[: limits.max_metadata]:
+        if key == "@type":
+            continue
+        if isinstance(value, str):
+            out[str(key)] = _message(value, limits)
+        elif isinstance(value, bool | int | float) or value is None:
+            out[str(key)] = value
+    return out
+
+
+def _invalid(why: str, http_status: int | None = None) -> CallError:
+    """A success response that breaks the protocol: the client is the one that notices."""
+    return CallError(
+        kind=ErrorKind.PROTOCOL,
+        reason=Reason.INVALID_AGENT_RESPONSE,
+        source=Source.INVALID_RESPONSE,
+        wire=WireShape.INVALID,
+        http_status=http_status,
+        message=why,
+    )
+
+
+# --- httpx ----------------------------------------------------------------------------------
+
+
+def _from_response(response: httpx.Response, limits: Limits) -> CallError | None:
+    status = response.status_code
+    ok = 200 <= status < 300
+    try:
+        body = response.content
+    except httpx.ResponseNotRead:
+        # A stream nobody has read: its events are classified one by one, as they come.
+        return None if ok else _bare(response, limits, "")
+    if ok:
+        if not body:
+            if status in (204, 205) or _request_method(response) == "DELETE":
+                return None
+            return _with_hints(_invalid("the success response has an empty body", status), response)
+        if len(body) > limits.max_body:
+            return None
+        content_type = response.headers.get("content-type", "")
+        if content_type.startswith("text/event-stream"):
+            found = _sse(body, limits)
+            return None if found is None else _with_hints(found, response)
+        parsed = _parse_json(body, limits)
+        if parsed is _INVALID:
+            return _with_hints(
+                _invalid("the success response is not JSON (UTF-8)", status), response
+            )
+        found = _from_body(parsed, limits, status)
+        return None if found is None else _with_hints(found, response)
+    if not body or len(body) > limits.max_body:
+        return _bare(response, limits, "")
+    content_type = response.headers.get("content-type", "")
+    if content_type.startswith("text/event-stream"):
+        found = _sse(body, limits)
+        if found is not None:
+            return _with_hints(_replace_status(found, status), response)
+        return _bare(response, limits, "")
+    parsed = _parse_json(body, limits)
+    if parsed is _INVALID:
+        return _bare(response, limits, "")
+    found = _from_body(parsed, limits, status, problem="problem+json" in content_type)
+    if found is None or found.source is Source.INVALID_RESPONSE:
+        message = parsed.get("message") if isinstance(parsed, dict) else None
+        return _bare(response, limits, message)
+    return _with_hints(found, response)
+
+
+def _bare(response: httpx.Response, limits: Limits, message: object) -> CallError:
+    """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body)."""
+    found = _build(
+        WireShape.BARE_STATUS,
+        limits,
+        http_status=response.status_code,
+        message=message or response.reason_phrase,
+    )
+    return _with_hints(found, response)
+
+
+def _replace_status(error: CallError, status: int) -> CallError:
+    if error.http_status == status:
+        return error
+    from dataclasses import replace  # noqa: PLC0415 (a cold path)
+
+    return replace(error, http_status=status)
+
+
+def _request_method(response: httpx.Response) -> str | None:
+    try:
+        return response.request.method
+    except RuntimeError:
+        return None
+
+
+def _with_hints(error: CallError, response: httpx.Response) -> CallError:
+    """Fold the response's Retry-After headers into the error's hint (the largest wins)."""
+    hint = retry_after_from_headers(response.headers)
+    if hint is None or (error.retry_after is not None and error.retry_after >= hint):
+        return error
+    from dataclasses import replace  # noqa: PLC0415 (a cold path)
+
+    return replace(error, retry_after=hint)
+
+
+def retry_after_from_headers(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """The server's hint in seconds from ``retry-after-ms`` and ``Retry-After``.
+
+    ``Retry-After`` may be delay-seconds or an HTTP-date; a date is read against the response's
+    ``Date`` header when it has one, else against ``now`` (default: the wall clock). The larger
+    of the two headers wins. Malformed or negative values are ignored.
+    """
+    hints: list[float] = []
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        value = _float(millis)
+        if value is not None:
+            hints.append(value / 1000.0)
+    raw = headers.get("retry-after")
+    if raw is not None:
+        value = _float(raw)
+        if value is None:
+            value = _http_date_delay(raw, headers.get("date"), now)
+        if value is not None:
+            hints.append(value)
+    return max(hints) if hints else None
+
+
+def _float(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _http_date_delay(raw: str, date: str | None, now: float | None) -> float | None:
+    try:
+        target = parsedate_to_datetime(raw.strip()).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    reference = now if now is not None else time.time()
+    if date is not None:
+        with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+            reference = parsedate_to_datetime(date.strip()).timestamp()
+    return max(0.0, target - reference)
+
+
+# --- SSE ------------------------------------------------------------------------------------
+
+
+def _sse(body: bytes, limits: Limits) -> CallError | None:
+    """The first error event of an SSE body, or None when every event is a result."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return _invalid("the event stream is not UTF-8")
+    events = 0
+    data: list[str] = []
+    name = ""
+    for line in [*text.splitlines(), ""]:
+        if line:
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                name = value
+            continue
+        if not data:
+            name = ""
+            continue
+        events += 1
+        if events > limits.max_sse_events:
+            break
+        payload = "\n".join(data).encode("utf-8", "surrogatepass")
+        data, event_name, name = [], name, ""
+        parsed = _parse_json(payload, limits)
+        if parsed is _INVALID:
+            why = "an error event" if event_name == "error" else "an event"
+            return _invalid(f"{why} of the stream is not JSON")
+        found = _from_body(parsed, limits)
+        if found is not None:
+            return found
+        if event_name == "error":
+            return _invalid("an error event of the stream carries no error")
+    return None
+
+
+# --- exceptions -----------------------------------------------------------------------------
+
+
+def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
+    if isinstance(exc, httpx.HTTPStatusError):
+        return _from_response(exc.response, limits) or _bare(exc.response, limits, "")
+    if _is_grpc_error(exc):
+        return _from_grpc(exc, limits)
+    module = type(exc).__module__
+    if module == "a2a" or module.startswith("a2a."):
+        return _from_sdk(exc, limits)
+    return _transport(exc, limits)
+
+
+_TRANSPORT_TYPES: tuple[
+    tuple[type[BaseException] | tuple[type[BaseException], ...], TransportFailure], ...
+] = (
+    (ssl.SSLCertVerificationError, TransportFailure.TLS),
+    (httpx.TimeoutException, TransportFailure.TIMEOUT),
+    (httpx.ConnectError, TransportFailure.CONNECT),
+    (
+        (
+            httpx.UnsupportedProtocol,
+            httpx.LocalProtocolError,
+            httpx.InvalidURL,
+            httpx.TooManyRedirects,
+        ),
+        TransportFailure.CONFIG,
+    ),
+    (httpx.DecodingError, TransportFailure.DECODING),
+    ((httpx.TransportError, httpx.StreamError), TransportFailure.NETWORK),
+    (TimeoutError, TransportFailure.TIMEOUT),
+    ((ConnectionRefusedError, ConnectionAbortedError), TransportFailure.CONNECT),
+    ((ConnectionError, ssl.SSLError), TransportFailure.NETWORK),
+)
+
+
+def _transport(exc: BaseException, limits: Limits) -> CallError:
+    """A transport exception; the most telling exception in its chain names the failure."""
+    failure = TransportFailure.UNKNOWN
+    culprit = exc
+    for link in _chain(exc):
+        for types, found in _TRANSPORT_TYPES:
+            if isinstance(link, types):
+                if found is TransportFailure.TLS or failure is TransportFailure.UNKNOWN:
+                    failure, culprit = found, link
+                break
+    if failure is TransportFailure.UNKNOWN and type(exc).__name__ == "TimeoutError":
+        failure = TransportFailure.TIMEOUT  # asyncio.TimeoutError on Python 3.10
+    name = type(culprit).__qualname__
+    module = type(culprit).__module__
+    return CallError(
+        kind=ErrorKind.TRANSPORT,
+        reason=None,
+        source=Source.TRANSPORT,
+        wire=WireShape.TRANSPORT,
+        message=_message(str(culprit) or name, limits),
+        exception=name if module == "builtins" else f"{module}.{name}",
+        transport=failure,
+    )
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, its causes and contexts, without cycles (capped)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(seen) < 16 and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+_SDK_TIMEOUTS: Final = frozenset({"A2AClientTimeoutError"})
+
+
+def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
+    """An a2a-sdk client exception: its cause when it kept one, else its class and data."""
+    cause = exc.__cause__
+    if cause is not None and not isinstance(cause, (ValueError, KeyError, TypeError)):
+        found = _from_exception(cause, limits)
+        if found is not None and (
+            found.kind is not ErrorKind.TRANSPORT or found.transport is not TransportFailure.UNKNOWN
+        ):
+            return found
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    if any(name in _SDK_TIMEOUTS for name in names):
+        return CallError(
+            kind=ErrorKind.TRANSPORT,
+            reason=None,
+            source=Source.TRANSPORT,
+            wire=WireShape.TRANSPORT,
+            message=_message(str(exc), limits),
+            exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
+            transport=TransportFailure.TIMEOUT,
+        )
+    message = getattr(exc, "message", None)
+    if not isinstance(message, str):
+        message = str(exc)
+    status = getattr(exc, "status_code", None)
+    if type(status) is int and 100 <= status <= 599:
+        return _build(WireShape.BARE_STATUS, limits, http_status=status, message=message)
+    if isinstance(cause, ValueError):
+        # a2a-sdk raises A2AClientError from a JSONDecodeError when the peer's body is not JSON.
+        return _invalid(_message(message, limits))
+    for name in names:
+        found_reason = canonical_reason(name)
+        if isinstance(found_reason, Reason):
+            data = getattr(exc, "data", None)
+            metadata = _string_metadata(data, limits) if isinstance(data, dict) else {}
+            return CallError(
+                kind=ErrorKind.AUTH if found_reason in _AUTH_REASONS else ErrorKind.PROTOCOL,
+                reason=found_reason,
+                source=Source.SDK_EXCEPTION,
+                wire=WireShape.TRANSPORT if cause is None else WireShape.INVALID,
+                message=_message(message, limits),
+                domain=A2A_DOMAIN,
+                metadata=metadata,
+                exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
+            )
+    return CallError(
+        kind=ErrorKind.PROTOCOL,
+        reason=None,
+        source=Source.SDK_EXCEPTION,
+        wire=WireShape.INVALID,
+        message=_message(message, limits),
+        exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
+    )
+
+
+def _string_metadata(data: dict[Any, Any], limits: Limits) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in list(data.items())[: limits.max_metadata]:
+        if isinstance(value, str | int | float | bool):
+            out[str(key)] = value if isinstance(value, str) else json.dumps(value)
+    return out
+
+
+# --- gRPC -----------------------------------------------------------------------------------
+
+
+def _is_grpc_error(exc: BaseException) -> bool:
+    return any(
+        cls.__name__ == "RpcError" and cls.__module__.startswith("grpc")
+        for cls in type(exc).__mro__
+    )
+
+
+def _is_status_proto(x: object) -> bool:
+    descriptor = getattr(type(x), "DESCRIPTOR", None)
+    return getattr(descriptor, "full_name", None) == "google.rpc.Status"
+
+
+def _from_grpc(exc: BaseException, limits: Limits) -> CallError | None:
+    code = _call(exc, "code")
+    name = getattr(code, "name", None)
+    if not isinstance(name, str) or name not in GRPC_CODES:
+        name = "UNKNOWN"
+    if name == "OK":
+        return None
+    message = _call(exc, "details")
+    status_bin: bytes | None = None
+    pushback: float | None = None
+    metadata = _call(exc, "trailing_metadata") or ()
+    try:
+        for item in metadata:
+            key, value = (item.key, item.value) if hasattr(item, "key") else item
+            if key == _STATUS_DETAILS_KEY and isinstance(value, bytes):
+                status_bin = value
+            elif key == _PUSHBACK_KEY:
+                text = value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
+                millis = _float(text)
+                pushback = None if millis is None else millis / 1000.0
+    except (TypeError, ValueError):
+        pass
+    typed: list[Detail] = []
+    if status_bin is not None and len(status_bin) <= limits.max_body:
+        typed = _status_bin_details(status_bin, limits)
+    return _build(
+        WireShape.GRPC,
+        limits,
+        grpc_status=name,
+        message=message,
+        typed_details=typed,
+        retry_after=pushback,
+    )
+
+
+def _call(obj: object, method: str) -> Any:
+    func = getattr(obj, method, None)
+    if not callable(func):
+        return None
+    try:
+        return func()
+    except Exception:
+        return None
+
+
+def _status_bin_details(raw: bytes, limits: Limits) -> list[Detail]:
+    """Decode the details of a ``grpc-status-details-bin`` trailer (corrupt ones give none)."""
+    from google.protobuf.message import DecodeError  # noqa: PLC0415 (protobuf is slow to import)
+    from google.rpc import status_pb2  # noqa: PLC0415
+
+    status = status_pb2.Status()
+    try:
+        status.ParseFromString(raw)
+    except (DecodeError, ValueError, RuntimeError):
+        return []
+    return _any_details(status.details, limits)
+
+
+def _any_details(anys: Any, limits: Limits) -> list[Detail]:
+    from google.protobuf import json_format  # noqa: PLC0415
+    from google.rpc import error_details_pb2  # noqa: PLC0415
+
+    out: list[Detail] = []
+    for index, packed in enumerate(anys):
+        if index >= limits.max_details:
+            break
+        type_url: str = packed.type_url
+        message_name = type_url.rsplit("/", 1)[-1]
+        cls = getattr(error_details_pb2, message_name.removeprefix("google.rpc."), None)
+        if cls is None or not message_name.startswith("google.rpc."):
+            out.append(UnknownDetail(type_url=type_url))
+            continue
+        message = cls()
+        try:
+            if not packed.Unpack(message):
+                out.append(UnknownDetail(type_url=type_url))
+                continue
+            as_json = json_format.MessageToDict(message)
+        except Exception:
+            out.append(UnknownDetail(type_url=type_url))
+            continue
+        as_json["@type"] = type_url
+        out.append(_detail(as_json, limits))
+    return out
+
+
+def _from_status_proto(
+    status: Any, limits: Limits, *, http_status: int | None, pushback: float | None
+) -> CallError | None:
+    code = getattr(status, "code", 0)
+    name = GRPC_NAMES.get(code, "UNKNOWN") if type(code) is int else "UNKNOWN"
+    if name == "OK":
+        return None
+    return _build(
+        WireShape.GRPC,
+        limits,
+        http_status=http_status,
+        grpc_status=name,
+        message=getattr(status, "message", ""),
+        typed_details=_any_details(status.details, limits),
+        retry_after=pushback,
+    )

@@ -1,0 +1,246 @@
+"""Pydantic models of the wire shapes: google.rpc error details and the error bodies.
+
+Models here have no behaviour. They are tolerant: unknown fields are ignored, wrong scalar
+types are coerced where it is safe (metadata values become strings) and otherwise the field
+falls back to its default. The normaliser walks the raw JSON itself (that is the hot path) and
+uses these models only for the typed details it hands to users; the server-side encoders use
+them to write the same shapes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+__all__ = [
+    "BadRequest",
+    "DebugInfo",
+    "Detail",
+    "ErrorInfo",
+    "FieldViolation",
+    "Help",
+    "HelpLink",
+    "LocalizedMessage",
+    "PreconditionFailure",
+    "PreconditionViolation",
+    "QuotaFailure",
+    "QuotaViolation",
+    "RequestInfo",
+    "ResourceInfo",
+    "RetryInfo",
+    "UnknownDetail",
+    "parse_duration",
+]
+
+_TYPE_PREFIX = "type.googleapis.com/google.rpc."
+
+
+def _text(value: object) -> str:
+    """Any JSON scalar as a string; containers and None as the empty string."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return ""
+
+
+def _string_map(value: object) -> dict[str, str]:
+    """A JSON object as a str -> str map: values coerced, non-objects dropped."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if isinstance(item, (dict, list)) or item is None:
+            continue
+        out[str(key)] = _text(item)
+    return out
+
+
+def _items(value: object) -> list[Any]:
+    """A JSON array as a list of objects, anything else as an empty list."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(_text(v) for v in value) if isinstance(value, list) else ()
+
+
+Text = Annotated[str, BeforeValidator(_text)]
+StringMap = Annotated[dict[str, str], BeforeValidator(_string_map)]
+
+_DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*s\s*$")
+
+
+def parse_duration(value: object) -> float | None:
+    """A ``google.protobuf.Duration`` in JSON (``"1.5s"``) or as ``{seconds, nanos}``, in seconds.
+
+    Returns None for anything that is not a finite, non-negative duration.
+    """
+    seconds: float | None = None
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match:
+            seconds = float(match.group(1))
+    elif isinstance(value, dict):
+        secs, nanos = value.get("seconds", 0), value.get("nanos", 0)
+        try:
+            seconds = float(secs) + float(nanos) / 1e9
+        except (TypeError, ValueError, OverflowError):
+            seconds = None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+
+class ErrorInfo(_Wire):
+    """``google.rpc.ErrorInfo``: the machine-readable reason of an error."""
+
+    reason: Text = ""
+    domain: Text = ""
+    metadata: StringMap = Field(default_factory=dict)
+
+
+class FieldViolation(_Wire):
+    """One entry of ``google.rpc.BadRequest.field_violations``."""
+
+    field: Text = ""
+    description: Text = ""
+    reason: Text = ""
+
+
+class BadRequest(_Wire):
+    """``google.rpc.BadRequest``: which fields of the request were wrong."""
+
+    field_violations: Annotated[tuple[FieldViolation, ...], BeforeValidator(_items)] = Field(
+        default=(), alias="fieldViolations"
+    )
+
+
+class RetryInfo(_Wire):
+    """``google.rpc.RetryInfo``: how long to wait before retrying, in seconds."""
+
+    retry_delay: Annotated[float | None, BeforeValidator(parse_duration)] = Field(
+        default=None, alias="retryDelay"
+    )
+
+
+class PreconditionViolation(_Wire):
+    """One entry of ``google.rpc.PreconditionFailure.violations``."""
+
+    type: Text = ""
+    subject: Text = ""
+    description: Text = ""
+
+
+class PreconditionFailure(_Wire):
+    """``google.rpc.PreconditionFailure``."""
+
+    violations: Annotated[tuple[PreconditionViolation, ...], BeforeValidator(_items)] = ()
+
+
+class QuotaViolation(_Wire):
+    """One entry of ``google.rpc.QuotaFailure.violations``."""
+
+    subject: Text = ""
+    description: Text = ""
+
+
+class QuotaFailure(_Wire):
+    """``google.rpc.QuotaFailure``."""
+
+    violations: Annotated[tuple[QuotaViolation, ...], BeforeValidator(_items)] = ()
+
+
+class ResourceInfo(_Wire):
+    """``google.rpc.ResourceInfo``."""
+
+    resource_type: Text = Field(default="", alias="resourceType")
+    resource_name: Text = Field(default="", alias="resourceName")
+    owner: Text = ""
+    description: Text = ""
+
+
+class RequestInfo(_Wire):
+    """``google.rpc.RequestInfo``."""
+
+    request_id: Text = Field(default="", alias="requestId")
+    serving_data: Text = Field(default="", alias="servingData")
+
+
+class HelpLink(_Wire):
+    """One entry of ``google.rpc.Help.links``."""
+
+    description: Text = ""
+    url: Text = ""
+
+
+class Help(_Wire):
+    """``google.rpc.Help``."""
+
+    links: Annotated[tuple[HelpLink, ...], BeforeValidator(_items)] = ()
+
+
+class LocalizedMessage(_Wire):
+    """``google.rpc.LocalizedMessage``."""
+
+    locale: Text = ""
+    message: Text = ""
+
+
+class DebugInfo(_Wire):
+    """``google.rpc.DebugInfo``. Kept, never rendered: it may hold a peer's stack trace."""
+
+    stack_entries: Annotated[tuple[str, ...], BeforeValidator(_strings)] = Field(
+        default=(), alias="stackEntries"
+    )
+    detail: Text = ""
+
+
+class UnknownDetail(_Wire):
+    """A detail of a type this package does not model, kept with its ``@type`` URL."""
+
+    type_url: str = ""
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+
+Detail = Union[  # noqa: UP007 (a runtime alias, read by pydantic and isinstance users alike)
+    ErrorInfo,
+    BadRequest,
+    RetryInfo,
+    PreconditionFailure,
+    QuotaFailure,
+    ResourceInfo,
+    RequestInfo,
+    Help,
+    LocalizedMessage,
+    DebugInfo,
+    UnknownDetail,
+]
+
+DETAIL_TYPES: dict[str, type[_Wire]] = {
+    _TYPE_PREFIX + model.__name__: model
+    for model in (
+        ErrorInfo,
+        BadRequest,
+        RetryInfo,
+        PreconditionFailure,
+        QuotaFailure,
+        ResourceInfo,
+        RequestInfo,
+        Help,
+        LocalizedMessage,
+        DebugInfo,
+    )
+}
+"""``@type`` URL -> model, for the google.rpc detail types."""
