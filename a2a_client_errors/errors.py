@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
+from a2a_client_errors.wire import parse_detail
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -136,7 +137,8 @@ class CallError:
         message: the peer's message, for humans; never parse it.
         domain: the ErrorInfo domain the reason came from, if any.
         metadata: the ErrorInfo metadata (str -> str).
-        details: every typed detail the peer sent, in order.
+        raw_details: every detail the peer sent, as ProtoJSON objects (gRPC details too).
+        details: the same as typed models (parsed on first access).
         retry_after: the server's hint, in seconds (Retry-After, retry-after-ms, RetryInfo,
             grpc-retry-pushback-ms; the largest when several are sent).
         supported_versions: versions the peer says it supports (problem+json
@@ -156,11 +158,24 @@ class CallError:
     message: str = ""
     domain: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
-    details: tuple[Detail, ...] = ()
+    raw_details: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
     retry_after: float | None = None
     supported_versions: tuple[str, ...] = ()
     exception: str | None = None
     transport: TransportFailure | None = None
+    _details: tuple[Detail, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def details(self) -> tuple[Detail, ...]:
+        """Every detail the peer sent, typed (``ErrorInfo``, ``BadRequest``, ...), in order.
+
+        Parsed on first access: classifying an error never pays for it.
+        """
+        found = self._details
+        if found is None:
+            found = tuple(parse_detail(raw) for raw in self.raw_details)
+            object.__setattr__(self, "_details", found)
+        return found
 
     @property
     def is_a2a(self) -> bool:
@@ -176,6 +191,28 @@ class CallError:
     def is_a2a_domain(self) -> bool:
         """Whether the reason came from an ErrorInfo with the A2A domain."""
         return self.domain == A2A_DOMAIN
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (for logs, the CLI and tests); the message is left as sent."""
+        return {
+            "kind": self.kind.value,
+            "reason": None if self.reason is None else str(self.reason),
+            "source": self.source.value,
+            "wire": self.wire.value,
+            "jsonrpc_code": self.jsonrpc_code,
+            "http_status": self.http_status,
+            "grpc_status": self.grpc_status,
+            "message": self.message,
+            "domain": self.domain,
+            "metadata": dict(self.metadata),
+            "details": [
+                {"type": type(d).__name__, **d.model_dump(mode="json")} for d in self.details
+            ],
+            "retry_after": self.retry_after,
+            "supported_versions": list(self.supported_versions),
+            "exception": self.exception,
+            "transport": None if self.transport is None else self.transport.value,
+        }
 
     def __str__(self) -> str:
         head = str(self.reason) if self.reason is not None else self.kind.value

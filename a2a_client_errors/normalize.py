@@ -24,12 +24,11 @@ import json
 import math
 import ssl
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import httpx
-from pydantic import ValidationError
 from pydantic_core import from_json
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
@@ -45,12 +44,7 @@ from a2a_client_errors.reasons import (
     grpc_reason,
     status_reason,
 )
-from a2a_client_errors.wire import DETAIL_TYPES, ErrorInfo, RetryInfo, UnknownDetail
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from a2a_client_errors.wire import Detail
+from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "normalize"]
 
@@ -156,13 +150,14 @@ def _from_body(
     limits: Limits,
     http_status: int | None = None,
     problem: bool = False,
+    hint: float | None = None,
 ) -> CallError | None:
     """The call error a parsed JSON body carries, or None when it carries none."""
     if isinstance(body, list):
         # A JSON-RPC batch: the first error in it.
         for item in body[: limits.max_details]:
             if isinstance(item, dict) and isinstance(item.get("error"), dict):
-                return _from_body(item, limits, http_status)
+                return _from_body(item, limits, http_status, hint=hint)
         return None
     if not isinstance(body, dict):
         return None
@@ -170,16 +165,16 @@ def _from_body(
     if "jsonrpc" in body or ("id" in body and ("result" in body or "error" in body)):
         has_result = "result" in body
         if isinstance(error, dict) and not (has_result and body["result"] is not None):
-            return _jsonrpc(error, limits, http_status)
+            return _jsonrpc(error, limits, http_status, hint)
         if has_result and error is None:
             return None
         what = "both result and error" if has_result else "neither result nor a valid error"
-        return _invalid(f"the JSON-RPC response has {what}", http_status)
+        return _invalid(f"the JSON-RPC response has {what}", http_status, hint)
     if isinstance(error, dict):
         code = error.get("code")
         if type(code) is int and code < 0:
-            return _jsonrpc(error, limits, http_status)
-        return _status_json(error, limits, http_status)
+            return _jsonrpc(error, limits, http_status, hint)
+        return _status_json(error, limits, http_status, hint)
     if isinstance(error, str):
         legacy = canonical_reason(error)
         if isinstance(legacy, Reason):
@@ -189,20 +184,23 @@ def _from_body(
                 http_status=http_status,
                 legacy=legacy,
                 message=body.get("message"),
+                retry_after=hint,
             )
         return None
     code = body.get("code")
     if type(code) is int and "message" in body:
         if code < 0:
-            return _jsonrpc(body, limits, http_status)
+            return _jsonrpc(body, limits, http_status, hint)
         if "details" in body or 0 < code <= 16:
-            return _status_json(body, limits, http_status, grpc_numeric=code <= 16)
+            return _status_json(body, limits, http_status, hint, grpc_numeric=code <= 16)
     if problem or "type" in body or "title" in body or ("status" in body and "detail" in body):
-        return _problem(body, limits, http_status)
+        return _problem(body, limits, http_status, hint)
     return None
 
 
-def _jsonrpc(error: dict[str, Any], limits: Limits, http_status: int | None) -> CallError:
+def _jsonrpc(
+    error: dict[str, Any], limits: Limits, http_status: int | None, hint: float | None
+) -> CallError:
     code = error.get("code")
     data = error.get("data")
     if isinstance(data, dict):
@@ -214,6 +212,7 @@ def _jsonrpc(error: dict[str, Any], limits: Limits, http_status: int | None) -> 
         jsonrpc_code=code if type(code) is int else None,
         message=error.get("message"),
         raw_details=data if isinstance(data, list) else None,
+        retry_after=hint,
     )
 
 
@@ -221,6 +220,7 @@ def _status_json(
     error: dict[str, Any],
     limits: Limits,
     http_status: int | None,
+    hint: float | None,
     *,
     grpc_numeric: bool = False,
 ) -> CallError:
@@ -241,10 +241,13 @@ def _status_json(
         grpc_status=grpc_status,
         message=error.get("message"),
         raw_details=details if isinstance(details, list) else None,
+        retry_after=hint,
     )
 
 
-def _problem(body: dict[str, Any], limits: Limits, http_status: int | None) -> CallError | None:
+def _problem(
+    body: dict[str, Any], limits: Limits, http_status: int | None, hint: float | None
+) -> CallError | None:
     """RFC 9457 problem details, the RC-era A2A shape, and bodies naming an error class."""
     type_ = body.get("type")
     problem_reason: Reason | None = None
@@ -292,6 +295,7 @@ def _problem(body: dict[str, Any], limits: Limits, http_status: int | None) -> C
         legacy=legacy,
         message=message,
         raw_details=raw_details,
+        retry_after=hint,
         supported_versions=(
             tuple(v for v in versions if isinstance(v, str))[: limits.max_details]
             if isinstance(versions, list)
@@ -311,34 +315,37 @@ def _build(
     grpc_status: str | None = None,
     jsonrpc_code: int | None = None,
     message: object = None,
-    raw_details: Iterable[object] | None = None,
-    typed_details: Iterable[Detail] = (),
+    raw_details: list[Any] | None = None,
     problem: Reason | None = None,
     legacy: Reason | None = None,
     retry_after: float | None = None,
     supported_versions: tuple[str, ...] = (),
 ) -> CallError:
     """Apply the reason-first precedence to the signals one error carries."""
-    details: list[Detail] = list(typed_details)
-    if raw_details is not None:
-        for index, raw in enumerate(raw_details):
-            if index >= limits.max_details:
-                break
-            if isinstance(raw, dict):
-                details.append(_detail(raw, limits))
+    details: tuple[dict[str, Any], ...] = ()
     info_reason: Reason | str | None = None
     domain: str | None = None
     metadata: dict[str, str] = {}
-    for detail in details:
-        if isinstance(detail, ErrorInfo):
-            # The first ErrorInfo with the A2A domain, wherever it stands in the list.
-            if info_reason is None and detail.domain == A2A_DOMAIN and detail.reason:
-                info_reason = canonical_reason(detail.reason)
-                domain = A2A_DOMAIN
-                metadata = dict(list(detail.metadata.items())[: limits.max_metadata])
-        elif isinstance(detail, RetryInfo) and detail.retry_delay is not None:
-            delay = detail.retry_delay
-            retry_after = delay if retry_after is None else max(retry_after, delay)
+    if raw_details:
+        details = tuple(d for d in raw_details[: limits.max_details] if isinstance(d, dict))
+        for raw in details:
+            type_url = raw.get("@type")
+            if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
+                # The first ErrorInfo with the A2A domain, wherever it stands in the list.
+                reason_text = raw.get("reason")
+                if (
+                    info_reason is None
+                    and raw.get("domain") == A2A_DOMAIN
+                    and isinstance(reason_text, str)
+                    and reason_text
+                ):
+                    info_reason = canonical_reason(reason_text)
+                    domain = A2A_DOMAIN
+                    metadata = string_map(raw.get("metadata"), limits.max_metadata)
+            elif type_url == RETRY_INFO_TYPE:
+                delay = parse_duration(raw.get("retryDelay"))
+                if delay is not None:
+                    retry_after = delay if retry_after is None else max(retry_after, delay)
 
     reason: Reason | str | None
     source: Source
@@ -377,13 +384,13 @@ def _build(
         reason, source = _status_reason(http_status, grpc_status), Source.STATUS_FALLBACK
 
     if auth:
-        kind_ = ErrorKind.AUTH
+        kind = ErrorKind.AUTH
     elif wire is WireShape.BARE_STATUS and reason is None:
-        kind_ = ErrorKind.TRANSPORT
+        kind = ErrorKind.TRANSPORT
     else:
-        kind_ = ErrorKind.PROTOCOL
+        kind = ErrorKind.PROTOCOL
     return CallError(
-        kind=kind_,
+        kind=kind,
         reason=reason,
         source=source,
         wire=wire,
@@ -393,7 +400,7 @@ def _build(
         message=_message(message, limits),
         domain=domain,
         metadata=metadata,
-        details=tuple(details),
+        raw_details=details,
         retry_after=retry_after,
         supported_versions=supported_versions,
     )
@@ -415,38 +422,9 @@ def _message(value: object, limits: Limits) -> str:
     return value
 
 
-def _detail(raw: dict[str, Any], limits: Limits) -> Detail:
-    """One ``Any`` of a details array as a typed detail (unknown types are kept as such)."""
-    type_url = raw.get("@type")
-    if not isinstance(type_url, str):
-        # Tolerate an ErrorInfo that forgot its @type, but only with the A2A domain.
-        if raw.get("domain") == A2A_DOMAIN and isinstance(raw.get("reason"), str):
-            type_url = ERROR_INFO_TYPE
-        else:
-            return UnknownDetail(type_url="", fields=_shallow(raw, limits))
-    model = DETAIL_TYPES.get(type_url)
-    if model is None:
-        return UnknownDetail(type_url=type_url, fields=_shallow(raw, limits))
-    try:
-        return model.model_validate(raw)  # type: ignore[return-value]
-    except (ValidationError, ValueError, TypeError, RecursionError):
-        return UnknownDetail(type_url=type_url, fields=_shallow(raw, limits))
-
-
-def _shallow(raw: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    """The scalar fields of an unknown detail (nested values are dropped, text capped)."""
-    out: dict[str, Any] = {}
-    for key, value in list(raw.items())[: limits.max_metadata]:
-        if key == "@type":
-            continue
-        if isinstance(value, str):
-            out[str(key)] = _message(value, limits)
-        elif isinstance(value, bool | int | float) or value is None:
-            out[str(key)] = value
-    return out
-
-
-def _invalid(why: str, http_status: int | None = None) -> CallError:
+def _invalid(
+    why: str, http_status: int | None = None, retry_after: float | None = None
+) -> CallError:
     """A success response that breaks the protocol: the client is the one that notices."""
     return CallError(
         kind=ErrorKind.PROTOCOL,
@@ -455,6 +433,7 @@ def _invalid(why: str, http_status: int | None = None) -> CallError:
         wire=WireShape.INVALID,
         http_status=http_status,
         message=why,
+        retry_after=retry_after,
     )
 
 
@@ -469,59 +448,68 @@ def _from_response(response: httpx.Response, limits: Limits) -> CallError | None
     except httpx.ResponseNotRead:
         # A stream nobody has read: its events are classified one by one, as they come.
         return None if ok else _bare(response, limits, "")
-    if ok:
-        if not body:
-            if status in (204, 205) or _request_method(response) == "DELETE":
-                return None
-            return _with_hints(_invalid("the success response has an empty body", status), response)
-        if len(body) > limits.max_body:
+    if not body:
+        if not ok:
+            return _bare(response, limits, "")
+        if status in (204, 205) or _request_method(response) == "DELETE":
             return None
+        return _invalid("the success response has an empty body", status, _hint(response))
+    if len(body) > limits.max_body:
+        # Too large to read: an error is known by its status, a success is not inspected.
+        return None if ok else _bare(response, limits, "")
+    # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
+    if body[:1] in _JSON_STARTS or body.lstrip()[:1] in _JSON_STARTS:
+        parsed = _parse_json(body, limits)
+        content_type = ""
+    else:
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
             found = _sse(body, limits)
-            return None if found is None else _with_hints(found, response)
-        parsed = _parse_json(body, limits)
+            if found is None:
+                return None if ok else _bare(response, limits, "")
+            return replace(found, http_status=status, retry_after=_merge(found, _hint(response)))
+        parsed = _INVALID if ok else _parse_json(body, limits)
+    if ok:
         if parsed is _INVALID:
-            return _with_hints(
-                _invalid("the success response is not JSON (UTF-8)", status), response
-            )
-        found = _from_body(parsed, limits, status)
-        return None if found is None else _with_hints(found, response)
-    if not body or len(body) > limits.max_body:
-        return _bare(response, limits, "")
-    content_type = response.headers.get("content-type", "")
-    if content_type.startswith("text/event-stream"):
-        found = _sse(body, limits)
-        if found is not None:
-            return _with_hints(_replace_status(found, status), response)
-        return _bare(response, limits, "")
-    parsed = _parse_json(body, limits)
+            why = "the success response is not JSON (UTF-8)"
+            return _invalid(why, status, _hint(response))
+        if isinstance(parsed, dict) and "error" not in parsed:
+            if "jsonrpc" not in parsed or "result" in parsed:
+                return None  # a result (a task in any state, FAILED included)
+        return _from_body(parsed, limits, status, hint=_hint(response))
     if parsed is _INVALID:
         return _bare(response, limits, "")
-    found = _from_body(parsed, limits, status, problem="problem+json" in content_type)
+    found = _from_body(
+        parsed, limits, status, problem="problem+json" in content_type, hint=_hint(response)
+    )
     if found is None or found.source is Source.INVALID_RESPONSE:
         message = parsed.get("message") if isinstance(parsed, dict) else None
         return _bare(response, limits, message)
-    return _with_hints(found, response)
+    return found
+
+
+_JSON_STARTS: Final = frozenset({b"{", b"["})
 
 
 def _bare(response: httpx.Response, limits: Limits, message: object) -> CallError:
     """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body)."""
-    found = _build(
+    return _build(
         WireShape.BARE_STATUS,
         limits,
         http_status=response.status_code,
         message=message or response.reason_phrase,
+        retry_after=_hint(response),
     )
-    return _with_hints(found, response)
 
 
-def _replace_status(error: CallError, status: int) -> CallError:
-    if error.http_status == status:
-        return error
-    from dataclasses import replace  # noqa: PLC0415 (a cold path)
+def _merge(error: CallError, hint: float | None) -> float | None:
+    if hint is None:
+        return error.retry_after
+    return hint if error.retry_after is None else max(hint, error.retry_after)
 
-    return replace(error, http_status=status)
+
+def _hint(response: httpx.Response) -> float | None:
+    return retry_after_from_headers(response.headers)
 
 
 def _request_method(response: httpx.Response) -> str | None:
@@ -531,16 +519,6 @@ def _request_method(response: httpx.Response) -> str | None:
         return None
 
 
-def _with_hints(error: CallError, response: httpx.Response) -> CallError:
-    """Fold the response's Retry-After headers into the error's hint (the largest wins)."""
-    hint = retry_after_from_headers(response.headers)
-    if hint is None or (error.retry_after is not None and error.retry_after >= hint):
-        return error
-    from dataclasses import replace  # noqa: PLC0415 (a cold path)
-
-    return replace(error, retry_after=hint)
-
-
 def retry_after_from_headers(headers: httpx.Headers, now: float | None = None) -> float | None:
     """The server's hint in seconds from ``retry-after-ms`` and ``Retry-After``.
 
@@ -548,19 +526,28 @@ def retry_after_from_headers(headers: httpx.Headers, now: float | None = None) -
     ``Date`` header when it has one, else against ``now`` (default: the wall clock). The larger
     of the two headers wins. Malformed or negative values are ignored.
     """
+    millis = seconds = date = None
+    for name, value in headers.raw:
+        if len(name) == 11 and name.lower() == b"retry-after":
+            seconds = value
+        elif len(name) == 14 and name.lower() == b"retry-after-ms":
+            millis = value
+        elif len(name) == 4 and name.lower() == b"date":
+            date = value
+    if millis is None and seconds is None:
+        return None
     hints: list[float] = []
-    millis = headers.get("retry-after-ms")
     if millis is not None:
-        value = _float(millis)
-        if value is not None:
-            hints.append(value / 1000.0)
-    raw = headers.get("retry-after")
-    if raw is not None:
-        value = _float(raw)
-        if value is None:
-            value = _http_date_delay(raw, headers.get("date"), now)
-        if value is not None:
-            hints.append(value)
+        value_ms = _float(millis.decode("latin-1"))
+        if value_ms is not None:
+            hints.append(value_ms / 1000.0)
+    if seconds is not None:
+        text = seconds.decode("latin-1")
+        delay = _float(text)
+        if delay is None:
+            delay = _http_date_delay(text, None if date is None else date.decode("latin-1"), now)
+        if delay is not None:
+            hints.append(delay)
     return max(hints) if hints else None
 
 
@@ -799,15 +786,15 @@ def _from_grpc(exc: BaseException, limits: Limits) -> CallError | None:
                 pushback = None if millis is None else millis / 1000.0
     except (TypeError, ValueError):
         pass
-    typed: list[Detail] = []
+    details: list[Any] = []
     if status_bin is not None and len(status_bin) <= limits.max_body:
-        typed = _status_bin_details(status_bin, limits)
+        details = _status_bin_details(status_bin, limits)
     return _build(
         WireShape.GRPC,
         limits,
         grpc_status=name,
         message=message,
-        typed_details=typed,
+        raw_details=details,
         retry_after=pushback,
     )
 
@@ -822,7 +809,7 @@ def _call(obj: object, method: str) -> Any:
         return None
 
 
-def _status_bin_details(raw: bytes, limits: Limits) -> list[Detail]:
+def _status_bin_details(raw: bytes, limits: Limits) -> list[Any]:
     """Decode the details of a ``grpc-status-details-bin`` trailer (corrupt ones give none)."""
     from google.protobuf.message import DecodeError  # noqa: PLC0415 (protobuf is slow to import)
     from google.rpc import status_pb2  # noqa: PLC0415
@@ -835,11 +822,12 @@ def _status_bin_details(raw: bytes, limits: Limits) -> list[Detail]:
     return _any_details(status.details, limits)
 
 
-def _any_details(anys: Any, limits: Limits) -> list[Detail]:
+def _any_details(anys: Any, limits: Limits) -> list[Any]:
+    """Packed ``Any`` details as their ProtoJSON objects (``@type`` first), as HTTP sends them."""
     from google.protobuf import json_format  # noqa: PLC0415
     from google.rpc import error_details_pb2  # noqa: PLC0415
 
-    out: list[Detail] = []
+    out: list[Any] = []
     for index, packed in enumerate(anys):
         if index >= limits.max_details:
             break
@@ -847,19 +835,18 @@ def _any_details(anys: Any, limits: Limits) -> list[Detail]:
         message_name = type_url.rsplit("/", 1)[-1]
         cls = getattr(error_details_pb2, message_name.removeprefix("google.rpc."), None)
         if cls is None or not message_name.startswith("google.rpc."):
-            out.append(UnknownDetail(type_url=type_url))
+            out.append({"@type": type_url})
             continue
         message = cls()
         try:
             if not packed.Unpack(message):
-                out.append(UnknownDetail(type_url=type_url))
+                out.append({"@type": type_url})
                 continue
             as_json = json_format.MessageToDict(message)
-        except Exception:
-            out.append(UnknownDetail(type_url=type_url))
+        except Exception:  # a corrupt Any is kept by its type, never raised
+            out.append({"@type": type_url})
             continue
-        as_json["@type"] = type_url
-        out.append(_detail(as_json, limits))
+        out.append({"@type": type_url, **as_json})
     return out
 
 
@@ -876,6 +863,6 @@ def _from_status_proto(
         http_status=http_status,
         grpc_status=name,
         message=getattr(status, "message", ""),
-        typed_details=_any_details(status.details, limits),
+        raw_details=_any_details(status.details, limits),
         retry_after=pushback,
     )

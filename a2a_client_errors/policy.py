@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.errors import ErrorKind, escape
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
@@ -55,6 +55,16 @@ class Decision:
     def ok(self) -> bool:
         """Whether the call returned a result (which may still be a FAILED task)."""
         return self.action is Action.OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view of the decision and its error."""
+        return {
+            "action": self.action.value,
+            "reason": None if self.reason is None else str(self.reason),
+            "retry_after": self.retry_after,
+            "operation": self.operation,
+            "error": None if self.error is None else self.error.to_dict(),
+        }
 
     def __str__(self) -> str:
         head = f"{self.action.value}"

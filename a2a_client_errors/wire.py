@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "BadRequest",
@@ -32,10 +35,13 @@ __all__ = [
     "ResourceInfo",
     "RetryInfo",
     "UnknownDetail",
+    "parse_detail",
     "parse_duration",
+    "string_map",
 ]
 
 _TYPE_PREFIX = "type.googleapis.com/google.rpc."
+RETRY_INFO_TYPE = _TYPE_PREFIX + "RetryInfo"
 
 
 def _text(value: object) -> str:
@@ -49,12 +55,20 @@ def _text(value: object) -> str:
     return ""
 
 
-def _string_map(value: object) -> dict[str, str]:
-    """A JSON object as a str -> str map: values coerced, non-objects dropped."""
+def string_map(value: object, limit: int = 64) -> dict[str, str]:
+    """A JSON object as a str -> str map, of at most ``limit`` entries.
+
+    Scalars are coerced to strings, containers and nulls dropped; anything but an object gives
+    an empty map.
+    """
     if not isinstance(value, dict):
         return {}
+    if len(value) <= limit and all(type(v) is str for v in value.values()):
+        return dict(value)
     out: dict[str, str] = {}
     for key, item in value.items():
+        if len(out) >= limit:
+            break
         if isinstance(item, (dict, list)) or item is None:
             continue
         out[str(key)] = _text(item)
@@ -71,7 +85,7 @@ def _strings(value: object) -> tuple[str, ...]:
 
 
 Text = Annotated[str, BeforeValidator(_text)]
-StringMap = Annotated[dict[str, str], BeforeValidator(_string_map)]
+StringMap = Annotated[dict[str, str], BeforeValidator(string_map)]
 
 _DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*s\s*$")
 
@@ -244,3 +258,38 @@ DETAIL_TYPES: dict[str, type[_Wire]] = {
     )
 }
 """``@type`` URL -> model, for the google.rpc detail types."""
+
+
+def _shallow(raw: Mapping[str, Any], limit: int, max_text: int) -> dict[str, Any]:
+    """The scalar fields of an unknown detail (nested values dropped, text capped)."""
+    out: dict[str, Any] = {}
+    for key, value in list(raw.items())[: limit + 1]:
+        if key == "@type":
+            continue
+        if isinstance(value, str):
+            out[str(key)] = value[:max_text]
+        elif isinstance(value, bool | int | float) or value is None:
+            out[str(key)] = value
+    return out
+
+
+def parse_detail(raw: Mapping[str, Any], *, limit: int = 64, max_text: int = 4096) -> Detail:
+    """One ``google.protobuf.Any`` of a details array, in ProtoJSON, as a typed detail.
+
+    Known google.rpc types become their model; anything else (or a known type too broken to
+    read) becomes an `UnknownDetail` that keeps the ``@type`` and the scalar fields. An
+    ErrorInfo that forgot its ``@type`` is read as one when it names the A2A domain.
+    """
+    type_url = raw.get("@type")
+    if not isinstance(type_url, str):
+        if raw.get("domain") == "a2a-protocol.org" and isinstance(raw.get("reason"), str):
+            type_url = _TYPE_PREFIX + "ErrorInfo"
+        else:
+            return UnknownDetail(type_url="", fields=_shallow(raw, limit, max_text))
+    model = DETAIL_TYPES.get(type_url)
+    if model is not None:
+        try:
+            return model.model_validate(raw)  # type: ignore[return-value]
+        except (ValidationError, ValueError, TypeError, RecursionError):
+            pass
+    return UnknownDetail(type_url=type_url, fields=_shallow(raw, limit, max_text))

@@ -1,0 +1,200 @@
+"""The ``a2a-errors`` command: classify a captured response, print the table, run the demo.
+
+Usage::
+
+    a2a-errors classify [FILE|-] [--json] [--operation NAME]
+    a2a-errors table [--json]
+    a2a-errors demo [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+import httpx
+
+from a2a_client_errors.errors import escape
+from a2a_client_errors.policy import classify
+from a2a_client_errors.reasons import ROWS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from a2a_client_errors.policy import Decision
+
+__all__ = ["main", "parse_capture"]
+
+_MAX_INPUT = 64 * 1024 * 1024
+
+
+def parse_capture(raw: bytes) -> object:
+    """A captured HTTP response (status line, headers, blank line, body) or a bare body.
+
+    Returns an ``httpx.Response`` for a capture that starts with ``HTTP/``, else the raw bytes
+    (a JSON body or an SSE stream), which `classify` reads as they are.
+    """
+    text = raw.lstrip()
+    if not text.startswith(b"HTTP/"):
+        return text
+    head, sep, body = text.replace(b"\r\n", b"\n").partition(b"\n\n")
+    if not sep:
+        head, body = text.replace(b"\r\n", b"\n"), b""
+    status_line, *header_lines = head.decode("latin-1").split("\n")
+    parts = status_line.split(None, 2)
+    try:
+        status = int(parts[1])
+    except (IndexError, ValueError):
+        return text
+    if not 100 <= status <= 599:
+        return text
+    headers = []
+    for line in header_lines:
+        name, colon, value = line.partition(":")
+        if colon and name.strip():
+            headers.append((name.strip(), value.strip()))
+    # The body as it came on the wire: drop framing headers that no longer describe it.
+    headers = [
+        (k, v)
+        for k, v in headers
+        if k.lower() not in ("content-length", "transfer-encoding", "content-encoding")
+    ]
+    return httpx.Response(status, headers=headers, content=body)
+
+
+def _read(path: str, stdin: TextIO) -> bytes:
+    if path == "-":
+        return stdin.buffer.read(_MAX_INPUT) if hasattr(stdin, "buffer") else stdin.read().encode()
+    with open(path, "rb") as handle:
+        return handle.read(_MAX_INPUT)
+
+
+def _decision_lines(decision: Decision) -> list[tuple[str, str]]:
+    error = decision.error
+    rows = [("action", decision.action.value), ("reason", str(decision.reason or "-"))]
+    if error is not None:
+        rows += [
+            ("kind", error.kind.value),
+            ("source", error.source.value),
+            ("wire", error.wire.value),
+        ]
+        for label, value in (
+            ("jsonrpc code", error.jsonrpc_code),
+            ("http status", error.http_status),
+            ("grpc status", error.grpc_status),
+            ("retry after", error.retry_after),
+            ("transport", error.transport and error.transport.value),
+        ):
+            if value is not None:
+                rows.append((label, str(value)))
+        if error.supported_versions:
+            rows.append(("supported versions", ", ".join(error.supported_versions)))
+        for key, value in error.metadata.items():
+            rows.append((f"metadata.{key}", value))
+        if error.message:
+            rows.append(("message", error.message))
+    return [(label, escape(value)) for label, value in rows]
+
+
+def _cmd_classify(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
+    try:
+        raw = _read(args.file, stdin)
+    except OSError as exc:
+        print(f"a2a-errors: cannot read {escape(args.file)}: {exc.strerror}", file=sys.stderr)
+        return 2
+    decision = classify(parse_capture(raw), operation=args.operation)
+    if args.json:
+        json.dump(decision.to_dict(), out, indent=2, ensure_ascii=True)
+        out.write("\n")
+    else:
+        lines = _decision_lines(decision)
+        width = max(len(label) for label, _ in lines)
+        for label, value in lines:
+            out.write(f"{label:<{width}}  {value}\n")
+    return 0
+
+
+def _table_rows() -> list[dict[str, object]]:
+    return [
+        {
+            "reason": row.reason.value,
+            "spec": row.spec,
+            "jsonrpc": row.jsonrpc,
+            "grpc": row.grpc,
+            "http": row.http,
+            "grpc_1_0_0": row.grpc_legacy,
+            "http_1_0_0": row.http_legacy,
+            "action": row.action.value,
+            "aliases": list(row.aliases),
+            "problem_type": row.problem_type,
+        }
+        for row in ROWS
+    ]
+
+
+def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
+    rows = _table_rows()
+    if args.json:
+        json.dump(rows, out, indent=2)
+        out.write("\n")
+        return 0
+    headers = ("reason", "jsonrpc", "grpc", "http", "grpc 1.0.0", "http 1.0.0", "action")
+    keys = ("reason", "jsonrpc", "grpc", "http", "grpc_1_0_0", "http_1_0_0", "action")
+    cells = [[("-" if row[k] is None else str(row[k])) for k in keys] for row in rows]
+    for cell, row in zip(cells, rows, strict=True):
+        if not row["spec"]:
+            cell[0] += " *"
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip() + "\n")
+    out.write("  ".join("-" * w for w in widths) + "\n")
+    for cell in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)).rstrip() + "\n")
+    out.write("\n* not an A2A error: a reason real SDKs send with the A2A domain.\n")
+    out.write("1.0.0 columns: the table of A2A 1.0.0, which the official TCK still follows.\n")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from a2a_client_errors.demo import run_demo  # noqa: PLC0415 (needs the a2a extra)
+    except ImportError as exc:
+        print(f"a2a-errors demo: {exc}", file=sys.stderr)
+        return 2
+    return run_demo(json_output=args.json, out=out)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="a2a-errors",
+        description="Reason-first error handling for A2A clients.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    cmd = commands.add_parser(
+        "classify",
+        help="classify a captured response (HTTP status line, headers, body) or a JSON body",
+    )
+    cmd.add_argument("file", nargs="?", default="-", help="the capture; '-' reads stdin")
+    cmd.add_argument("--operation", help="the A2A operation, e.g. SendMessage")
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd = commands.add_parser("table", help="print the reason table with its 1.0.0 columns")
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd = commands.add_parser(
+        "demo", help="classify every error an embedded a2a-sdk peer produces (needs [a2a])"
+    )
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, stdin: TextIO | None = None
+) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    output = out if out is not None else sys.stdout
+    if args.command == "classify":
+        return _cmd_classify(args, output, stdin if stdin is not None else sys.stdin)
+    if args.command == "table":
+        return _cmd_table(args, output)
+    return _cmd_demo(args, output)
