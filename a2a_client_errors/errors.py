@@ -12,7 +12,8 @@ wire shape, and that travels inside a `Decision` and a `CallFailed`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
@@ -118,7 +119,10 @@ def escape(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
-@dataclass(frozen=True, slots=True)
+_NO_METADATA: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class CallError:
     """A call error, normalised from whatever wire shape it arrived in.
 
@@ -152,18 +156,54 @@ class CallError:
     reason: Reason | str | None
     source: Source
     wire: WireShape
-    jsonrpc_code: int | None = None
-    http_status: int | None = None
-    grpc_status: str | None = None
-    message: str = ""
-    domain: str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    raw_details: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
-    retry_after: float | None = None
-    supported_versions: tuple[str, ...] = ()
-    exception: str | None = None
-    transport: TransportFailure | None = None
-    _details: tuple[Detail, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    jsonrpc_code: int | None
+    http_status: int | None
+    grpc_status: str | None
+    message: str
+    domain: str | None
+    metadata: Mapping[str, str]
+    raw_details: tuple[Mapping[str, Any], ...] = field(repr=False)
+    retry_after: float | None = field()
+    supported_versions: tuple[str, ...] = field()
+    exception: str | None = field()
+    transport: TransportFailure | None = field()
+    _details: tuple[Detail, ...] | None = field(repr=False, compare=False)
+
+    def __init__(  # noqa: PLR0917 (every field is a keyword; positions serve the hot path)
+        self,
+        kind: ErrorKind,
+        reason: Reason | str | None,
+        source: Source,
+        wire: WireShape,
+        jsonrpc_code: int | None = None,
+        http_status: int | None = None,
+        grpc_status: str | None = None,
+        message: str = "",
+        domain: str | None = None,
+        metadata: Mapping[str, str] = _NO_METADATA,
+        raw_details: tuple[Mapping[str, Any], ...] = (),
+        retry_after: float | None = None,
+        supported_versions: tuple[str, ...] = (),
+        exception: str | None = None,
+        transport: TransportFailure | None = None,
+    ) -> None:
+        # Slot descriptors, not the frozen __setattr__: this record is built on the hot path.
+        _set_kind(self, kind)
+        _set_reason(self, reason)
+        _set_source(self, source)
+        _set_wire(self, wire)
+        _set_jsonrpc_code(self, jsonrpc_code)
+        _set_http_status(self, http_status)
+        _set_grpc_status(self, grpc_status)
+        _set_message(self, message)
+        _set_domain(self, domain)
+        _set_metadata(self, metadata)
+        _set_raw_details(self, raw_details)
+        _set_retry_after(self, retry_after)
+        _set_supported_versions(self, supported_versions)
+        _set_exception(self, exception)
+        _set_transport(self, transport)
+        _set_details(self, None)
 
     @property
     def details(self) -> tuple[Detail, ...]:
@@ -174,7 +214,7 @@ class CallError:
         found = self._details
         if found is None:
             found = tuple(parse_detail(raw) for raw in self.raw_details)
-            object.__setattr__(self, "_details", found)
+            _set_details(self, found)
         return found
 
     @property
@@ -230,6 +270,26 @@ class CallError:
         if codes:
             head += f" [{codes}]"
         return f"{head}: {escape(self.message)}" if self.message else head
+
+
+(
+    _set_kind,
+    _set_reason,
+    _set_source,
+    _set_wire,
+    _set_jsonrpc_code,
+    _set_http_status,
+    _set_grpc_status,
+    _set_message,
+    _set_domain,
+    _set_metadata,
+    _set_raw_details,
+    _set_retry_after,
+    _set_supported_versions,
+    _set_exception,
+    _set_transport,
+    _set_details,
+) = (vars(CallError)[f.name].__set__ for f in fields(CallError))
 
 
 class CallFailed(Exception):  # noqa: N818 (the public name the design card fixes)

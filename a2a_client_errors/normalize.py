@@ -26,7 +26,8 @@ import ssl
 import time
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
-from typing import Any, Final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 from pydantic_core import from_json
@@ -45,6 +46,9 @@ from a2a_client_errors.reasons import (
     status_reason,
 )
 from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "normalize"]
 
@@ -76,6 +80,7 @@ _AUTH_STATUSES: Final = frozenset({401, 403})
 _AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
 _INVALID: Final = object()
+_NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
 _PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
 
@@ -98,8 +103,10 @@ def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None
 
     """
     try:
+        if isinstance(x, httpx.Response):
+            return _from_response(x, limits)
         return _dispatch(x, limits)
-    except Exception as exc:
+    except Exception as exc:  # the promise: never raise, whatever the input
         return CallError(
             kind=ErrorKind.PROTOCOL,
             reason=None,
@@ -110,8 +117,6 @@ def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None
 
 
 def _dispatch(x: object, limits: Limits) -> CallError | None:
-    if isinstance(x, httpx.Response):
-        return _from_response(x, limits)
     if isinstance(x, dict | list):
         return _from_body(x, limits)
     if isinstance(x, BaseException):
@@ -307,7 +312,7 @@ def _problem(
 # --- the precedence -------------------------------------------------------------------------
 
 
-def _build(
+def _build(  # noqa: PLR0915 (the precedence, in one readable place)
     wire: WireShape,
     limits: Limits,
     *,
@@ -325,9 +330,15 @@ def _build(
     details: tuple[dict[str, Any], ...] = ()
     info_reason: Reason | str | None = None
     domain: str | None = None
-    metadata: dict[str, str] = {}
+    metadata: Mapping[str, str] = _NO_METADATA
     if raw_details:
-        details = tuple(d for d in raw_details[: limits.max_details] if isinstance(d, dict))
+        if len(raw_details) > limits.max_details:
+            raw_details = raw_details[: limits.max_details]
+        for raw in raw_details:
+            if type(raw) is not dict:
+                raw_details = [d for d in raw_details if isinstance(d, dict)]
+                break
+        details = tuple(raw_details)
         for raw in details:
             type_url = raw.get("@type")
             if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
@@ -352,9 +363,9 @@ def _build(
     by_code = JSONRPC_CODES.get(jsonrpc_code) if jsonrpc_code is not None else None
     auth = (
         http_status in _AUTH_STATUSES
-        or grpc_status in _AUTH_GRPC
-        or info_reason in _AUTH_REASONS
-        or by_code in _AUTH_REASONS
+        or (grpc_status is not None and grpc_status in _AUTH_GRPC)
+        or (info_reason is not None and info_reason in _AUTH_REASONS)
+        or (by_code is not None and by_code in _AUTH_REASONS)
     )
     if auth:
         if info_reason in _AUTH_REASONS:
@@ -389,20 +400,22 @@ def _build(
         kind = ErrorKind.TRANSPORT
     else:
         kind = ErrorKind.PROTOCOL
+    if type(message) is not str or len(message) > limits.max_message:
+        message = _message(message, limits)
     return CallError(
-        kind=kind,
-        reason=reason,
-        source=source,
-        wire=wire,
-        jsonrpc_code=jsonrpc_code,
-        http_status=http_status,
-        grpc_status=grpc_status,
-        message=_message(message, limits),
-        domain=domain,
-        metadata=metadata,
-        raw_details=details,
-        retry_after=retry_after,
-        supported_versions=supported_versions,
+        kind,
+        reason,
+        source,
+        wire,
+        jsonrpc_code,
+        http_status,
+        grpc_status,
+        message,
+        domain,
+        metadata,
+        details,
+        retry_after,
+        supported_versions,
     )
 
 
@@ -459,7 +472,10 @@ def _from_response(response: httpx.Response, limits: Limits) -> CallError | None
         return None if ok else _bare(response, limits, "")
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
     if body[:1] in _JSON_STARTS or body.lstrip()[:1] in _JSON_STARTS:
-        parsed = _parse_json(body, limits)
+        try:
+            parsed = from_json(body)
+        except ValueError:
+            parsed = _parse_json(body, limits)
         content_type = ""
     else:
         content_type = response.headers.get("content-type", "")
@@ -509,7 +525,17 @@ def _merge(error: CallError, hint: float | None) -> float | None:
 
 
 def _hint(response: httpx.Response) -> float | None:
-    return retry_after_from_headers(response.headers)
+    headers = response.headers
+    try:
+        # httpx keeps (raw, lower-cased, value) triples; most responses carry no hint at all.
+        for item in headers._list:
+            if item[1] in _HINT_HEADERS:
+                break
+        else:
+            return None
+    except (AttributeError, TypeError, IndexError):
+        pass
+    return retry_after_from_headers(headers)
 
 
 def _request_method(response: httpx.Response) -> str | None:
@@ -526,16 +552,14 @@ def retry_after_from_headers(headers: httpx.Headers, now: float | None = None) -
     ``Date`` header when it has one, else against ``now`` (default: the wall clock). The larger
     of the two headers wins. Malformed or negative values are ignored.
     """
-    millis = seconds = date = None
-    for name, value in headers.raw:
-        if len(name) == 11 and name.lower() == b"retry-after":
-            seconds = value
-        elif len(name) == 14 and name.lower() == b"retry-after-ms":
-            millis = value
-        elif len(name) == 4 and name.lower() == b"date":
-            date = value
-    if millis is None and seconds is None:
+    found = _hint_headers(headers)
+    if not found:
         return None
+    millis, seconds, date = (
+        found.get(b"retry-after-ms"),
+        found.get(b"retry-after"),
+        found.get(b"date"),
+    )
     hints: list[float] = []
     if millis is not None:
         value_ms = _float(millis.decode("latin-1"))
@@ -549,6 +573,24 @@ def retry_after_from_headers(headers: httpx.Headers, now: float | None = None) -
         if delay is not None:
             hints.append(delay)
     return max(hints) if hints else None
+
+
+_HINT_HEADERS: Final = frozenset({b"retry-after", b"retry-after-ms"})
+
+
+def _hint_headers(headers: httpx.Headers) -> dict[bytes, bytes]:
+    """The hint headers (and Date, when there is a hint), by lower-cased name."""
+    found: dict[bytes, bytes] = {}
+    try:
+        # httpx keeps (raw, lower-cased, value) triples: reading them spares a copy per call.
+        found = {name: value for _, name, value in headers._list if name in _HINT_HEADERS}
+    except (AttributeError, TypeError, ValueError):
+        found = {k.lower(): v for k, v in headers.raw if k.lower() in _HINT_HEADERS}
+    if found:
+        date = headers.get("date")
+        if date is not None:
+            found[b"date"] = date.encode("latin-1", "replace")
+    return found
 
 
 def _float(text: str) -> float | None:

@@ -7,7 +7,7 @@ Orchestrators override them per reason, and per operation, with ``with_*`` copie
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["Action", "Decision", "Policy", "classify", "default_action"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Decision:
     """What to do about one outcome of a call.
 
@@ -46,10 +46,25 @@ class Decision:
     """
 
     action: Action
-    reason: Reason | str | None = None
-    retry_after: float | None = None
-    error: CallError | None = None
-    operation: str | None = None
+    reason: Reason | str | None
+    retry_after: float | None
+    error: CallError | None
+    operation: str | None
+
+    def __init__(
+        self,
+        action: Action,
+        reason: Reason | str | None = None,
+        retry_after: float | None = None,
+        error: CallError | None = None,
+        operation: str | None = None,
+    ) -> None:
+        # Slot descriptors, not the frozen __setattr__: one decision per call, on the hot path.
+        _set_action(self, action)
+        _set_reason(self, reason)
+        _set_retry_after(self, retry_after)
+        _set_error(self, error)
+        _set_operation(self, operation)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +91,10 @@ class Decision:
             head += f": {self.error}"
         return head
 
+
+_set_action, _set_reason, _set_retry_after, _set_error, _set_operation = (
+    vars(Decision)[f.name].__set__ for f in fields(Decision)
+)
 
 OK: Decision = Decision(Action.OK)
 
@@ -151,7 +170,7 @@ class Policy:
     def action_for(self, error: CallError, operation: str | None = None) -> Action:
         """The action for ``error``: the most specific override, else the table's default."""
         reason = error.reason
-        if reason is not None:
+        if reason is not None and (self.actions or self.operation_actions):
             key = reason.value if isinstance(reason, Reason) else reason
             if operation is not None and self.operation_actions:
                 found = self.operation_actions.get((operation, key))
@@ -167,11 +186,7 @@ class Policy:
         if error is None:
             return OK if operation is None else Decision(Action.OK, operation=operation)
         return Decision(
-            action=self.action_for(error, operation),
-            reason=error.reason,
-            retry_after=error.retry_after,
-            error=error,
-            operation=operation,
+            self.action_for(error, operation), error.reason, error.retry_after, error, operation
         )
 
     def classify(self, x: object, *, operation: str | None = None) -> Decision:

@@ -63,8 +63,12 @@ def string_map(value: object, limit: int = 64) -> dict[str, str]:
     """
     if not isinstance(value, dict):
         return {}
-    if len(value) <= limit and all(type(v) is str for v in value.values()):
-        return dict(value)
+    if len(value) <= limit:
+        for item in value.values():
+            if type(item) is not str:
+                break
+        else:
+            return dict(value)
     out: dict[str, str] = {}
     for key, item in value.items():
         if len(out) >= limit:

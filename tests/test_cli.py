@@ -1,0 +1,161 @@
+"""The ``a2a-errors`` command line: classify captures, print the table."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import httpx
+
+from a2a_client_errors.cli import main, parse_capture
+from a2a_client_errors.reasons import ROWS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+RAW_404 = (
+    b"HTTP/1.1 404 Not Found\r\n"
+    b"Content-Type: application/a2a+json\r\n"
+    b"Content-Length: 999\r\n"
+    b"\r\n"
+    b'{"error": {"code": 404, "status": "NOT_FOUND", "message": "gone",'
+    b' "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",'
+    b' "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org",'
+    b' "metadata": {"taskId": "task-123"}}]}}'
+)
+
+
+def _run(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
+    out = io.StringIO()
+    fake_stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    code = main(argv, out=out, stdin=fake_stdin)
+    return code, out.getvalue()
+
+
+def test_parse_capture_reads_status_headers_and_body() -> None:
+    """A raw HTTP capture becomes a response with its status, headers and body."""
+    response = parse_capture(RAW_404)
+    assert isinstance(response, httpx.Response)
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/a2a+json"
+    assert response.json()["error"]["status"] == "NOT_FOUND"
+
+
+def test_parse_capture_keeps_a_bare_body_as_bytes() -> None:
+    """A capture without a status line is the body itself."""
+    assert parse_capture(b'  {"a": 1}') == b'{"a": 1}'
+
+
+def test_parse_capture_with_a_broken_status_line_is_a_body() -> None:
+    """A status line without a number is not taken for one."""
+    assert parse_capture(b"HTTP/1.1 abc\r\n\r\n{}") == b"HTTP/1.1 abc\r\n\r\n{}"
+    assert parse_capture(b"HTTP/1.1 999 Nope\r\n\r\n") == b"HTTP/1.1 999 Nope\r\n\r\n"
+
+
+def test_parse_capture_without_a_blank_line_has_an_empty_body() -> None:
+    """A capture of only a status line and headers has no body."""
+    response = parse_capture(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5")
+    assert isinstance(response, httpx.Response)
+    assert response.status_code == 503
+    assert response.content == b""
+
+
+def test_classify_prints_the_decision_from_a_file(tmp_path: Path) -> None:
+    """`classify FILE` prints the action, the reason and where it came from."""
+    capture = tmp_path / "capture.http"
+    capture.write_bytes(RAW_404)
+    code, out = _run(["classify", str(capture)])
+    assert code == 0
+    assert "reconcile" in out
+    assert "TASK_NOT_FOUND" in out
+    assert "error_info" in out
+    assert "metadata.taskId  task-123" in out
+
+
+def test_classify_json_from_stdin() -> None:
+    """`classify - --json` reads stdin and prints the decision as JSON."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "error": {"code": -32009, "message": "no"}}'
+    code, out = _run(["classify", "-", "--json", "--operation", "SendMessage"], body)
+    assert code == 0
+    decision = json.loads(out)
+    assert decision["action"] == "fix_request"
+    assert decision["reason"] == "VERSION_NOT_SUPPORTED"
+    assert decision["operation"] == "SendMessage"
+    assert decision["error"]["jsonrpc_code"] == -32009
+    assert decision["error"]["source"] == "jsonrpc_code"
+
+
+def test_classify_escapes_control_characters() -> None:
+    """Peer text with terminal escapes is printed escaped."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "a\\u001b[31mb"}}'
+    code, out = _run(["classify"], body)
+    assert code == 0
+    assert "\x1b" not in out
+    assert "a\\x1b[31mb" in out
+
+
+def test_classify_shows_hints_and_versions() -> None:
+    """Retry hints and supported versions appear in the table output."""
+    raw = (
+        b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\n"
+        b"Retry-After: 3\r\n\r\n"
+        b'{"type": "https://a2a-protocol.org/errors/version-not-supported",'
+        b' "title": "Protocol Version Not Supported", "status": 400,'
+        b' "supportedVersions": ["0.3", "1.0"]}'
+    )
+    code, out = _run(["classify"], raw)
+    assert code == 0
+    assert "VERSION_NOT_SUPPORTED" in out
+    assert "problem_type" in out
+    assert "0.3, 1.0" in out
+    assert "retry after         3.0" in out
+
+
+def test_classify_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unreadable file is an error of the command, exit status 2."""
+    code, _ = _run(["classify", str(tmp_path / "nope")])
+    assert code == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_table_lists_every_reason_with_legacy_columns() -> None:
+    """`table` prints every row with both the 1.0.1 and the 1.0.0 columns."""
+    code, out = _run(["table"])
+    assert code == 0
+    lines = out.splitlines()
+    assert "http 1.0.0" in lines[0]
+    for row in ROWS:
+        line = next(line for line in lines if line.startswith(row.reason.value + " "))
+        assert row.action.value in line
+        if row.spec:
+            assert str(row.jsonrpc) in line
+    not_found = next(line for line in lines if line.startswith("TASK_NOT_CANCELABLE "))
+    assert "409" in not_found
+
+
+def test_table_json_round_trips_the_rows() -> None:
+    """`table --json` carries every column of every row."""
+    code, out = _run(["table", "--json"])
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["reason"] for r in rows] == [row.reason.value for row in ROWS]
+    version = next(r for r in rows if r["reason"] == "VERSION_NOT_SUPPORTED")
+    assert version["grpc"] == "FAILED_PRECONDITION"
+    assert version["grpc_1_0_0"] == "UNIMPLEMENTED"
+    assert version["problem_type"] == "https://a2a-protocol.org/errors/version-not-supported"
+
+
+def test_module_entry_point_runs() -> None:
+    """`python -m a2a_client_errors table` works as the console script does."""
+    done = subprocess.run(
+        [sys.executable, "-m", "a2a_client_errors", "table", "--json"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout)[0]["reason"] == "TASK_NOT_FOUND"
