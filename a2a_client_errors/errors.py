@@ -3,7 +3,15 @@
 Exception tree::
 
     Exception
-     └── CallFailed                 a call ended in a decision other than ok; carries .decision
+     └── CallFailed                 a guarded call ended in a decision other than ok (.decision)
+          ├── RetryExhausted        action retry, but every attempt failed
+          │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
+          │    └── DeadlineExceeded ... the next attempt could not start before the deadline
+          ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
+          ├── DegradeNeeded         action degrade: the peer lacks a capability
+          ├── FixRequestNeeded      action fix_request: change the request before resending
+          ├── ReportNeeded          action report: the peer broke the contract, or unknown
+          └── AuthFailed            action auth: credentials missing or refused
 
 `CallError` is not an exception: it is the typed record that `normalize` returns for every
 wire shape, and that travels inside a `Decision` and a `CallFailed`.
@@ -25,7 +33,22 @@ if TYPE_CHECKING:
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.wire import Detail
 
-__all__ = ["CallError", "CallFailed", "ErrorKind", "Source", "WireShape", "escape"]
+__all__ = [
+    "AuthFailed",
+    "BudgetExhausted",
+    "CallError",
+    "CallFailed",
+    "DeadlineExceeded",
+    "DegradeNeeded",
+    "ErrorKind",
+    "FixRequestNeeded",
+    "ReconcileNeeded",
+    "ReportNeeded",
+    "RetryExhausted",
+    "Source",
+    "WireShape",
+    "escape",
+]
 
 
 class ErrorKind(str, enum.Enum):
@@ -167,7 +190,7 @@ class CallError:
     supported_versions: tuple[str, ...] = field()
     exception: str | None = field()
     transport: TransportFailure | None = field()
-    _details: tuple[Detail, ...] | None = field(repr=False, compare=False)
+    _details: tuple[Detail, ...] | None = field(init=False, repr=False, compare=False)
 
     def __init__(  # noqa: PLR0917 (every field is a keyword; positions serve the hot path)
         self,
@@ -255,7 +278,7 @@ class CallError:
         }
 
     def __str__(self) -> str:
-        head = str(self.reason) if self.reason is not None else self.kind.value
+        head = escape(str(self.reason)) if self.reason is not None else self.kind.value
         if self.reason is None and self.transport is not None:
             head += f" ({self.transport.value})"
         codes = ", ".join(
@@ -295,16 +318,62 @@ class CallError:
 class CallFailed(Exception):  # noqa: N818 (the public name the design card fixes)
     """A guarded call ended in a decision other than ``ok``.
 
+    Catch the subclass of the action you handle (`ReconcileNeeded`, `DegradeNeeded`, ...);
+    catch `CallFailed` for all of them. The exception that ended the last attempt, if any, is
+    the ``__cause__``.
+
     Attributes:
         decision: the `Decision` that ended the call; ``decision.error`` is the `CallError`.
+        attempts: how many attempts the call made.
+        result: what the last attempt returned (an error response, say), or None when it
+            raised.
 
     """
 
-    def __init__(self, decision: Decision) -> None:
+    def __init__(self, decision: Decision, *, attempts: int = 1, result: object = None) -> None:
         self.decision = decision
+        self.attempts = attempts
+        self.result = result
         super().__init__(str(decision))
 
     @property
     def error(self) -> CallError | None:
         """The call error behind the decision."""
         return self.decision.error
+
+    @property
+    def reason(self) -> Reason | str | None:
+        """The reason of the decision (canonical, or as the peer sent it)."""
+        return self.decision.reason
+
+
+class RetryExhausted(CallFailed):
+    """The failure was transient, but the call used every attempt it was allowed."""
+
+
+class BudgetExhausted(RetryExhausted):
+    """The peer's retry budget refused the retry: the call failed fast, without sleeping."""
+
+
+class DeadlineExceeded(RetryExhausted):
+    """The next attempt could not have started before the call's deadline."""
+
+
+class ReconcileNeeded(CallFailed):
+    """The client's view of the task is stale (TASK_NOT_FOUND, TASK_NOT_CANCELABLE)."""
+
+
+class DegradeNeeded(CallFailed):
+    """The peer lacks a capability (streaming, push, extended card): fall back."""
+
+
+class FixRequestNeeded(CallFailed):
+    """The request must change before it is sent again (version, extension, parameters)."""
+
+
+class ReportNeeded(CallFailed):
+    """The peer broke the contract, or sent a reason nobody knows: surface it."""
+
+
+class AuthFailed(CallFailed):
+    """Credentials are missing or refused; a refresh, if any, did not help."""

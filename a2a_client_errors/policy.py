@@ -3,10 +3,16 @@
 A `Policy` maps a `CallError` to an `Action`. The defaults come from the table in
 `a2a_client_errors.reasons`: per reason, else per transport failure, gRPC code or HTTP status.
 Orchestrators override them per reason, and per operation, with ``with_*`` copies.
+
+With a retry context (the attempt, the attempts allowed, the time left before the deadline,
+the budget left, a random draw), the policy also plans the retry: its delay (capped
+exponential backoff with full jitter, floored by the server's hint), or why it will not
+happen (`GiveUp`). It stays pure: the Guard supplies the clock, the budget and the randomness.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -22,13 +28,34 @@ from a2a_client_errors.reasons import (
     grpc_code_action,
     http_status_action,
 )
+from a2a_client_errors.retry import Backoff
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from a2a_client_errors.errors import CallError
 
-__all__ = ["Action", "Decision", "Policy", "classify", "default_action"]
+__all__ = ["Action", "Decision", "GiveUp", "Policy", "classify", "default_action"]
+
+
+class GiveUp(str, enum.Enum):
+    """Why a retry the policy wanted will not happen."""
+
+    ATTEMPTS = "attempts"
+    """The call used every attempt it was allowed."""
+    BUDGET = "budget"
+    """The peer's retry budget is spent: the call fails fast."""
+    DEADLINE = "deadline"
+    """The next attempt could not start before the call's deadline."""
+    HINT_TOO_LONG = "hint_too_long"
+    """The server asked for a longer wait than ``Policy.max_retry_after``."""
+    NOT_REPLAYABLE = "not_replayable"
+    """The request's body was a stream that cannot be sent twice."""
+    NO_MESSAGE_ID = "no_message_id"
+    """A SendMessage without a messageId: a resend could create a second task."""
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -42,6 +69,10 @@ class Decision:
         retry_after: the server's hint in seconds, or None.
         error: the normalised call error, or None when the call returned a result.
         operation: the A2A operation the call was (``"SendMessage"``, ...), if known.
+        attempt: which attempt of the call this outcome came from (1 for the first), when the
+            decision was made inside a retry loop.
+        delay: for a retry that will happen, the seconds to wait before it.
+        give_up: for a retry that will not happen, why.
 
     """
 
@@ -50,14 +81,20 @@ class Decision:
     retry_after: float | None
     error: CallError | None
     operation: str | None
+    attempt: int | None
+    delay: float | None
+    give_up: GiveUp | None
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 (keywords for people, positions for the hot path)
         self,
         action: Action,
         reason: Reason | str | None = None,
         retry_after: float | None = None,
         error: CallError | None = None,
         operation: str | None = None,
+        attempt: int | None = None,
+        delay: float | None = None,
+        give_up: GiveUp | None = None,
     ) -> None:
         # Slot descriptors, not the frozen __setattr__: one decision per call, on the hot path.
         _set_action(self, action)
@@ -65,6 +102,14 @@ class Decision:
         _set_retry_after(self, retry_after)
         _set_error(self, error)
         _set_operation(self, operation)
+        _set_attempt(self, attempt)
+        _set_delay(self, delay)
+        _set_give_up(self, give_up)
+
+    @property
+    def will_retry(self) -> bool:
+        """Whether the call will be sent again (after ``delay`` seconds)."""
+        return self.action is Action.RETRY and self.give_up is None and self.delay is not None
 
     @property
     def ok(self) -> bool:
@@ -78,6 +123,9 @@ class Decision:
             "reason": None if self.reason is None else str(self.reason),
             "retry_after": self.retry_after,
             "operation": self.operation,
+            "attempt": self.attempt,
+            "delay": self.delay,
+            "give_up": None if self.give_up is None else self.give_up.value,
             "error": None if self.error is None else self.error.to_dict(),
         }
 
@@ -87,16 +135,28 @@ class Decision:
             head += f" {escape(str(self.reason))}"
         if self.operation:
             head += f" on {escape(self.operation)}"
+        if self.give_up is not None:
+            head += f" (gave up: {self.give_up.value})"
+        elif self.delay is not None:
+            head += f" (in {self.delay:.3f}s)"
         if self.error is not None:
             head += f": {self.error}"
         return head
 
 
-_set_action, _set_reason, _set_retry_after, _set_error, _set_operation = (
-    vars(Decision)[f.name].__set__ for f in fields(Decision)
-)
+(
+    _set_action,
+    _set_reason,
+    _set_retry_after,
+    _set_error,
+    _set_operation,
+    _set_attempt,
+    _set_delay,
+    _set_give_up,
+) = (vars(Decision)[f.name].__set__ for f in fields(Decision))
 
 OK: Decision = Decision(Action.OK)
+_DEFAULT_BACKOFF = Backoff()
 
 
 def default_action(error: CallError) -> Action:
@@ -112,7 +172,9 @@ def default_action(error: CallError) -> Action:
     if error.transport is not None:
         return TRANSPORT_ACTIONS[error.transport]
     if error.grpc_status is not None:
-        return grpc_code_action(error.grpc_status)
+        action = grpc_code_action(error.grpc_status)
+        # An error that claims status OK contradicts itself: surface it, never call it ok.
+        return Action.REPORT if action is Action.OK else action
     if error.http_status is not None and not 200 <= error.http_status < 300:
         return http_status_action(error.http_status)
     return Action.REPORT
@@ -138,6 +200,8 @@ class Policy:
         actions: reason -> action overrides, for every operation.
         operation_actions: (operation, reason) -> action overrides; these win.
         limits: caps on what is read from peers.
+        backoff: the delay schedule of retries.
+        max_retry_after: the longest server hint honoured, in seconds; a longer one gives up.
 
     """
 
@@ -146,6 +210,13 @@ class Policy:
         default_factory=lambda: MappingProxyType({})
     )
     limits: Limits = DEFAULT_LIMITS
+    backoff: Backoff = _DEFAULT_BACKOFF
+    max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_retry_after < 0:
+            msg = "max_retry_after must be >= 0"
+            raise ValueError(msg)
 
     def with_action(
         self, reason: str, action: Action | str, *, operation: str | None = None
@@ -167,6 +238,19 @@ class Policy:
         """A copy that reads peers with other caps."""
         return replace(self, limits=limits)
 
+    def with_backoff(
+        self,
+        backoff: Backoff | None = None,
+        *,
+        max_retry_after: float | None = None,
+    ) -> Policy:
+        """A copy with another backoff schedule and/or another cap on server hints."""
+        return replace(
+            self,
+            backoff=backoff or self.backoff,
+            max_retry_after=self.max_retry_after if max_retry_after is None else max_retry_after,
+        )
+
     def action_for(self, error: CallError, operation: str | None = None) -> Action:
         """The action for ``error``: the most specific override, else the table's default."""
         reason = error.reason
@@ -181,13 +265,57 @@ class Policy:
                 return found
         return default_action(error)
 
-    def decide(self, error: CallError | None, *, operation: str | None = None) -> Decision:
-        """The decision for a normalised outcome (None: the call returned a result)."""
+    def decide(
+        self,
+        error: CallError | None,
+        *,
+        operation: str | None = None,
+        attempt: int | None = None,
+        max_attempts: int | None = None,
+        time_left: float | None = None,
+        budget_left: float | None = None,
+        draw: float = 1.0,
+        unsafe: GiveUp | None = None,
+    ) -> Decision:
+        """The decision for a normalised outcome (None: the call returned a result).
+
+        Without ``attempt`` the decision only names the action. With it (inside a retry
+        loop), a retry is planned: it gets a ``delay``, or a ``give_up`` saying why not.
+
+        Args:
+            error: the normalised outcome.
+            operation: the A2A operation, for per-operation overrides.
+            attempt: the attempt that produced ``error`` (1 for the first).
+            max_attempts: how many attempts the call may make in all.
+            time_left: seconds until the call's deadline (None: no deadline).
+            budget_left: the retry tokens left for this peer (None: no budget).
+            draw: a uniform random number in ``[0, 1)`` for the jitter (1.0: the ceiling).
+            unsafe: a reason a resend would be unsafe, known to the caller.
+
+        """
         if error is None:
-            return OK if operation is None else Decision(Action.OK, operation=operation)
-        return Decision(
-            self.action_for(error, operation), error.reason, error.retry_after, error, operation
-        )
+            if operation is None and attempt is None:
+                return OK
+            return Decision(Action.OK, operation=operation, attempt=attempt)
+        action = self.action_for(error, operation)
+        if action is not Action.RETRY or attempt is None:
+            return Decision(action, error.reason, error.retry_after, error, operation, attempt)
+        give_up: GiveUp | None = unsafe
+        delay: float | None = None
+        hint = error.retry_after
+        if give_up is None and max_attempts is not None and attempt >= max_attempts:
+            give_up = GiveUp.ATTEMPTS
+        if give_up is None and hint is not None and hint > self.max_retry_after:
+            give_up = GiveUp.HINT_TOO_LONG
+        if give_up is None:
+            delay = self.backoff.delay(attempt, draw)
+            if hint is not None and hint > delay:
+                delay = hint
+            if time_left is not None and delay >= time_left:
+                give_up, delay = GiveUp.DEADLINE, None
+        if give_up is None and budget_left is not None and budget_left <= 0:
+            give_up, delay = GiveUp.BUDGET, None
+        return Decision(action, error.reason, hint, error, operation, attempt, delay, give_up)
 
     def classify(self, x: object, *, operation: str | None = None) -> Decision:
         """Normalise ``x`` and decide, in one step."""

@@ -405,7 +405,7 @@ def row_for(reason: str) -> ReasonRow | None:
     return None if found is None else _BY_REASON[found]
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[\s\-.:/]+")
 
 

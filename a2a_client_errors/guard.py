@@ -1,0 +1,831 @@
+"""The Guard: run a call, decide about what came back, retry it or hand back a typed outcome.
+
+The first attempt runs directly; when its outcome is a retry that may happen, tenacity runs
+the rest of the loop (``tenacity.Retrying`` or ``AsyncRetrying``) with this module's decision
+core as its ``retry``/``wait`` callbacks. The sync and async paths differ only in ``await``.
+Each call gets a fresh `_Call` state: nothing mutable is shared between concurrent calls but
+the (thread-safe) retry budgets.
+
+Every retry resends the *same* request: the same arguments to ``fn`` (so the same message and
+messageId), and on the httpx path (`GuardTransport`) the same bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import random as _random
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import httpx
+import tenacity
+
+from a2a_client_errors.errors import (
+    AuthFailed,
+    BudgetExhausted,
+    CallFailed,
+    DeadlineExceeded,
+    DegradeNeeded,
+    ErrorKind,
+    FixRequestNeeded,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+)
+from a2a_client_errors.normalize import normalize
+from a2a_client_errors.policy import Decision, GiveUp, Policy
+from a2a_client_errors.reasons import Action, TransportFailure
+from a2a_client_errors.retry import BudgetRegistry, RetryBudgetLike
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable
+
+__all__ = [
+    "AsyncGuardTransport",
+    "Guard",
+    "GuardEvent",
+    "GuardTransport",
+    "Hook",
+    "failure_for",
+    "operation_of",
+]
+
+_log = logging.getLogger("a2a_client_errors")
+T = TypeVar("T")
+
+_FAILURES: Final[dict[Action, type[CallFailed]]] = {
+    Action.RETRY: RetryExhausted,
+    Action.RECONCILE: ReconcileNeeded,
+    Action.DEGRADE: DegradeNeeded,
+    Action.FIX_REQUEST: FixRequestNeeded,
+    Action.REPORT: ReportNeeded,
+    Action.AUTH: AuthFailed,
+}
+_GIVE_UPS: Final[dict[GiveUp, type[CallFailed]]] = {
+    GiveUp.BUDGET: BudgetExhausted,
+    GiveUp.DEADLINE: DeadlineExceeded,
+    GiveUp.HINT_TOO_LONG: DeadlineExceeded,
+}
+
+
+def failure_for(decision: Decision) -> type[CallFailed]:
+    """The `CallFailed` subclass that a guarded call raises for ``decision``."""
+    if decision.give_up is not None:
+        return _GIVE_UPS.get(decision.give_up, _FAILURES[decision.action])
+    return _FAILURES.get(decision.action, CallFailed)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardEvent:
+    """What a hook is told. It never holds a request body or credentials.
+
+    Attributes:
+        decision: the decision made (its ``error`` holds what the peer said).
+        peer: the peer's key (``"https://agent.example:443"``, or the ``peer=`` given).
+        operation: the A2A operation, if known.
+        attempt: the attempt the decision is about (1 for the first).
+        elapsed: seconds since the call started (by the Guard's clock).
+        budget_tokens: the peer's retry tokens left, if it has a budget.
+
+    """
+
+    decision: Decision
+    peer: str
+    operation: str | None
+    attempt: int
+    elapsed: float
+    budget_tokens: float | None
+
+
+class Hook:
+    """Observers of a Guard's decisions. Subclass and override what you need.
+
+    Hooks see; they never change the outcome. An exception raised by a hook is logged and
+    swallowed. (To change a decision, pass ``override=`` to the Guard.)
+    """
+
+    def on_decision(self, event: GuardEvent) -> None:
+        """Every decision, ``ok`` included."""
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """A retry was scheduled; ``event.decision.delay`` is the sleep before it."""
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """The call ended in a decision other than ``ok``."""
+
+    def on_budget_exhausted(self, event: GuardEvent) -> None:
+        """A retry was refused by the peer's budget."""
+
+
+_HOOK_METHODS: Final = ("on_decision", "on_retry", "on_give_up", "on_budget_exhausted")
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one attempt produced: a value or an exception."""
+
+    value: Any = None
+    exc: BaseException | None = None
+
+
+_TESTING: dict[str, Any] = {"on": False, "attempts": None}
+
+
+def _set_testing(on: bool, attempts: int | None) -> tuple[bool, int | None]:
+    previous = (_TESTING["on"], _TESTING["attempts"])
+    _TESTING["on"], _TESTING["attempts"] = on, attempts
+    return previous
+
+
+class Guard:
+    """Run A2A calls under a policy: retry what is transient, hand back everything else.
+
+    Args:
+        policy: decides the action for each outcome and plans retries (default: the table's).
+        budget: a `RetryBudget` shared by every peer, or a `BudgetRegistry` (one per peer).
+            Default: a registry of this Guard, one `RetryBudget()` per peer.
+        max_attempts: attempts per call, the first included (3: two retries).
+        deadline: seconds a call may take in all, across attempts (None: no deadline).
+        hooks: observers of decisions (`Hook`).
+        sleep: the sleep function (``time.sleep``; in ``acall``, ``asyncio.sleep``). A sleep
+            that returns an awaitable is awaited in ``acall``.
+        clock: a monotonic clock in seconds (``time.monotonic``).
+        random: a source of uniform floats in ``[0, 1)`` for the jitter (``random.random``).
+        refresh_credentials: called (once per call, at most) with the decision when the peer
+            refuses the credentials; return True to try once more, False to give up. May be
+            a coroutine function in ``acall``.
+        override: the orchestrator's say: called with each decision, returns another `Action`
+            to take instead, or None to keep it.
+
+    Example:
+        >>> from a2a_client_errors import Guard
+        >>> guard = Guard(max_attempts=3, deadline=30.0)
+        >>> guard.call(lambda: {"jsonrpc": "2.0", "id": 1, "result": {}}, operation="GetTask")
+        {'jsonrpc': '2.0', 'id': 1, 'result': {}}
+
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: Policy | None = None,
+        budget: RetryBudgetLike | BudgetRegistry | None = None,
+        max_attempts: int = 3,
+        deadline: float | None = None,
+        hooks: Iterable[Hook] = (),
+        sleep: Callable[[float], object] | None = None,
+        clock: Callable[[], float] | None = None,
+        random: Callable[[], float] | None = None,
+        refresh_credentials: Callable[[Decision], object] | None = None,
+        override: Callable[[Decision], Action | None] | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            msg = "max_attempts must be at least 1"
+            raise ValueError(msg)
+        if deadline is not None and deadline <= 0:
+            msg = "deadline must be positive (or None)"
+            raise ValueError(msg)
+        self.policy = policy or Policy()
+        self.budgets = budget if budget is not None else BudgetRegistry()
+        self.max_attempts = max_attempts
+        self.deadline = deadline
+        self.hooks = tuple(hooks)
+        self._sleep = sleep
+        self.clock = clock or time.monotonic
+        self.random = random or _random.random
+        self.refresh_credentials = refresh_credentials
+        self.override = override
+        self._observers = {
+            name: tuple(
+                getattr(hook, name)
+                for hook in self.hooks
+                if callable(getattr(hook, name, None))
+                and getattr(type(hook), name, None) is not getattr(Hook, name)
+            )
+            for name in _HOOK_METHODS
+        }
+
+    def budget_for(self, peer: str) -> RetryBudgetLike:
+        """The retry budget of ``peer``."""
+        if isinstance(self.budgets, BudgetRegistry):
+            return self.budgets.get(peer)
+        return self.budgets
+
+    # --- the two loops ----------------------------------------------------------------------
+
+    def call(
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        operation: str | None = None,
+        peer: str | None = None,
+        deadline: float | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """Call ``fn(*args, **kwargs)`` under the guard; return its result or raise.
+
+        Raises:
+            CallFailed: the subclass that names the final decision (`ReconcileNeeded`,
+                `RetryExhausted`, ...), chained from the last attempt's exception.
+            Exception: an exception that is not a call error (a bug in ``fn``) as it is.
+
+        """
+        return self._call_with(
+            fn, args, operation=operation, peer=peer, unsafe=None, deadline=deadline, kwargs=kwargs
+        )
+
+    def _call_with(
+        self,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        *,
+        operation: str | None,
+        peer: str | None,
+        unsafe: GiveUp | None,
+        deadline: float | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> T:
+        kwargs = kwargs or {}
+        state = _Call(self, operation, peer, deadline, unsafe)
+        outcome = _attempt(fn, args, kwargs)
+        while True:
+            state.judge(outcome)
+            if state.plan is _Plan.RETRY:
+                self._sleep_sync(state.delay)
+                outcome = tenacity.Retrying(**state.tenacity(self._sleep_sync))(
+                    _attempt, fn, args, kwargs
+                )
+            if state.plan is _Plan.REFRESH:
+                if not _sync_result(self._refresh(state)):
+                    state.refresh_refused()
+                    return state.finish(outcome)  # type: ignore[no-any-return]
+                outcome = _attempt(fn, args, kwargs)
+                continue
+            return state.finish(outcome)  # type: ignore[no-any-return]
+
+    async def acall(
+        self,
+        fn: Callable[..., Awaitable[T]] | Callable[..., T],
+        *args: Any,
+        operation: str | None = None,
+        peer: str | None = None,
+        deadline: float | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """Await ``fn(*args, **kwargs)`` under the guard; return its result or raise.
+
+        ``fn`` may be a coroutine function or return an awaitable. Raises as `call` does.
+        """
+        return await self._acall_with(
+            fn, args, operation=operation, peer=peer, unsafe=None, deadline=deadline, kwargs=kwargs
+        )
+
+    async def _acall_with(
+        self,
+        fn: Callable[..., Awaitable[T]] | Callable[..., T],
+        args: tuple[Any, ...],
+        *,
+        operation: str | None,
+        peer: str | None,
+        unsafe: GiveUp | None,
+        deadline: float | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> T:
+        kwargs = kwargs or {}
+        state = _Call(self, operation, peer, deadline, unsafe)
+        outcome = await _aattempt(fn, args, kwargs)
+        while True:
+            state.judge(outcome)
+            if state.plan is _Plan.RETRY:
+                await self._sleep_async(state.delay)
+                outcome = await tenacity.AsyncRetrying(**state.tenacity(self._sleep_async))(
+                    _aattempt, fn, args, kwargs
+                )
+            if state.plan is _Plan.REFRESH:
+                if not await _async_result(self._refresh(state)):
+                    state.refresh_refused()
+                    return state.finish(outcome)  # type: ignore[no-any-return]
+                outcome = await _aattempt(fn, args, kwargs)
+                continue
+            return state.finish(outcome)  # type: ignore[no-any-return]
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _refresh(self, state: _Call) -> object:
+        assert self.refresh_credentials is not None  # noqa: S101 (planned only when set)
+        assert state.decision is not None  # noqa: S101
+        return self.refresh_credentials(state.decision)
+
+    def _sleep_sync(self, seconds: float) -> None:
+        if seconds <= 0 or _TESTING["on"]:
+            return
+        if self._sleep is None:
+            time.sleep(seconds)
+            return
+        result = self._sleep(seconds)
+        if inspect.isawaitable(result):
+            close = getattr(result, "close", None)
+            if callable(close):
+                close()
+            msg = "Guard(sleep=...) returned an awaitable: use acall(), or a sync sleep"
+            raise TypeError(msg)
+
+    async def _sleep_async(self, seconds: float) -> None:
+        if seconds <= 0 or _TESTING["on"]:
+            return
+        if self._sleep is None:
+            await asyncio.sleep(seconds)
+            return
+        result = self._sleep(seconds)
+        if inspect.isawaitable(result):
+            await result
+
+    def _emit(self, name: str, event: GuardEvent) -> None:
+        for observer in self._observers[name]:
+            _observe(observer, name, event)
+
+
+def _observe(observer: Callable[[GuardEvent], None], name: str, event: GuardEvent) -> None:
+    try:
+        observer(event)
+    except Exception:
+        # Observers never change the outcome, and never break the call.
+        _log.exception("a2a_client_errors: hook %s failed", name)
+
+
+class _Plan:
+    """What the loop does next."""
+
+    RETRY: Final = "retry"
+    REFRESH: Final = "refresh"
+    DONE: Final = "done"
+
+
+class _Call:
+    """The state of one guarded call: fresh per call, shared by nothing."""
+
+    __slots__ = (
+        "attempt",
+        "budget",
+        "deadline_at",
+        "decision",
+        "delay",
+        "guard",
+        "max_attempts",
+        "operation",
+        "peer",
+        "plan",
+        "refreshed",
+        "start",
+        "unsafe",
+    )
+
+    def __init__(
+        self,
+        guard: Guard,
+        operation: str | None,
+        peer: str | None,
+        deadline: float | None,
+        unsafe: GiveUp | None = None,
+    ) -> None:
+        self.guard = guard
+        self.operation = operation
+        self.peer = peer or "default"
+        self.start = guard.clock()
+        limit = deadline if deadline is not None else guard.deadline
+        self.deadline_at = None if limit is None else self.start + limit
+        testing_attempts = _TESTING["attempts"] if _TESTING["on"] else None
+        self.max_attempts = testing_attempts or guard.max_attempts
+        self.attempt = 0
+        self.decision: Decision | None = None
+        self.delay = 0.0
+        self.plan = _Plan.DONE
+        self.refreshed = False
+        self.budget: RetryBudgetLike | None = None
+        self.unsafe = unsafe
+
+    def judge(self, outcome: _Outcome) -> bool:
+        """Decide about one attempt's outcome; True when the loop should retry it."""
+        guard = self.guard
+        self.attempt += 1
+        error = None
+        if outcome.exc is not None:
+            error = normalize(outcome.exc, limits=guard.policy.limits)
+            if (
+                error is not None
+                and error.transport is TransportFailure.UNKNOWN
+                and error.kind is ErrorKind.TRANSPORT
+            ):
+                # Not a call error: a bug or a cancellation. It propagates as it is.
+                raise outcome.exc
+        elif outcome.value is not None:
+            error = normalize(outcome.value, limits=guard.policy.limits)
+        now = guard.clock()
+        budget = self.budget
+        if error is not None and budget is None:
+            budget = self.budget = guard.budget_for(self.peer)
+        decision = guard.policy.decide(
+            error,
+            operation=self.operation,
+            attempt=self.attempt,
+            max_attempts=self.max_attempts,
+            time_left=None if self.deadline_at is None else self.deadline_at - now,
+            budget_left=None,
+            draw=guard.random(),
+            unsafe=self.unsafe,
+        )
+        if guard.override is not None and error is not None:
+            decision = self._override(decision, error, now)
+        if decision.will_retry:
+            budget = budget or guard.budget_for(self.peer)
+            self.budget = budget
+            if not budget.try_spend():
+                decision = Decision(
+                    decision.action,
+                    decision.reason,
+                    decision.retry_after,
+                    decision.error,
+                    decision.operation,
+                    decision.attempt,
+                    None,
+                    GiveUp.BUDGET,
+                )
+        elif decision.action is not Action.RETRY:
+            # The peer answered (a result, or a call error it meant): it is up.
+            (budget or guard.budget_for(self.peer)).credit()
+        self.decision = decision
+        self.delay = decision.delay or 0.0
+        observers = guard._observers
+        if observers["on_decision"]:
+            guard._emit("on_decision", self._event(decision, now))
+        if decision.will_retry:
+            self.plan = _Plan.RETRY
+            if observers["on_retry"]:
+                guard._emit("on_retry", self._event(decision, now))
+            return True
+        if decision.give_up is GiveUp.BUDGET and observers["on_budget_exhausted"]:
+            guard._emit("on_budget_exhausted", self._event(decision, now))
+        if (
+            decision.action is Action.AUTH
+            and guard.refresh_credentials is not None
+            and not self.refreshed
+            and self.attempt < self.max_attempts + 1
+        ):
+            self.refreshed = True
+            self.plan = _Plan.REFRESH
+            return False
+        self.plan = _Plan.DONE
+        return False
+
+    def _override(self, decision: Decision, error: Any, now: float) -> Decision:
+        guard = self.guard
+        assert guard.override is not None  # noqa: S101
+        try:
+            chosen = guard.override(decision)
+        except Exception:
+            _log.exception("a2a_client_errors: decision override failed; keeping the decision")
+            return decision
+        if chosen is None or Action(chosen) is decision.action:
+            return decision
+        forced = guard.policy.with_action(str(error.reason or "*"), Action(chosen))
+        if error.reason is None:
+            return Decision(
+                Action(chosen), None, error.retry_after, error, self.operation, self.attempt
+            )
+        return forced.decide(
+            error,
+            operation=self.operation,
+            attempt=self.attempt,
+            max_attempts=self.max_attempts,
+            time_left=None if self.deadline_at is None else self.deadline_at - now,
+            draw=guard.random(),
+            unsafe=self.unsafe,
+        )
+
+    def tenacity(self, sleep: Callable[[float], Any]) -> dict[str, Any]:
+        """The Retrying arguments that run attempts 2..n with this call's decision core."""
+        return {
+            "sleep": sleep,
+            "stop": tenacity.stop_never,
+            "retry": lambda rs: self.judge(rs.outcome.result()),
+            "wait": lambda rs: self.delay,
+            "reraise": True,
+        }
+
+    def refresh_refused(self) -> None:
+        """The credentials refresh said no: the auth decision stands."""
+        self.plan = _Plan.DONE
+
+    def finish(self, outcome: _Outcome) -> Any:
+        """Return the result of an ``ok`` call, or raise the failure its decision names."""
+        decision = self.decision
+        assert decision is not None  # noqa: S101 (judge ran)
+        if decision.action is Action.OK:
+            return outcome.value
+        guard = self.guard
+        if guard._observers["on_give_up"]:
+            guard._emit("on_give_up", self._event(decision, guard.clock()))
+        raise failure_for(decision)(
+            decision, attempts=self.attempt, result=outcome.value
+        ) from outcome.exc
+
+    def _event(self, decision: Decision, now: float) -> GuardEvent:
+        budget = self.budget
+        return GuardEvent(
+            decision=decision,
+            peer=self.peer,
+            operation=self.operation,
+            attempt=self.attempt,
+            elapsed=now - self.start,
+            budget_tokens=None if budget is None else budget.tokens,
+        )
+
+
+def _attempt(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Outcome:
+    try:
+        value = fn(*args, **kwargs)
+    except Exception as exc:  # every failure is judged; non-call errors are re-raised there
+        return _Outcome(exc=exc)
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
+        msg = "Guard.call() got an awaitable from fn: use `await guard.acall(...)`"
+        raise TypeError(msg)
+    return _Outcome(value=value)
+
+
+async def _aattempt(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> _Outcome:
+    try:
+        value = fn(*args, **kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+    except Exception as exc:  # every failure is judged; non-call errors are re-raised there
+        return _Outcome(exc=exc)
+    return _Outcome(value=value)
+
+
+def _sync_result(value: object) -> bool:
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
+        msg = "refresh_credentials returned an awaitable: use acall(), or a sync refresh"
+        raise TypeError(msg)
+    return bool(value)
+
+
+async def _async_result(value: object) -> bool:
+    if inspect.isawaitable(value):
+        value = await value
+    return bool(value)
+
+
+# --- httpx ----------------------------------------------------------------------------------
+
+_JSONRPC_METHODS: Final[dict[str, str]] = {
+    # 0.3 method names, for peers that still speak them.
+    "message/send": "SendMessage",
+    "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask",
+    "tasks/list": "ListTasks",
+    "tasks/cancel": "CancelTask",
+    "tasks/resubscribe": "SubscribeToTask",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
+}
+_SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
+
+
+def _rest_operation(method: str, path: str) -> str | None:
+    """The A2A operation of an HTTP+JSON route (any tenant or /v1 prefix)."""
+    if path.endswith("/message:send"):
+        return "SendMessage"
+    if path.endswith("/message:stream"):
+        return "SendStreamingMessage"
+    if path.endswith(("/extendedAgentCard", "/card")):
+        return "GetExtendedAgentCard"
+    head, _, tail = path.rpartition("/tasks")
+    del head
+    parts = [p for p in tail.split("/") if p]
+    if not path.rstrip("/").endswith("/tasks") and not parts:
+        return None
+    if not parts:
+        return "ListTasks" if method == "GET" else None
+    if len(parts) == 1:
+        last = parts[0]
+        if last.endswith(":cancel"):
+            return "CancelTask"
+        if last.endswith(":subscribe"):
+            return "SubscribeToTask"
+        return "GetTask" if method == "GET" else None
+    if parts[1] == "pushNotificationConfigs":
+        if len(parts) == 2:
+            return {
+                "POST": "CreateTaskPushNotificationConfig",
+                "GET": "ListTaskPushNotificationConfigs",
+            }.get(method)
+        return {
+            "GET": "GetTaskPushNotificationConfig",
+            "DELETE": "DeleteTaskPushNotificationConfig",
+        }.get(method)
+    return None
+
+
+def operation_of(request: httpx.Request, body: object = None) -> str | None:
+    """The A2A operation an httpx request carries: its JSON-RPC method or its REST route.
+
+    Args:
+        request: the request.
+        body: its JSON body, already parsed (parsed here when None and the body is bytes).
+
+    """
+    if body is None:
+        body = _json_body(request)
+    if isinstance(body, dict) and isinstance(body.get("method"), str):
+        method: str = body["method"]
+        return _JSONRPC_METHODS.get(method, method)
+    return _rest_operation(request.method, request.url.path)
+
+
+def _json_body(request: httpx.Request) -> object:
+    if not isinstance(request.stream, httpx.ByteStream):
+        return None
+    content = request.content
+    if not content or content[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _message_id(operation: str | None, body: object) -> bool:
+    """Whether a SendMessage body names its message's messageId (other operations: True)."""
+    if operation not in _SEND:
+        return True
+    if not isinstance(body, dict):
+        return False
+    params = body.get("params") if "method" in body else body
+    message = params.get("message") if isinstance(params, dict) else None
+    if not isinstance(message, dict):
+        return False
+    message_id = message.get("messageId", message.get("message_id"))
+    return isinstance(message_id, str) and bool(message_id)
+
+
+def _peer_of(request: httpx.Request) -> str:
+    url = request.url
+    return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+
+class _TransportBase:
+    """What the sync and async transports share: reading requests and rebuilding responses."""
+
+    def __init__(self, guard: Guard, *, raise_failures: bool = False) -> None:
+        self.guard = guard
+        self.raise_failures = raise_failures
+
+    def _prepare(self, request: httpx.Request) -> tuple[str | None, str, GiveUp | None]:
+        """The operation, the peer, and why a resend would be unsafe (if it would be)."""
+        if not isinstance(request.stream, httpx.ByteStream):
+            return operation_of(request, body={}), _peer_of(request), GiveUp.NOT_REPLAYABLE
+        body = _json_body(request)
+        operation = operation_of(request, body)
+        unsafe = None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
+        return operation, _peer_of(request), unsafe
+
+    @staticmethod
+    def _is_stream(response: httpx.Response) -> bool:
+        return 200 <= response.status_code < 300 and response.headers.get(
+            "content-type", ""
+        ).startswith("text/event-stream")
+
+    def _failed(self, failure: CallFailed) -> httpx.Response:
+        """Hand back what the last attempt produced (or raise, when asked to)."""
+        if self.raise_failures:
+            raise failure
+        if isinstance(failure.result, httpx.Response):
+            return failure.result
+        cause = failure.__cause__
+        if cause is not None:
+            raise cause
+        raise failure
+
+
+class GuardTransport(_TransportBase, httpx.BaseTransport):
+    """An httpx transport that runs every request through a `Guard`.
+
+    Mount it in any httpx client, and so under any A2A client built on httpx::
+
+        client = httpx.Client(transport=GuardTransport(Guard()))
+
+    Each request is sent by ``inner`` (httpx's own transport by default) and judged: JSON-RPC
+    error bodies on HTTP 200 included. A retry resends the identical request (the same bytes).
+    It never retries a request whose body is a stream it cannot replay, nor a SendMessage
+    whose message has no messageId. Successful event streams are handed over unread.
+
+    When the final decision is not ok, the transport hands back the last response (or raises
+    the last transport exception) as the client would have seen it without a guard, so the
+    client's own error handling runs; hooks have seen every decision. With
+    ``raise_failures=True`` it raises the `CallFailed` instead.
+    """
+
+    def __init__(
+        self,
+        guard: Guard,
+        inner: httpx.BaseTransport | None = None,
+        *,
+        raise_failures: bool = False,
+    ) -> None:
+        super().__init__(guard, raise_failures=raise_failures)
+        self.inner = inner if inner is not None else httpx.HTTPTransport()
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if self._is_stream(response):
+            return response
+        if isinstance(response.stream, httpx.ByteStream):
+            response.read()  # already in memory (a mock, a cache): nothing to rebuild
+            return response
+        try:
+            raw = b"".join(response.iter_raw())
+        finally:
+            response.close()
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` under the guard."""
+        operation, peer, unsafe = self._prepare(request)
+        try:
+            return self.guard._call_with(  # one loop, two doors
+                self._send, (request,), operation=operation, peer=peer, unsafe=unsafe
+            )
+        except CallFailed as failure:
+            return self._failed(failure)
+
+    def close(self) -> None:
+        """Close the inner transport."""
+        self.inner.close()
+
+
+class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
+    """The async twin of `GuardTransport`, for ``httpx.AsyncClient`` (and a2a-sdk's clients)."""
+
+    def __init__(
+        self,
+        guard: Guard,
+        inner: httpx.AsyncBaseTransport | None = None,
+        *,
+        raise_failures: bool = False,
+    ) -> None:
+        super().__init__(guard, raise_failures=raise_failures)
+        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if self._is_stream(response):
+            return response
+        if isinstance(response.stream, httpx.ByteStream):
+            await response.aread()  # already in memory (a mock, a cache): nothing to rebuild
+            return response
+        try:
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        finally:
+            await response.aclose()
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` under the guard."""
+        operation, peer, unsafe = self._prepare(request)
+        try:
+            return await self.guard._acall_with(  # one loop, two doors
+                self._send, (request,), operation=operation, peer=peer, unsafe=unsafe
+            )
+        except CallFailed as failure:
+            return self._failed(failure)
+
+    async def aclose(self) -> None:
+        """Close the inner transport."""
+        await self.inner.aclose()

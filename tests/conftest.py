@@ -1,0 +1,279 @@
+"""Builders for the wire shapes the unit tests feed to `normalize` and `classify`.
+
+Everything here builds real objects: ``httpx.Response`` values (sent through an
+``httpx.MockTransport`` when a test needs a request behind them), google.rpc details in JSON as
+the spec's examples show them (protocol notes section 7), and ``grpc.RpcError`` values carrying a
+real ``grpc-status-details-bin`` trailer packed with googleapis-common-protos.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import httpx
+import pytest
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2, status_pb2
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+A2A_DOMAIN = "a2a-protocol.org"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+DEBUG_INFO = "type.googleapis.com/google.rpc.DebugInfo"
+PROBLEM_PREFIX = "https://a2a-protocol.org/errors/"
+
+# The nine A2A errors: (reason, JSON-RPC code, gRPC 1.0.1, HTTP 1.0.1, gRPC 1.0.0, HTTP 1.0.0),
+# written out from protocol notes sections 2.1 and 2.4, not derived from the package.
+NINE: tuple[tuple[str, int, str, int, str, int], ...] = (
+    ("TASK_NOT_FOUND", -32001, "NOT_FOUND", 404, "NOT_FOUND", 404),
+    ("TASK_NOT_CANCELABLE", -32002, "FAILED_PRECONDITION", 400, "FAILED_PRECONDITION", 409),
+    ("PUSH_NOTIFICATION_NOT_SUPPORTED", -32003, "FAILED_PRECONDITION", 400, "UNIMPLEMENTED", 400),
+    ("UNSUPPORTED_OPERATION", -32004, "FAILED_PRECONDITION", 400, "UNIMPLEMENTED", 400),
+    ("CONTENT_TYPE_NOT_SUPPORTED", -32005, "INVALID_ARGUMENT", 400, "INVALID_ARGUMENT", 415),
+    ("INVALID_AGENT_RESPONSE", -32006, "INTERNAL", 500, "INTERNAL", 502),
+    (
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        -32007,
+        "FAILED_PRECONDITION",
+        400,
+        "FAILED_PRECONDITION",
+        400,
+    ),
+    ("EXTENSION_SUPPORT_REQUIRED", -32008, "FAILED_PRECONDITION", 400, "FAILED_PRECONDITION", 400),
+    ("VERSION_NOT_SUPPORTED", -32009, "FAILED_PRECONDITION", 400, "UNIMPLEMENTED", 400),
+)
+NINE_REASONS: tuple[str, ...] = tuple(row[0] for row in NINE)
+
+# The default action of every A2A reason (the brief's mapping, point 6).
+NINE_ACTIONS: dict[str, str] = {
+    "TASK_NOT_FOUND": "reconcile",
+    "TASK_NOT_CANCELABLE": "reconcile",
+    "UNSUPPORTED_OPERATION": "degrade",
+    "PUSH_NOTIFICATION_NOT_SUPPORTED": "degrade",
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "degrade",
+    "CONTENT_TYPE_NOT_SUPPORTED": "fix_request",
+    "EXTENSION_SUPPORT_REQUIRED": "fix_request",
+    "VERSION_NOT_SUPPORTED": "fix_request",
+    "INVALID_AGENT_RESPONSE": "report",
+}
+
+
+# --- google.rpc details in JSON -------------------------------------------------------------
+
+
+def error_info(
+    reason: str,
+    *,
+    domain: str = A2A_DOMAIN,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``google.rpc.ErrorInfo`` in ProtoJSON, as the spec's examples write it."""
+    return {
+        "@type": ERROR_INFO,
+        "reason": reason,
+        "domain": domain,
+        "metadata": dict(metadata) if metadata is not None else {},
+    }
+
+
+def bad_request(*violations: tuple[str, str]) -> dict[str, Any]:
+    """A ``google.rpc.BadRequest`` with ``(field, description)`` violations."""
+    return {
+        "@type": BAD_REQUEST,
+        "fieldViolations": [{"field": f, "description": d} for f, d in violations],
+    }
+
+
+def retry_info(delay: str) -> dict[str, Any]:
+    """A ``google.rpc.RetryInfo`` whose ``retryDelay`` is a ProtoJSON duration (``"1.5s"``)."""
+    return {"@type": RETRY_INFO, "retryDelay": delay}
+
+
+def debug_info(detail: str = "stack") -> dict[str, Any]:
+    """A ``google.rpc.DebugInfo``: a detail that is neither ErrorInfo nor a hint."""
+    return {"@type": DEBUG_INFO, "stackEntries": ["frame 1"], "detail": detail}
+
+
+# --- bodies ---------------------------------------------------------------------------------
+
+_UNSET: Any = object()
+
+
+def jsonrpc_error(
+    code: int | None = -32001,
+    message: str | None = "Task not found",
+    data: Any = _UNSET,
+    *,
+    request_id: Any = 1,
+) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response (§9.5); ``data`` is left out unless given."""
+    error: dict[str, Any] = {}
+    if code is not None:
+        error["code"] = code
+    if message is not None:
+        error["message"] = message
+    if data is not _UNSET:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def jsonrpc_result(result: Any, *, request_id: Any = 1) -> dict[str, Any]:
+    """A JSON-RPC 2.0 success response."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def status_body(
+    code: int,
+    status: str,
+    message: str = "error",
+    details: Iterable[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """A ``google.rpc.Status`` JSON body of the HTTP+JSON binding (§11.6, AIP-193)."""
+    return {"error": {"code": code, "status": status, "message": message, "details": list(details)}}
+
+
+def task(state: str, task_id: str = "task-123") -> dict[str, Any]:
+    """A Task in ProtoJSON whose status is ``state``."""
+    return {
+        "id": task_id,
+        "contextId": "ctx-1",
+        "status": {"state": state, "message": {"role": "ROLE_AGENT", "parts": [{"text": "x"}]}},
+    }
+
+
+# --- HTTP -----------------------------------------------------------------------------------
+
+
+def json_response(
+    status: int,
+    body: Any,
+    *,
+    content_type: str = "application/json",
+    headers: Mapping[str, str] | None = None,
+) -> httpx.Response:
+    """An ``httpx.Response`` with a JSON body."""
+    all_headers = {"content-type": content_type, **(headers or {})}
+    return httpx.Response(status, content=json.dumps(body).encode(), headers=all_headers)
+
+
+def sse_response(events: Iterable[str], *, status: int = 200) -> httpx.Response:
+    """An SSE (``text/event-stream``) response; each item is one event's raw lines."""
+    text = "".join(event.rstrip("\n") + "\n\n" for event in events)
+    return httpx.Response(
+        status, content=text.encode(), headers={"content-type": "text/event-stream"}
+    )
+
+
+def sse_data(payload: Any, *, event: str | None = None, event_id: str | None = None) -> str:
+    """The raw lines of one SSE event whose data is ``payload`` in JSON."""
+    lines = []
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    lines.append(f"data: {json.dumps(payload)}")
+    return "\n".join(lines)
+
+
+def send_through(
+    response: httpx.Response, *, method: str = "POST", url: str = "https://agent.test/"
+) -> httpx.Response:
+    """``response`` as an httpx client returns it, through a ``MockTransport`` (no network)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            response.status_code,
+            content=response.content,
+            headers=response.headers,
+            request=request,
+        )
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        return client.request(method, url)
+
+
+@pytest.fixture(name="through_transport")
+def through_transport_fixture() -> Callable[..., httpx.Response]:
+    """`send_through`, as a fixture."""
+    return send_through
+
+
+# --- gRPC -----------------------------------------------------------------------------------
+
+
+def packed_error_info(
+    reason: str, *, domain: str = A2A_DOMAIN, metadata: Mapping[str, str] | None = None
+) -> error_details_pb2.ErrorInfo:
+    """A protobuf ``google.rpc.ErrorInfo``."""
+    return error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=metadata or {})
+
+
+def packed_bad_request(field: str, description: str) -> error_details_pb2.BadRequest:
+    """A protobuf ``google.rpc.BadRequest`` with one violation."""
+    violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=description)
+    return error_details_pb2.BadRequest(field_violations=[violation])
+
+
+def packed_retry_info(seconds: int, nanos: int = 0) -> error_details_pb2.RetryInfo:
+    """A protobuf ``google.rpc.RetryInfo``."""
+    return error_details_pb2.RetryInfo(
+        retry_delay=duration_pb2.Duration(seconds=seconds, nanos=nanos)
+    )
+
+
+def status_trailer(code: grpc.StatusCode, message: str, *details: Any) -> bytes:
+    """The bytes of a ``grpc-status-details-bin`` trailer: a packed ``google.rpc.Status``."""
+    status = status_pb2.Status(code=code.value[0], message=message)
+    for detail in details:
+        status.details.add().Pack(detail)
+    return bytes(status.SerializeToString())
+
+
+class FakeRpcError(grpc.RpcError):  # type: ignore[misc]  # grpc ships no types
+    """A ``grpc.RpcError`` as a gRPC stub raises it: code, details and trailing metadata."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        details: str = "",
+        trailing: Iterable[tuple[str, str | bytes]] = (),
+    ) -> None:
+        super().__init__(details)
+        self._code = code
+        self._details = details
+        self._trailing = tuple(trailing)
+
+    def code(self) -> grpc.StatusCode:
+        """The status code."""
+        return self._code
+
+    def details(self) -> str:
+        """The status message."""
+        return self._details
+
+    def trailing_metadata(self) -> tuple[tuple[str, str | bytes], ...]:
+        """The trailing metadata, as (key, value) pairs."""
+        return self._trailing
+
+
+def rpc_error(
+    code: grpc.StatusCode,
+    message: str = "",
+    *details: Any,
+    pushback_ms: str | None = None,
+    trailer: bytes | None = None,
+) -> FakeRpcError:
+    """A ``FakeRpcError`` whose trailer packs ``details`` (or carries ``trailer`` as given)."""
+    trailing: list[tuple[str, str | bytes]] = []
+    if trailer is not None:
+        trailing.append(("grpc-status-details-bin", trailer))
+    elif details:
+        trailing.append(("grpc-status-details-bin", status_trailer(code, message, *details)))
+    if pushback_ms is not None:
+        trailing.append(("grpc-retry-pushback-ms", pushback_ms))
+    return FakeRpcError(code, message, trailing)

@@ -1,0 +1,1227 @@
+"""normalize: every wire shape of every binding reduces to one CallError, reason first."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import ssl
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import httpx
+import pytest
+from a2a.client.errors import A2AClientError, A2AClientTimeoutError
+from a2a.utils import errors as sdk
+from google.rpc import status_pb2
+
+from a2a_client_errors import (
+    Action,
+    CallError,
+    ErrorKind,
+    Reason,
+    Source,
+    TransportFailure,
+    WireShape,
+    classify,
+    escape,
+    normalize,
+)
+from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
+from tests.conftest import (
+    A2A_DOMAIN,
+    NINE,
+    NINE_ACTIONS,
+    NINE_REASONS,
+    PROBLEM_PREFIX,
+    bad_request,
+    debug_info,
+    error_info,
+    json_response,
+    jsonrpc_error,
+    jsonrpc_result,
+    packed_bad_request,
+    packed_error_info,
+    packed_retry_info,
+    retry_info,
+    rpc_error,
+    send_through,
+    sse_data,
+    sse_response,
+    status_body,
+    task,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _error(x: object) -> CallError:
+    """normalize(x), which must be a CallError."""
+    found = normalize(x)
+    assert isinstance(found, CallError), f"expected a CallError, got {found!r}"
+    return found
+
+
+SPEC_METADATA = {"taskId": "task-123", "timestamp": "2025-11-09T10:30:00.000Z"}
+SPEC_INFO = error_info("TASK_NOT_FOUND", metadata=SPEC_METADATA)
+
+
+# --- JSON-RPC (§9.5) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [SPEC_INFO],
+        [bad_request(("id", "unknown")), debug_info(), SPEC_INFO],
+        [error_info("OTHER", domain="example.com"), SPEC_INFO, retry_info("1s")],
+        SPEC_INFO,
+    ],
+    ids=["errorinfo-first", "errorinfo-last", "errorinfo-middle", "data-object"],
+)
+def test_jsonrpc_error_info_anywhere_in_data(data: Any) -> None:
+    """The A2A ErrorInfo decides wherever it stands in ``data``, array or single object."""
+    found = _error(json_response(200, jsonrpc_error(-32001, "Task not found", data)))
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.ERROR_INFO
+    assert found.wire is WireShape.JSONRPC
+    assert found.kind is ErrorKind.PROTOCOL
+    assert found.jsonrpc_code == -32001
+    assert found.domain == A2A_DOMAIN
+    assert dict(found.metadata) == SPEC_METADATA
+    assert found.message == "Task not found"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        jsonrpc_error(-32001, "Task not found", "task-123 is gone"),
+        jsonrpc_error(-32001, "Task not found", {"taskId": "task-123"}),
+        jsonrpc_error(-32001, "Task not found"),
+        jsonrpc_error(-32001, None),
+        jsonrpc_error(-32001, "Task not found", None),
+        jsonrpc_error(-32001, "Task not found", []),
+    ],
+    ids=["data-string", "data-v03-object", "no-data", "code-only", "data-null", "data-empty"],
+)
+def test_jsonrpc_code_decides_without_error_info(error: dict[str, Any]) -> None:
+    """With no ErrorInfo, the JSON-RPC code names the reason."""
+    found = _error(error)
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.JSONRPC_CODE
+    assert found.wire is WireShape.JSONRPC
+    assert found.jsonrpc_code == -32001
+    assert classify(error).action is Action.RECONCILE
+
+
+@pytest.mark.parametrize("status", [200, 400, 404, 409, 500, 502, 503])
+def test_jsonrpc_error_on_any_http_status(status: int) -> None:
+    """A JSON-RPC error is read the same on HTTP 200 and on 4xx/5xx: the code wins the status."""
+    found = _error(json_response(status, jsonrpc_error(-32004, "Streaming is not supported")))
+    assert found.reason is Reason.UNSUPPORTED_OPERATION
+    assert found.source is Source.JSONRPC_CODE
+    assert found.http_status == status
+    assert classify(json_response(status, jsonrpc_error(-32004))).action is Action.DEGRADE
+
+
+@pytest.mark.parametrize(("reason", "code"), [(r[0], r[1]) for r in NINE], ids=NINE_REASONS)
+def test_jsonrpc_each_a2a_code(reason: str, code: int) -> None:
+    """Each A2A JSON-RPC code, with and without its ErrorInfo, gives its reason and action."""
+    bare = json_response(200, jsonrpc_error(code, "x"))
+    full = json_response(200, jsonrpc_error(code, "x", [error_info(reason)]))
+    assert _error(bare).reason is Reason(reason)
+    assert _error(full).reason is Reason(reason)
+    assert _error(full).source is Source.ERROR_INFO
+    assert classify(bare).action == Action(NINE_ACTIONS[reason])
+    assert classify(full).action == Action(NINE_ACTIONS[reason])
+
+
+def test_jsonrpc_validation_error_example() -> None:
+    """The §9.5 validation example (-32602 + BadRequest) is INVALID_PARAMS with its violations."""
+    body = jsonrpc_error(
+        -32602,
+        "Invalid parameters",
+        [bad_request(("message.parts", "at least one part is required"))],
+    )
+    found = _error(json_response(200, body))
+    assert found.reason is Reason.INVALID_PARAMS
+    assert found.source is Source.JSONRPC_CODE
+    (detail,) = found.details
+    assert isinstance(detail, BadRequest)
+    assert [(v.field, v.description) for v in detail.field_violations] == [
+        ("message.parts", "at least one part is required")
+    ]
+    assert classify(body).action is Action.FIX_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (-32700, "PARSE_ERROR"),
+        (-32600, "INVALID_REQUEST"),
+        (-32601, "METHOD_NOT_FOUND"),
+        (-32602, "INVALID_PARAMS"),
+    ],
+    ids=["parse", "invalid-request", "method-not-found", "invalid-params"],
+)
+def test_standard_request_errors_fix_the_request(code: int, reason: str) -> None:
+    """-32700/-32600/-32601/-32602, and their reasons in an ErrorInfo, are fix_request."""
+    by_code = classify(jsonrpc_error(code, "x"))
+    assert by_code.reason is Reason(reason)
+    assert by_code.action is Action.FIX_REQUEST
+    by_info = classify(status_body(400, "INVALID_ARGUMENT", "x", [error_info(reason)]))
+    assert by_info.reason is Reason(reason)
+    assert by_info.action is Action.FIX_REQUEST
+
+
+def test_jsonrpc_internal_error_retries() -> None:
+    """-32603 (and the INTERNAL_ERROR reason) is transient: retry."""
+    for body in (
+        jsonrpc_error(-32603, "Internal error"),
+        jsonrpc_error(-32603, "Internal error", [error_info("INTERNAL_ERROR")]),
+    ):
+        decision = classify(json_response(500, body))
+        assert decision.reason is Reason.INTERNAL_ERROR
+        assert decision.action is Action.RETRY
+
+
+def test_jsonrpc_unassigned_a2a_code_has_no_reason() -> None:
+    """A code in the A2A range that the spec leaves unassigned names no reason."""
+    found = _error(json_response(200, jsonrpc_error(-32050, "custom")))
+    assert found.reason is None
+    assert found.jsonrpc_code == -32050
+
+
+# --- google.rpc.Status JSON (HTTP+JSON, §11.6) ----------------------------------------------
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/a2a+json"])
+def test_status_json_spec_example(content_type: str) -> None:
+    """The §11.6 404 example gives TASK_NOT_FOUND from its ErrorInfo, on either content type."""
+    body = status_body(
+        404,
+        "NOT_FOUND",
+        "The specified task ID does not exist or is not accessible",
+        [SPEC_INFO],
+    )
+    found = _error(json_response(404, body, content_type=content_type))
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.ERROR_INFO
+    assert found.wire is WireShape.STATUS_JSON
+    assert found.http_status == 404
+    assert found.grpc_status == "NOT_FOUND"
+    assert dict(found.metadata) == SPEC_METADATA
+    assert found.message == "The specified task ID does not exist or is not accessible"
+    assert classify(json_response(404, body, content_type=content_type)).action is Action.RECONCILE
+
+
+@pytest.mark.parametrize(
+    ("reason", "grpc_name", "http"), [(r[0], r[2], r[3]) for r in NINE], ids=NINE_REASONS
+)
+def test_status_json_each_a2a_reason(reason: str, grpc_name: str, http: int) -> None:
+    """Each A2A error on HTTP+JSON (1.0.1 status) is told apart by its ErrorInfo reason."""
+    response = json_response(http, status_body(http, grpc_name, "x", [error_info(reason)]))
+    found = _error(response)
+    assert found.reason is Reason(reason)
+    assert found.source is Source.ERROR_INFO
+    assert classify(response).action == Action(NINE_ACTIONS[reason])
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        [bad_request(("x", "y")), debug_info(), error_info("UNSUPPORTED_OPERATION")],
+        [
+            error_info("TASK_NOT_FOUND", domain="googleapis.com"),
+            error_info("UNSUPPORTED_OPERATION"),
+        ],
+        [retry_info("1s"), error_info("UNSUPPORTED_OPERATION"), bad_request(("a", "b"))],
+    ],
+    ids=["last", "after-foreign-errorinfo", "middle"],
+)
+def test_status_json_error_info_anywhere(details: list[dict[str, Any]]) -> None:
+    """The A2A ErrorInfo is found anywhere in ``details``; other domains do not count."""
+    found = _error(json_response(400, status_body(400, "FAILED_PRECONDITION", "x", details)))
+    assert found.reason is Reason.UNSUPPORTED_OPERATION
+    assert found.source is Source.ERROR_INFO
+    assert len(found.details) == len(details)
+
+
+@pytest.mark.parametrize(
+    ("status", "grpc_name", "foreign", "action"),
+    [
+        (400, "FAILED_PRECONDITION", "TASK_NOT_FOUND", Action.FIX_REQUEST),
+        (429, "RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", Action.RETRY),
+        (400, "INVALID_ARGUMENT", "VERSION_NOT_SUPPORTED", Action.FIX_REQUEST),
+    ],
+    ids=["400", "429", "400-version"],
+)
+def test_status_json_foreign_domain_error_info_is_ignored(
+    status: int, grpc_name: str, foreign: str, action: Action
+) -> None:
+    """An ErrorInfo of another domain never names the reason, even with an A2A-looking one."""
+    details = [error_info(foreign, domain="googleapis.com", metadata={"service": "x"})]
+    response = json_response(status, status_body(status, grpc_name, "x", details))
+    found = _error(response)
+    assert found.reason is None
+    assert found.domain is None
+    assert dict(found.metadata) == {}
+    assert found.source is Source.STATUS_FALLBACK
+    assert any(isinstance(d, ErrorInfo) and d.reason == foreign for d in found.details)
+    assert classify(response).action is action
+
+
+@pytest.mark.parametrize(
+    ("status", "grpc_name"),
+    [(500, "INTERNAL"), (502, "UNAVAILABLE"), (503, "UNAVAILABLE"), (500, "UNKNOWN")],
+    ids=["500-internal", "502", "503", "500-unknown"],
+)
+def test_status_json_server_errors_without_reason_retry(status: int, grpc_name: str) -> None:
+    """500/502/INTERNAL without an A2A reason are transient, never INVALID_AGENT_RESPONSE."""
+    response = json_response(status, status_body(status, grpc_name, "boom"))
+    decision = classify(response)
+    assert decision.reason is None
+    assert decision.action is Action.RETRY
+
+
+@pytest.mark.parametrize(
+    ("status", "grpc_name"),
+    [(400, "FAILED_PRECONDITION"), (400, "INVALID_ARGUMENT")],
+    ids=["failed-precondition", "invalid-argument"],
+)
+def test_status_json_400_alone_names_no_reason(status: int, grpc_name: str) -> None:
+    """400 with FAILED_PRECONDITION and no ErrorInfo names none of the seven 400 reasons."""
+    response = json_response(status, status_body(status, grpc_name, "Task cannot be canceled"))
+    decision = classify(response)
+    assert decision.reason is None
+    assert decision.action is Action.FIX_REQUEST
+    assert decision.error is not None
+    assert decision.error.source is Source.STATUS_FALLBACK
+
+
+# --- RFC 9457 problem+json (§6.4, §6.5, RC-era §11.6) -------------------------------------
+
+
+def test_problem_version_negotiation_example() -> None:
+    """The §6.4 example is VERSION_NOT_SUPPORTED with its supported versions."""
+    body = {
+        "type": "https://a2a-protocol.org/errors/version-not-supported",
+        "title": "Protocol Version Not Supported",
+        "status": 400,
+        "detail": "The requested A2A protocol version 0.5 is not supported by this agent",
+        "supportedVersions": ["0.3"],
+    }
+    response = json_response(400, body, content_type="application/problem+json")
+    found = _error(response)
+    assert found.reason is Reason.VERSION_NOT_SUPPORTED
+    assert found.source is Source.PROBLEM_TYPE
+    assert found.wire is WireShape.PROBLEM_JSON
+    assert found.supported_versions == ("0.3",)
+    assert found.http_status == 400
+    assert found.message == body["detail"]
+    assert classify(response).action is Action.FIX_REQUEST
+
+
+def test_problem_validation_example() -> None:
+    """The §6.5 example becomes a BadRequest detail with one violation per ``errors`` entry."""
+    body = {
+        "status": 400,
+        "detail": "Invalid parameters",
+        "errors": [
+            {"field": "pageSize", "message": "Must be between 1 and 100 inclusive"},
+            {"field": "historyLength", "message": "Must be non-negative integer"},
+            {"field": "status", "message": "Invalid status value 'TASK_STATE_RUNNING'"},
+        ],
+    }
+    response = json_response(400, body, content_type="application/problem+json")
+    found = _error(response)
+    bad = [d for d in found.details if isinstance(d, BadRequest)]
+    assert len(bad) == 1
+    assert [(v.field, v.description) for v in bad[0].field_violations] == [
+        ("pageSize", "Must be between 1 and 100 inclusive"),
+        ("historyLength", "Must be non-negative integer"),
+        ("status", "Invalid status value 'TASK_STATE_RUNNING'"),
+    ]
+    assert found.reason is None
+    assert found.http_status == 400
+    assert found.message == "Invalid parameters"
+    assert classify(response).action is Action.FIX_REQUEST
+
+
+@pytest.mark.parametrize(("reason", "http"), [(r[0], r[5]) for r in NINE], ids=NINE_REASONS)
+def test_problem_rc_type_uris(reason: str, http: int) -> None:
+    """Each RC-era type URI, on its RC-era status, names its reason (over the status)."""
+    body = {
+        "type": PROBLEM_PREFIX + reason.lower().replace("_", "-"),
+        "title": "t",
+        "status": http,
+        "detail": "d",
+        "taskId": "task-1",
+    }
+    response = json_response(http, body, content_type="application/problem+json")
+    found = _error(response)
+    assert found.reason is Reason(reason)
+    assert found.source is Source.PROBLEM_TYPE
+    assert classify(response).action == Action(NINE_ACTIONS[reason])
+
+
+# --- legacy bodies ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "reason"),
+    [
+        (400, {"type": "TaskNotFoundError", "message": "Task not found"}, "TASK_NOT_FOUND"),
+        (
+            400,
+            {"type": "UnsupportedOperationError", "message": "no"},
+            "UNSUPPORTED_OPERATION",
+        ),
+        (500, {"error": "io.a2a.spec.TaskNotFoundError", "message": "gone"}, "TASK_NOT_FOUND"),
+        (
+            400,
+            {"error": "io.a2a.spec.PushNotificationNotSupportedError"},
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+    ],
+    ids=["python-v03", "python-v03-unsupported", "java-fqcn", "java-push"],
+)
+def test_legacy_bodies_name_their_class(status: int, body: dict[str, Any], reason: str) -> None:
+    """Pre-1.0 bodies naming an error class give that reason, from the body."""
+    found = _error(json_response(status, body))
+    assert found.reason is Reason(reason)
+    assert found.source is Source.LEGACY_BODY
+    assert found.wire is WireShape.LEGACY
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "action"),
+    [
+        (404, Reason.TASK_NOT_FOUND, Action.RECONCILE),
+        (400, None, Action.FIX_REQUEST),
+        (500, None, Action.RETRY),
+    ],
+    ids=["404", "400", "500"],
+)
+def test_aspnet_problem_details_fall_back_to_status(
+    status: int, reason: Reason | None, action: Action
+) -> None:
+    """An ASP.NET ProblemDetails with a non-A2A type URI is read by its status."""
+    body = {
+        "type": "https://tools.ietf.org/html/rfc9110#section-15.5.5",
+        "title": "One or more errors occurred.",
+        "status": status,
+        "traceId": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+    }
+    response = json_response(status, body, content_type="application/problem+json")
+    found = _error(response)
+    assert found.reason is reason
+    assert found.source is Source.STATUS_FALLBACK
+    assert classify(response).action is action
+
+
+# --- bare statuses from proxies ---------------------------------------------------------------
+
+HTML = b"<html><body><h1>Bad Gateway</h1></body></html>"
+
+
+@pytest.mark.parametrize(
+    ("status", "content", "reason", "action", "kind"),
+    [
+        (502, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
+        (503, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
+        (504, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
+        (500, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
+        (408, b"", None, Action.RETRY, ErrorKind.TRANSPORT),
+        (404, b"", Reason.TASK_NOT_FOUND, Action.RECONCILE, ErrorKind.PROTOCOL),
+        (409, b"", Reason.TASK_NOT_CANCELABLE, Action.RECONCILE, ErrorKind.PROTOCOL),
+        (415, b"", Reason.CONTENT_TYPE_NOT_SUPPORTED, Action.FIX_REQUEST, ErrorKind.PROTOCOL),
+        (401, b"", Reason.UNAUTHENTICATED, Action.AUTH, ErrorKind.AUTH),
+        (403, HTML, Reason.UNAUTHORIZED, Action.AUTH, ErrorKind.AUTH),
+        (429, b"Too Many Requests", None, Action.RETRY, ErrorKind.TRANSPORT),
+        (400, HTML, None, Action.FIX_REQUEST, ErrorKind.TRANSPORT),
+        (501, b"", None, Action.DEGRADE, ErrorKind.TRANSPORT),
+    ],
+    ids=["502", "503", "504", "500", "408", "404", "409", "415", "401", "403", "429", "400", "501"],
+)
+def test_bare_statuses(
+    status: int, content: bytes, reason: Reason | None, action: Action, kind: ErrorKind
+) -> None:
+    """A status with no error shape (HTML, text, empty) is read by the status alone."""
+    response = httpx.Response(status, content=content, headers={"content-type": "text/html"})
+    found = _error(response)
+    assert found.reason is reason
+    assert found.kind is kind
+    assert found.wire is WireShape.BARE_STATUS
+    assert found.source is Source.STATUS_FALLBACK
+    assert found.http_status == status
+    assert classify(response).action is action
+
+
+def test_bare_502_is_not_invalid_agent_response() -> None:
+    """A gateway's 502 is transient, not the 1.0.0 INVALID_AGENT_RESPONSE."""
+    decision = classify(httpx.Response(502, content=HTML))
+    assert decision.reason is not Reason.INVALID_AGENT_RESPONSE
+    assert decision.action is Action.RETRY
+
+
+def test_bare_status_message_is_never_parsed() -> None:
+    """A 400 whose text names a reason still names none."""
+    response = httpx.Response(400, text="TASK_NOT_FOUND: task-123 does not exist")
+    decision = classify(response)
+    assert decision.reason is None
+    assert decision.action is Action.FIX_REQUEST
+
+
+# --- gRPC (§10.6) ---------------------------------------------------------------------------
+
+
+def test_grpc_full_trailer() -> None:
+    """A real status trailer gives the ErrorInfo reason, its metadata, details and the hint."""
+    exc = rpc_error(
+        grpc.StatusCode.NOT_FOUND,
+        "Task with ID 'task-123' not found",
+        packed_bad_request("id", "unknown id"),
+        packed_error_info("TASK_NOT_FOUND", metadata={"task_id": "task-123"}),
+        packed_retry_info(1, 500_000_000),
+        pushback_ms="2500",
+    )
+    found = _error(exc)
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.ERROR_INFO
+    assert found.wire is WireShape.GRPC
+    assert found.grpc_status == "NOT_FOUND"
+    assert found.message == "Task with ID 'task-123' not found"
+    assert dict(found.metadata) == {"task_id": "task-123"}
+    assert [type(d) for d in found.details] == [BadRequest, ErrorInfo, RetryInfo]
+    bad = found.details[0]
+    assert isinstance(bad, BadRequest)
+    assert [(v.field, v.description) for v in bad.field_violations] == [("id", "unknown id")]
+    assert found.retry_after == pytest.approx(2.5)
+    decision = classify(exc)
+    assert decision.action is Action.RECONCILE
+    assert decision.retry_after == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize(
+    ("reason", "current", "legacy"), [(r[0], r[2], r[4]) for r in NINE], ids=NINE_REASONS
+)
+def test_grpc_each_a2a_reason_on_both_tables(reason: str, current: str, legacy: str) -> None:
+    """The trailer's reason decides on the 1.0.1 and the 1.0.0 code alike."""
+    for name in (current, legacy):
+        exc = rpc_error(grpc.StatusCode[name], "x", packed_error_info(reason))
+        found = _error(exc)
+        assert found.reason is Reason(reason)
+        assert found.source is Source.ERROR_INFO
+        assert found.grpc_status == name
+        assert classify(exc).action == Action(NINE_ACTIONS[reason])
+
+
+@pytest.mark.parametrize(
+    ("name", "reason", "action"),
+    [
+        ("UNAVAILABLE", None, Action.RETRY),
+        ("DEADLINE_EXCEEDED", None, Action.RETRY),
+        ("RESOURCE_EXHAUSTED", None, Action.RETRY),
+        ("INTERNAL", None, Action.RETRY),
+        ("UNKNOWN", None, Action.RETRY),
+        ("NOT_FOUND", Reason.TASK_NOT_FOUND, Action.RECONCILE),
+        ("FAILED_PRECONDITION", None, Action.FIX_REQUEST),
+        ("INVALID_ARGUMENT", None, Action.FIX_REQUEST),
+        ("UNAUTHENTICATED", Reason.UNAUTHENTICATED, Action.AUTH),
+        ("PERMISSION_DENIED", Reason.UNAUTHORIZED, Action.AUTH),
+    ],
+    ids=str,
+)
+def test_grpc_code_alone(name: str, reason: Reason | None, action: Action) -> None:
+    """With no trailer, the gRPC code decides; only NOT_FOUND names an A2A reason."""
+    exc = rpc_error(grpc.StatusCode[name], "x")
+    found = _error(exc)
+    assert found.reason is reason
+    assert found.source is Source.STATUS_FALLBACK
+    assert found.grpc_status == name
+    assert classify(exc).action is action
+
+
+@pytest.mark.parametrize(
+    ("name", "reason", "action"),
+    [
+        ("NOT_FOUND", Reason.TASK_NOT_FOUND, Action.RECONCILE),
+        ("UNAVAILABLE", None, Action.RETRY),
+        ("FAILED_PRECONDITION", None, Action.FIX_REQUEST),
+        ("INTERNAL", None, Action.RETRY),
+    ],
+    ids=str,
+)
+def test_grpc_corrupt_trailer_is_classified_by_code(
+    name: str, reason: Reason | None, action: Action
+) -> None:
+    """Garbage in ``grpc-status-details-bin`` is ignored; the code still decides."""
+    exc = rpc_error(grpc.StatusCode[name], "x", trailer=b"\xff\x00garbage\x12\x99\x01")
+    found = _error(exc)
+    assert found.reason is reason
+    assert found.source is Source.STATUS_FALLBACK
+    assert found.details == ()
+    assert classify(exc).action is action
+
+
+def test_grpc_error_info_at_the_end() -> None:
+    """The trailer's ErrorInfo is found after other details (Go and a2a-rs append it)."""
+    exc = rpc_error(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "x",
+        packed_bad_request("a", "b"),
+        packed_error_info("OTHER", domain="example.com"),
+        packed_error_info("EXTENDED_CARD_NOT_CONFIGURED"),
+    )
+    decision = classify(exc)
+    assert decision.reason is Reason.EXTENDED_AGENT_CARD_NOT_CONFIGURED
+    assert decision.action is Action.DEGRADE
+
+
+@pytest.mark.parametrize(
+    ("retry_seconds", "pushback", "expected"),
+    [(3, "1000", 3.0), (1, "2500", 2.5), (2, None, 2.0), (None, "750", 0.75), (1, "abc", 1.0)],
+    ids=["retryinfo-larger", "pushback-larger", "retryinfo-only", "pushback-only", "bad-pushback"],
+)
+def test_grpc_retry_hints(retry_seconds: int | None, pushback: str | None, expected: float) -> None:
+    """RetryInfo and grpc-retry-pushback-ms become seconds; the largest wins; junk is ignored."""
+    details = [] if retry_seconds is None else [packed_retry_info(retry_seconds)]
+    exc = rpc_error(grpc.StatusCode.UNAVAILABLE, "x", *details, pushback_ms=pushback)
+    assert _error(exc).retry_after == pytest.approx(expected)
+
+
+def test_grpc_ok_is_no_error() -> None:
+    """An RpcError with status OK is not a call error."""
+    assert normalize(rpc_error(grpc.StatusCode.OK)) is None
+
+
+def test_google_rpc_status_message() -> None:
+    """A ``google.rpc.Status`` protobuf is read like the gRPC trailer."""
+    status = status_pb2.Status(code=9, message="x")
+    status.details.add().Pack(packed_error_info("VERSION_NOT_SUPPORTED"))
+    found = _error(status)
+    assert found.reason is Reason.VERSION_NOT_SUPPORTED
+    assert found.grpc_status == "FAILED_PRECONDITION"
+
+
+# --- transport exceptions -------------------------------------------------------------------
+
+
+def _raised_from(exc: BaseException, cause: BaseException) -> BaseException:
+    try:
+        raise exc from cause
+    except BaseException as raised:
+        return raised
+
+
+@pytest.mark.parametrize(
+    ("exc", "failure", "action"),
+    [
+        (httpx.ConnectError("Connection refused"), TransportFailure.CONNECT, Action.RETRY),
+        (httpx.ConnectTimeout("timed out"), TransportFailure.TIMEOUT, Action.RETRY),
+        (httpx.ReadTimeout("timed out"), TransportFailure.TIMEOUT, Action.RETRY),
+        (httpx.PoolTimeout("no connection"), TransportFailure.TIMEOUT, Action.RETRY),
+        (httpx.RemoteProtocolError("peer closed"), TransportFailure.NETWORK, Action.RETRY),
+        (httpx.UnsupportedProtocol("ftp://"), TransportFailure.CONFIG, Action.FIX_REQUEST),
+        (TimeoutError("timed out"), TransportFailure.TIMEOUT, Action.RETRY),
+        (ConnectionResetError(104, "reset"), TransportFailure.NETWORK, Action.RETRY),
+        (
+            _raised_from(
+                httpx.ConnectError("handshake failed"),
+                ssl.SSLCertVerificationError(1, "certificate verify failed"),
+            ),
+            TransportFailure.TLS,
+            Action.REPORT,
+        ),
+    ],
+    ids=[
+        "connect",
+        "connect-timeout",
+        "read-timeout",
+        "pool-timeout",
+        "remote-protocol",
+        "unsupported-protocol",
+        "builtin-timeout",
+        "connection-reset",
+        "tls-cause",
+    ],
+)
+def test_transport_exceptions(
+    exc: BaseException, failure: TransportFailure, action: Action
+) -> None:
+    """Transport exceptions are kind transport, named by failure; TLS is reported, not retried."""
+    found = _error(exc)
+    assert found.kind is ErrorKind.TRANSPORT
+    assert found.transport is failure
+    assert found.reason is None
+    assert found.source is Source.TRANSPORT
+    assert found.wire is WireShape.TRANSPORT
+    assert found.exception is not None
+    assert classify(exc).action is action
+
+
+def test_http_status_error_is_read_by_its_response() -> None:
+    """An ``httpx.HTTPStatusError`` gives the error of the response it carries."""
+    body = status_body(400, "FAILED_PRECONDITION", "x", [error_info("TASK_NOT_CANCELABLE")])
+    response = send_through(json_response(400, body))
+    with pytest.raises(httpx.HTTPStatusError) as info:
+        response.raise_for_status()
+    found = _error(info.value)
+    assert found.reason is Reason.TASK_NOT_CANCELABLE
+    assert found.source is Source.ERROR_INFO
+    assert found.http_status == 400
+
+
+# --- a2a-sdk exceptions ---------------------------------------------------------------------
+
+
+def test_sdk_task_not_found_with_data() -> None:
+    """a2a-sdk's TaskNotFoundError gives TASK_NOT_FOUND with its data as metadata."""
+    exc = sdk.TaskNotFoundError("x", data={"taskId": "t"})
+    found = _error(exc)
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert dict(found.metadata) == {"taskId": "t"}
+    assert classify(exc).action is Action.RECONCILE
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason", "action"),
+    [
+        (sdk.TaskNotCancelableError(), Reason.TASK_NOT_CANCELABLE, Action.RECONCILE),
+        (sdk.UnsupportedOperationError(), Reason.UNSUPPORTED_OPERATION, Action.DEGRADE),
+        (
+            sdk.PushNotificationNotSupportedError(),
+            Reason.PUSH_NOTIFICATION_NOT_SUPPORTED,
+            Action.DEGRADE,
+        ),
+        (
+            sdk.ExtendedAgentCardNotConfiguredError(),
+            Reason.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+            Action.DEGRADE,
+        ),
+        (sdk.VersionNotSupportedError(), Reason.VERSION_NOT_SUPPORTED, Action.FIX_REQUEST),
+        (sdk.ContentTypeNotSupportedError(), Reason.CONTENT_TYPE_NOT_SUPPORTED, Action.FIX_REQUEST),
+        (
+            sdk.ExtensionSupportRequiredError(),
+            Reason.EXTENSION_SUPPORT_REQUIRED,
+            Action.FIX_REQUEST,
+        ),
+        (sdk.InvalidAgentResponseError(), Reason.INVALID_AGENT_RESPONSE, Action.REPORT),
+        (sdk.InvalidParamsError(), Reason.INVALID_PARAMS, Action.FIX_REQUEST),
+        (sdk.InternalError(), Reason.INTERNAL_ERROR, Action.RETRY),
+        (sdk.JSONParseError(), Reason.PARSE_ERROR, Action.FIX_REQUEST),
+        (sdk.InvalidRequestError(), Reason.INVALID_REQUEST, Action.FIX_REQUEST),
+        (sdk.MethodNotFoundError(), Reason.METHOD_NOT_FOUND, Action.FIX_REQUEST),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v),
+)
+def test_sdk_error_classes(exc: Exception, reason: Reason, action: Action) -> None:
+    """Each a2a-sdk error class gives its reason and default action."""
+    decision = classify(exc)
+    assert decision.reason is reason
+    assert decision.action is action
+
+
+def test_sdk_client_error_from_http_status_error() -> None:
+    """An A2AClientError raised from an HTTPStatusError gives the response's error."""
+    body = status_body(400, "FAILED_PRECONDITION", "x", [error_info("VERSION_NOT_SUPPORTED")])
+    response = send_through(json_response(400, body))
+    try:
+        response.raise_for_status()
+    except httpx.HTTPStatusError as cause:
+        exc = _raised_from(A2AClientError("HTTP error 400"), cause)
+    found = _error(exc)
+    assert found.reason is Reason.VERSION_NOT_SUPPORTED
+    assert found.source is Source.ERROR_INFO
+    assert found.http_status == 400
+
+
+def test_sdk_client_timeout() -> None:
+    """A2AClientTimeoutError is a transport timeout: retry."""
+    exc = A2AClientTimeoutError("Client Request timed out")
+    found = _error(exc)
+    assert found.kind is ErrorKind.TRANSPORT
+    assert found.transport is TransportFailure.TIMEOUT
+    assert classify(exc).action is Action.RETRY
+
+
+def test_sdk_client_error_from_connect_error() -> None:
+    """An A2AClientError raised from a ConnectError is that connect failure."""
+    exc = _raised_from(A2AClientError("Network error"), httpx.ConnectError("refused"))
+    found = _error(exc)
+    assert found.transport is TransportFailure.CONNECT
+    assert classify(exc).action is Action.RETRY
+
+
+# --- SSE (§9.4.2, notes 8) --------------------------------------------------------------------
+
+STATUS_UPDATE = jsonrpc_result({"statusUpdate": {"taskId": "t", "status": {"state": "x"}}})
+
+
+def test_sse_jsonrpc_error_after_results() -> None:
+    """Result events, keep-alives and id lines are skipped; the JSON-RPC error event decides."""
+    error = jsonrpc_error(-32004, "no", [error_info("UNSUPPORTED_OPERATION")])
+    response = sse_response(
+        [
+            ": keep-alive",
+            sse_data(jsonrpc_result({"task": task("TASK_STATE_WORKING")}), event_id="1"),
+            ": keep-alive",
+            sse_data(STATUS_UPDATE, event_id="2"),
+            sse_data(error, event="error", event_id="3"),
+        ]
+    )
+    found = _error(response)
+    assert found.reason is Reason.UNSUPPORTED_OPERATION
+    assert found.source is Source.ERROR_INFO
+    assert found.jsonrpc_code == -32004
+    assert classify(response).action is Action.DEGRADE
+
+
+@pytest.mark.parametrize("event", ["error", None], ids=["event-error", "no-event-name"])
+def test_sse_status_error_event(event: str | None) -> None:
+    """A ``{"error": {...}}`` Status event is the error, with or without ``event: error``."""
+    payload = status_body(404, "NOT_FOUND", "gone", [error_info("TASK_NOT_FOUND")])
+    response = sse_response(
+        [sse_data({"task": task("TASK_STATE_WORKING")}), sse_data(payload, event=event)]
+    )
+    found = _error(response)
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.ERROR_INFO
+
+
+def test_sse_all_results_is_none() -> None:
+    """A stream of result events only carries no error."""
+    response = sse_response(
+        [
+            ": keep-alive",
+            sse_data(jsonrpc_result({"task": task("TASK_STATE_WORKING")}), event_id="1"),
+            sse_data(jsonrpc_result({"task": task("TASK_STATE_FAILED")}), event_id="2"),
+        ]
+    )
+    assert normalize(response) is None
+    assert classify(response).action is Action.OK
+
+
+def test_sse_non_json_data_is_invalid_agent_response() -> None:
+    """An event whose data is not JSON breaks the protocol: INVALID_AGENT_RESPONSE."""
+    response = sse_response([sse_data(STATUS_UPDATE), "data: {not json"])
+    found = _error(response)
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
+    assert classify(response).action is Action.REPORT
+
+
+def test_sse_multiline_data_is_joined() -> None:
+    """An event's ``data:`` lines are joined with newlines before parsing."""
+    error = json.dumps(jsonrpc_error(-32001, "x"), indent=1).splitlines()
+    response = sse_response(["\n".join(f"data: {line}" for line in error)])
+    assert _error(response).reason is Reason.TASK_NOT_FOUND
+
+
+def test_sse_event_data_as_dict() -> None:
+    """One SSE event's parsed data is classified like a body."""
+    assert _error(jsonrpc_error(-32003, "push")).reason is Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
+
+
+# --- success responses that break the protocol, and task outcomes ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [
+        (b"hello", "text/plain"),
+        (b"<html>OK</html>", "text/html"),
+        (b'{"jsonrpc": "2.0", "id": 1, "result": ', "application/json"),
+        ('{"jsonrpc":"2.0","id":1,"result":{"t":"café"}}'.encode("latin-1"), "application/json"),
+        (
+            json.dumps({**jsonrpc_result({"x": 1}), "error": {"code": -32001}}).encode(),
+            "application/json",
+        ),
+        (b'{"jsonrpc": "2.0", "id": 1}', "application/json"),
+    ],
+    ids=["text", "html", "truncated", "latin-1", "result-and-error", "neither"],
+)
+def test_broken_success_response_is_invalid_agent_response(
+    content: bytes, content_type: str
+) -> None:
+    """A 200 that is not JSON, not UTF-8, or a broken envelope is INVALID_AGENT_RESPONSE."""
+    response = httpx.Response(200, content=content, headers={"content-type": content_type})
+    found = _error(response)
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
+    assert found.source is Source.INVALID_RESPONSE
+    assert found.kind is ErrorKind.PROTOCOL
+    assert classify(response).action is Action.REPORT
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "TASK_STATE_FAILED",
+        "TASK_STATE_REJECTED",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_AUTH_REQUIRED",
+        "TASK_STATE_COMPLETED",
+        "failed",
+    ],
+)
+def test_task_outcomes_are_results(state: str) -> None:
+    """A successful call whose task FAILED, was REJECTED or waits for input is not an error."""
+    for response in (
+        json_response(200, jsonrpc_result({"task": task(state)})),
+        json_response(200, jsonrpc_result(task(state))),
+        json_response(200, task(state), content_type="application/a2a+json"),
+    ):
+        assert normalize(response) is None
+        decision = classify(response)
+        assert decision.action is Action.OK
+        assert decision.reason is None
+        assert decision.ok
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"status": "OK"}},
+        {"error": {"code": 0, "status": "OK", "message": "fine"}},
+        {"code": 0, "message": "fine", "details": []},
+    ],
+    ids=["status-name", "code-and-name", "bare-status"],
+)
+def test_an_error_is_never_ok(body: dict[str, Any]) -> None:
+    """A body classifies as ok exactly when it carries no CallError (never an ok error)."""
+    for x in (body, json_response(200, body), json_response(400, body)):
+        assert (normalize(x) is None) == (classify(x).action is Action.OK)
+
+
+@pytest.mark.parametrize("method", ["POST", "DELETE"])
+def test_no_content_is_no_error(
+    method: str, through_transport: Callable[..., httpx.Response]
+) -> None:
+    """A 204 (e.g. a deleted push config) is a result."""
+    response = through_transport(httpx.Response(204), method=method)
+    assert normalize(response) is None
+    assert classify(response).action is Action.OK
+
+
+@pytest.mark.parametrize("x", [None, 42, 1.5, object(), "  ", jsonrpc_result(None)], ids=repr)
+def test_non_error_inputs(x: object) -> None:
+    """Inputs that are no error at all do not raise."""
+    decision = classify(x)
+    assert isinstance(decision.action, Action)
+
+
+def test_plain_values_are_results() -> None:
+    """None, numbers and other objects are results: no call error."""
+    for value in (None, 42, object()):
+        assert normalize(value) is None
+
+
+# --- precedence: reason first -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        json_response(
+            401, status_body(401, "UNAUTHENTICATED", "x", [error_info("TASK_NOT_FOUND")])
+        ),
+        json_response(403, jsonrpc_error(-32001, "x", [error_info("TASK_NOT_FOUND")])),
+        json_response(403, status_body(404, "NOT_FOUND", "x", [error_info("TASK_NOT_FOUND")])),
+        json_response(401, {"type": PROBLEM_PREFIX + "version-not-supported", "status": 401}),
+        rpc_error(grpc.StatusCode.UNAUTHENTICATED, "x", packed_error_info("TASK_NOT_FOUND")),
+        rpc_error(
+            grpc.StatusCode.PERMISSION_DENIED, "x", packed_error_info("VERSION_NOT_SUPPORTED")
+        ),
+        status_body(400, "PERMISSION_DENIED", "x", [error_info("UNSUPPORTED_OPERATION")]),
+        status_body(400, "FAILED_PRECONDITION", "x", [error_info("UNAUTHENTICATED")]),
+    ],
+    ids=[
+        "401-status-json",
+        "403-jsonrpc",
+        "403-body-says-404",
+        "401-problem",
+        "grpc-unauthenticated",
+        "grpc-permission-denied",
+        "status-name-permission-denied",
+        "auth-reason",
+    ],
+)
+def test_auth_comes_first(x: object) -> None:
+    """401/403, UNAUTHENTICATED/PERMISSION_DENIED and auth reasons are auth, whatever else."""
+    found = _error(x)
+    assert found.kind is ErrorKind.AUTH
+    assert classify(x).action is Action.AUTH
+
+
+def test_error_info_beats_a_different_jsonrpc_code() -> None:
+    """ErrorInfo's reason wins over a JSON-RPC code that names another reason."""
+    body = jsonrpc_error(-32001, "Task not found", [error_info("TASK_NOT_CANCELABLE")])
+    found = _error(json_response(200, body))
+    assert found.reason is Reason.TASK_NOT_CANCELABLE
+    assert found.source is Source.ERROR_INFO
+    assert found.jsonrpc_code == -32001
+
+
+@pytest.mark.parametrize(
+    ("status", "grpc_name", "reason", "action"),
+    [
+        (404, "NOT_FOUND", "UNSUPPORTED_OPERATION", Action.DEGRADE),
+        (500, "INTERNAL", "VERSION_NOT_SUPPORTED", Action.FIX_REQUEST),
+        (502, "UNAVAILABLE", "TASK_NOT_FOUND", Action.RECONCILE),
+        (409, "ABORTED", "CONTENT_TYPE_NOT_SUPPORTED", Action.FIX_REQUEST),
+        (503, "UNAVAILABLE", "INVALID_AGENT_RESPONSE", Action.REPORT),
+    ],
+    ids=["404", "500", "502", "409", "503"],
+)
+def test_error_info_beats_the_http_status(
+    status: int, grpc_name: str, reason: str, action: Action
+) -> None:
+    """ErrorInfo's reason wins over an HTTP status (and gRPC name) that says otherwise."""
+    response = json_response(status, status_body(status, grpc_name, "x", [error_info(reason)]))
+    found = _error(response)
+    assert found.reason is Reason(reason)
+    assert found.source is Source.ERROR_INFO
+    assert classify(response).action is action
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "type": PROBLEM_PREFIX + "version-not-supported",
+            "status": 400,
+            "code": -32001,
+            "message": "Task not found",
+        },
+        jsonrpc_error(-32001, "x", {"type": PROBLEM_PREFIX + "version-not-supported"}),
+    ],
+    ids=["problem-with-code", "jsonrpc-with-problem-data"],
+)
+def test_jsonrpc_code_beats_problem_type(body: dict[str, Any]) -> None:
+    """A JSON-RPC code wins over a problem type URI in the same body."""
+    found = _error(json_response(400, body, content_type="application/problem+json"))
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.JSONRPC_CODE
+
+
+def test_jsonrpc_code_beats_http_status() -> None:
+    """A JSON-RPC code wins over an HTTP status that names another reason."""
+    found = _error(json_response(404, jsonrpc_error(-32002, "x")))
+    assert found.reason is Reason.TASK_NOT_CANCELABLE
+    assert found.source is Source.JSONRPC_CODE
+
+
+def test_problem_type_beats_http_status() -> None:
+    """A problem type URI wins over the status (the 1.0.0 502 is not INVALID_AGENT_RESPONSE)."""
+    body = {"type": PROBLEM_PREFIX + "task-not-found", "status": 502, "detail": "x"}
+    found = _error(json_response(502, body, content_type="application/problem+json"))
+    assert found.reason is Reason.TASK_NOT_FOUND
+    assert found.source is Source.PROBLEM_TYPE
+
+
+@pytest.mark.parametrize(
+    ("x", "reason"),
+    [
+        (jsonrpc_error(-32002, "Task not found"), Reason.TASK_NOT_CANCELABLE),
+        (jsonrpc_error(-32050, "TASK_NOT_FOUND"), None),
+        (status_body(400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"), None),
+        (status_body(400, "FAILED_PRECONDITION", "VersionNotSupportedError"), None),
+        ({"status": 400, "detail": "TASK_NOT_FOUND", "title": "Task not found"}, None),
+    ],
+    ids=["jsonrpc", "unassigned-code", "status-json", "class-name", "problem"],
+)
+def test_message_text_is_never_parsed(x: dict[str, Any], reason: Reason | None) -> None:
+    """A message naming a reason never decides it."""
+    assert _error(x).reason is reason
+
+
+@pytest.mark.parametrize(
+    ("alias", "reason", "action"),
+    [
+        ("EXTENDED_CARD_NOT_CONFIGURED", Reason.EXTENDED_AGENT_CARD_NOT_CONFIGURED, Action.DEGRADE),
+        ("UNSUPPORTED_CONTENT_TYPE", Reason.CONTENT_TYPE_NOT_SUPPORTED, Action.FIX_REQUEST),
+        ("TaskNotFoundError", Reason.TASK_NOT_FOUND, Action.RECONCILE),
+        ("task-not-cancelable", Reason.TASK_NOT_CANCELABLE, Action.RECONCILE),
+    ],
+    ids=str,
+)
+def test_error_info_aliases_canonicalise(alias: str, reason: Reason, action: Action) -> None:
+    """An ErrorInfo reason alias decides as its canonical reason."""
+    body = status_body(400, "FAILED_PRECONDITION", "x", [error_info(alias)])
+    decision = classify(json_response(400, body))
+    assert decision.reason is reason
+    assert decision.action is action
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        jsonrpc_error(-32001, "x", [error_info("QUOTA_GONE")]),
+        status_body(503, "UNAVAILABLE", "x", [error_info("QUOTA_GONE")]),
+        status_body(404, "NOT_FOUND", "x", [error_info("QUOTA_GONE")]),
+    ],
+    ids=["jsonrpc", "503", "404"],
+)
+def test_unknown_error_info_reason_is_kept_and_reported(x: dict[str, Any]) -> None:
+    """An unknown A2A-domain reason is kept as sent, beats code and status, and is reported."""
+    found = _error(x)
+    assert found.reason == "QUOTA_GONE"
+    assert not isinstance(found.reason, Reason)
+    assert found.source is Source.ERROR_INFO
+    assert not found.is_known
+    assert classify(x).action is Action.REPORT
+
+
+def test_first_a2a_error_info_without_reason_is_skipped() -> None:
+    """An A2A ErrorInfo with an empty reason does not hide a later one."""
+    body = status_body(
+        400, "FAILED_PRECONDITION", "x", [error_info(""), error_info("UNSUPPORTED_OPERATION")]
+    )
+    assert _error(body).reason is Reason.UNSUPPORTED_OPERATION
+
+
+# --- server hints ---------------------------------------------------------------------------
+
+DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT", "Date": DATE}, 30.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:27:00 GMT", "Date": DATE}, 0.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}, 0.0),
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"Retry-After": "2", "retry-after-ms": "3500"}, 3.5),
+        ({"Retry-After": "4", "retry-after-ms": "1000"}, 4.0),
+        ({"Retry-After": "soon", "retry-after-ms": "250"}, 0.25),
+        ({"Retry-After": "3", "retry-after-ms": "lots"}, 3.0),
+        ({"Retry-After": "-5"}, None),
+        ({"Retry-After": "nan"}, None),
+        ({"Retry-After": "inf"}, None),
+        ({"Retry-After": "Wed, 99 Foo 2015"}, None),
+        ({}, None),
+    ],
+    ids=[
+        "seconds",
+        "http-date",
+        "http-date-past",
+        "http-date-past-no-date-header",
+        "ms",
+        "ms-larger",
+        "seconds-larger",
+        "bad-seconds",
+        "bad-ms",
+        "negative",
+        "nan",
+        "inf",
+        "bad-date",
+        "none",
+    ],
+)
+def test_retry_after_headers(headers: dict[str, str], expected: float | None) -> None:
+    """Retry-After (seconds or HTTP-date) and retry-after-ms become seconds; junk is ignored."""
+    for status in (429, 503):
+        found = _error(httpx.Response(status, headers=headers))
+        assert found.retry_after == (pytest.approx(expected) if expected is not None else None)
+        assert classify(httpx.Response(status, headers=headers)).retry_after == found.retry_after
+
+
+@pytest.mark.parametrize(
+    ("delay", "headers", "expected"),
+    [
+        ("1.5s", {}, 1.5),
+        ("10s", {"Retry-After": "2"}, 10.0),
+        ("1s", {"Retry-After": "2"}, 2.0),
+        ("junk", {"Retry-After": "2"}, 2.0),
+    ],
+    ids=["retryinfo", "retryinfo-larger", "header-larger", "bad-retryinfo"],
+)
+def test_retry_info_json_and_headers(delay: str, headers: dict[str, str], expected: float) -> None:
+    """RetryInfo ``retryDelay`` in JSON counts as a hint; with headers, the largest wins."""
+    body = status_body(503, "UNAVAILABLE", "x", [retry_info(delay)])
+    assert _error(json_response(503, body, headers=headers)).retry_after == pytest.approx(expected)
+    rpc = jsonrpc_error(-32603, "x", [retry_info(delay)])
+    assert _error(json_response(200, rpc, headers=headers)).retry_after == pytest.approx(expected)
+
+
+# --- the CallError record -------------------------------------------------------------------
+
+
+def test_call_error_is_frozen() -> None:
+    """A CallError cannot be changed after it is built."""
+    found = _error(jsonrpc_error(-32001, "x"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.reason = Reason.TASK_NOT_CANCELABLE  # type: ignore[misc]
+
+
+def test_str_escapes_control_and_bidi_characters() -> None:
+    """str(error) shows escape sequences and bidi overrides escaped, never raw."""
+    found = _error(jsonrpc_error(-32001, "red \x1b[31malert\u202e txt\nnext"))
+    text = str(found)
+    assert "\x1b" not in text
+    assert "\u202e" not in text
+    assert "\n" not in text
+    assert "\\x1b[31malert" in text
+    assert "\\u202e" in text
+    assert text.startswith("TASK_NOT_FOUND")
+    assert found.message == "red \x1b[31malert\u202e txt\nnext"
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("\x1b[31m", "\\x1b[31m"),
+        ("a\u202eb", "a\\u202eb"),
+        ("\u2066x\u2069", "\\u2066x\\u2069"),
+        ("a\tb\r\n", "a\\tb\\r\\n"),
+        ("\x7f\x85", "\\x7f\\x85"),
+        ("plain text, é ü 漢", "plain text, é ü 漢"),
+    ],
+    ids=["ansi", "rlo", "isolates", "whitespace", "del-c1", "plain"],
+)
+def test_escape(raw: str, escaped: str) -> None:
+    """escape() renders control and bidi characters as escapes and keeps other text."""
+    assert escape(raw) == escaped
+
+
+def test_str_escapes_an_unknown_reason() -> None:
+    """An unknown reason is peer text too: str(error) escapes it."""
+    found = _error(status_body(400, "X", "m", [error_info("EVIL\u202e\x1b[2J")]))
+    assert found.reason == "EVIL\u202e\x1b[2J"
+    text = str(found)
+    assert "\u202e" not in text
+    assert "\x1b" not in text
+
+
+def test_call_error_copies_with_replace() -> None:
+    """A CallError is a frozen dataclass: dataclasses.replace gives a changed copy."""
+    found = _error(jsonrpc_error(-32001, "x", [bad_request(("a", "b"))]))
+    copy = dataclasses.replace(found, http_status=200, retry_after=1.0)
+    assert (copy.http_status, copy.retry_after) == (200, 1.0)
+    assert copy.reason is found.reason
+    assert copy.details == found.details
+    assert found.http_status is None
+
+
+def test_decision_str_escapes_too() -> None:
+    """A Decision's text escapes the peer's message and unknown reason."""
+    text = str(classify(status_body(400, "X", "\x1b[2J", [error_info("EVIL\u202e")])))
+    assert "\x1b" not in text
+    assert "\u202e" not in text
+
+
+def test_error_properties() -> None:
+    """is_a2a, is_known and is_a2a_domain describe the reason and where it came from."""
+    nine = _error(status_body(400, "X", "x", [error_info("VERSION_NOT_SUPPORTED")]))
+    assert (nine.is_a2a, nine.is_known, nine.is_a2a_domain) == (True, True, True)
+    extra = _error(jsonrpc_error(-32602, "x"))
+    assert (extra.is_a2a, extra.is_known, extra.is_a2a_domain) == (False, True, False)
+
+
+def test_debug_info_is_kept_but_not_rendered() -> None:
+    """A DebugInfo detail is kept, and its stack never appears in str(error)."""
+    found = _error(jsonrpc_error(-32603, "boom", [debug_info("SECRET TRACE")]))
+    assert any(isinstance(d, DebugInfo) for d in found.details)
+    assert "SECRET TRACE" not in str(found)
