@@ -489,9 +489,12 @@ def _from_response(response: httpx.Response, limits: Limits) -> CallError | None
         if parsed is _INVALID:
             why = "the success response is not JSON (UTF-8)"
             return _invalid(why, status, _hint(response))
-        if isinstance(parsed, dict) and "error" not in parsed:
-            if "jsonrpc" not in parsed or "result" in parsed:
-                return None  # a result (a task in any state, FAILED included)
+        if (
+            isinstance(parsed, dict)
+            and "error" not in parsed
+            and ("jsonrpc" not in parsed or "result" in parsed)
+        ):
+            return None  # a result (a task in any state, FAILED included)
         return _from_body(parsed, limits, status, hint=_hint(response))
     if parsed is _INVALID:
         return _bare(response, limits, "")

@@ -70,6 +70,7 @@ class FakeClock:
             self._now += max(0.0, seconds)
 
     def __call__(self) -> float:
+        """The current time: the clock is its own ``clock=`` callable."""
         return self._now
 
 
