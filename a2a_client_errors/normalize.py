@@ -483,7 +483,12 @@ def _from_response(response: httpx.Response, limits: Limits) -> CallError | None
             found = _sse(body, limits)
             if found is None:
                 return None if ok else _bare(response, limits, "")
-            return replace(found, http_status=status, retry_after=_merge(found, _hint(response)))
+            # An event's own status says more than the stream's 200 (which only opened it).
+            return replace(
+                found,
+                http_status=found.http_status if ok else status,
+                retry_after=_merge(found, _hint(response)),
+            )
         parsed = _INVALID if ok else _parse_json(body, limits)
     if ok:
         if parsed is _INVALID:
