@@ -1,7 +1,7 @@
 """Reason-first error handling for A2A (Agent2Agent) clients.
 
 Normalise any wire shape a peer sends into one `CallError`, decide what to do about it with a
-`Policy`, and (with the Guard) carry the decision out.
+`Policy`, and carry the decision out with a `Guard`.
 
     >>> from a2a_client_errors import classify
     >>> body = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "Task not found"}}
@@ -12,9 +12,31 @@ Normalise any wire shape a peer sends into one `CallError`, decide what to do ab
 
 from __future__ import annotations
 
-from a2a_client_errors.errors import CallError, CallFailed, ErrorKind, Source, WireShape, escape
+from a2a_client_errors.errors import (
+    AuthFailed,
+    BudgetExhausted,
+    CallError,
+    CallFailed,
+    DeadlineExceeded,
+    DegradeNeeded,
+    ErrorKind,
+    FixRequestNeeded,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+    Source,
+    WireShape,
+    escape,
+)
+from a2a_client_errors.guard import (
+    AsyncGuardTransport,
+    Guard,
+    GuardEvent,
+    GuardTransport,
+    Hook,
+)
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
-from a2a_client_errors.policy import Action, Decision, Policy, classify, default_action
+from a2a_client_errors.policy import Action, Decision, GiveUp, Policy, classify, default_action
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
     INTERRUPTED_STATES,
@@ -22,6 +44,7 @@ from a2a_client_errors.reasons import (
     Reason,
     TransportFailure,
 )
+from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
 
 __version__ = "0.1.0.dev0"
 
@@ -31,13 +54,30 @@ __all__ = [
     "INTERRUPTED_STATES",
     "TERMINAL_STATES",
     "Action",
+    "AsyncGuardTransport",
+    "AuthFailed",
+    "Backoff",
+    "BudgetExhausted",
+    "BudgetRegistry",
     "CallError",
     "CallFailed",
+    "DeadlineExceeded",
     "Decision",
+    "DegradeNeeded",
     "ErrorKind",
+    "FixRequestNeeded",
+    "GiveUp",
+    "Guard",
+    "GuardEvent",
+    "GuardTransport",
+    "Hook",
     "Limits",
     "Policy",
     "Reason",
+    "ReconcileNeeded",
+    "ReportNeeded",
+    "RetryBudget",
+    "RetryExhausted",
     "Source",
     "TransportFailure",
     "WireShape",

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import runpy
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 import httpx
+import pytest
 
 from a2a_client_errors.cli import main, parse_capture
 from a2a_client_errors.reasons import ROWS
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 RAW_404 = (
     b"HTTP/1.1 404 Not Found\r\n"
@@ -159,3 +159,14 @@ def test_module_entry_point_runs() -> None:
         timeout=60,
     )
     assert json.loads(done.stdout)[0]["reason"] == "TASK_NOT_FOUND"
+
+
+def test_module_entry_point_exits_with_the_status(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m a2a_client_errors` exits with main()'s status."""
+    monkeypatch.setattr(sys, "argv", ["a2a-errors", "table"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("a2a_client_errors", run_name="__main__")
+    assert exited.value.code == 0
+    assert "TASK_NOT_FOUND" in capsys.readouterr().out

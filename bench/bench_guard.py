@@ -1,0 +1,148 @@
+"""What a Guard costs on the success path: guarded vs bare calls to a loopback peer.
+
+A small HTTP/1.1 keep-alive server on 127.0.0.1 answers every POST with a JSON-RPC result (a
+completed task). Three clients send the same SendMessage, interleaved round by round in one
+process:
+
+* bare: ``httpx.Client().post(...)``;
+* transport: the same client with ``GuardTransport(Guard())`` mounted;
+* guard.call: ``Guard().call(client.post, ...)`` around the bare client.
+
+The table reports the median time per call and the ratio to bare. Target: at most 1.05x.
+
+    python bench/bench_guard.py [--rounds 15] [--number 300] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from a2a_client_errors import Guard
+from a2a_client_errors.guard import GuardTransport
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+RESULT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "task": {
+                "id": "task-123",
+                "contextId": "ctx-1",
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "a-1", "parts": [{"text": "done " * 100}]}],
+            }
+        },
+    }
+).encode()
+REQUEST = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+        },
+    }
+).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once, no delayed-ACK stall
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        self.rfile.read(length)
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(RESULT)))
+        self.end_headers()
+        self.wfile.write(RESULT)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
+        """Quiet."""
+
+
+def _time(send: Callable[[], object], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        send()
+    return (time.perf_counter() - start) / number
+
+
+def run(rounds: int, number: int) -> list[dict[str, Any]]:
+    """Median seconds per call of each client, interleaved."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    try:
+        with (
+            httpx.Client(timeout=10) as bare,
+            httpx.Client(timeout=10, transport=GuardTransport(Guard())) as guarded,
+        ):
+            guard = Guard()
+            clients: dict[str, Callable[[], object]] = {
+                "bare httpx.Client": lambda: bare.post(url, content=REQUEST, headers=headers),
+                "GuardTransport": lambda: guarded.post(url, content=REQUEST, headers=headers),
+                "Guard.call(client.post)": lambda: guard.call(
+                    bare.post, url, content=REQUEST, headers=headers, operation="SendMessage"
+                ),
+            }
+            for send in clients.values():  # warm up connections and caches
+                _time(send, 50)
+            samples: dict[str, list[float]] = {name: [] for name in clients}
+            for _ in range(rounds):
+                for name, send in clients.items():
+                    samples[name].append(_time(send, number))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    base = statistics.median(samples["bare httpx.Client"])
+    return [
+        {
+            "client": name,
+            "us_per_call": statistics.median(values) * 1e6,
+            "ratio": statistics.median(values) / base,
+        }
+        for name, values in samples.items()
+    ]
+
+
+def main() -> int:
+    """Run the benchmark and print the table (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--number", type=int, default=300)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = run(args.rounds, args.number)
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"Python {sys.version.split()[0]}, {args.rounds} rounds x {args.number} calls, medians")
+    print()
+    print("| client | per call | vs bare | target |")
+    print("|---|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['client']} | {r['us_per_call']:.1f} µs | {r['ratio']:.3f}x | ≤ 1.05x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
