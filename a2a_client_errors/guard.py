@@ -19,7 +19,7 @@ import logging
 import random as _random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import httpx
 import tenacity
@@ -27,6 +27,7 @@ import tenacity
 from a2a_client_errors.errors import (
     AuthFailed,
     BudgetExhausted,
+    CallError,
     CallFailed,
     DeadlineExceeded,
     DegradeNeeded,
@@ -133,6 +134,7 @@ class _Outcome:
 
 
 _TESTING: dict[str, Any] = {"on": False, "attempts": None}
+_PLAIN: Final = (str, bytes, bytearray, memoryview, int, float)
 
 
 def _set_testing(on: bool, attempts: int | None) -> tuple[bool, int | None]:
@@ -267,15 +269,37 @@ class Guard:
                 continue
             return state.finish(outcome)  # type: ignore[no-any-return]
 
+    @overload
     async def acall(
         self,
-        fn: Callable[..., Awaitable[T]] | Callable[..., T],
+        fn: Callable[..., Awaitable[T]],
         *args: Any,
         operation: str | None = None,
         peer: str | None = None,
         deadline: float | None = None,
         **kwargs: Any,
-    ) -> T:
+    ) -> T: ...
+
+    @overload
+    async def acall(
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        operation: str | None = None,
+        peer: str | None = None,
+        deadline: float | None = None,
+        **kwargs: Any,
+    ) -> T: ...
+
+    async def acall(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        operation: str | None = None,
+        peer: str | None = None,
+        deadline: float | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Await ``fn(*args, **kwargs)`` under the guard; return its result or raise.
 
         ``fn`` may be a coroutine function or return an awaitable. Raises as `call` does.
@@ -398,8 +422,8 @@ class _Call:
         self.start = guard.clock()
         limit = deadline if deadline is not None else guard.deadline
         self.deadline_at = None if limit is None else self.start + limit
-        testing_attempts = _TESTING["attempts"] if _TESTING["on"] else None
-        self.max_attempts = testing_attempts or guard.max_attempts
+        cap = _TESTING["attempts"] if _TESTING["on"] else None
+        self.max_attempts = guard.max_attempts if cap is None else min(cap, guard.max_attempts)
         self.attempt = 0
         self.decision: Decision | None = None
         self.delay = 0.0
@@ -422,7 +446,9 @@ class _Call:
             ):
                 # Not a call error: a bug or a cancellation. It propagates as it is.
                 raise outcome.exc
-        elif outcome.value is not None:
+        elif outcome.value is not None and not isinstance(outcome.value, _PLAIN):
+            # Responses, JSON bodies and statuses are judged; plain text a function returns
+            # is its result, not a body to parse.
             error = normalize(outcome.value, limits=guard.policy.limits)
         now = guard.clock()
         budget = self.budget
@@ -481,9 +507,9 @@ class _Call:
         self.plan = _Plan.DONE
         return False
 
-    def _override(self, decision: Decision, error: Any, now: float) -> Decision:
+    def _override(self, decision: Decision, error: CallError, now: float) -> Decision:
         guard = self.guard
-        assert guard.override is not None  # noqa: S101
+        assert guard.override is not None  # noqa: S101 (called only when set)
         try:
             chosen = guard.override(decision)
         except Exception:
@@ -491,12 +517,7 @@ class _Call:
             return decision
         if chosen is None or Action(chosen) is decision.action:
             return decision
-        forced = guard.policy.with_action(str(error.reason or "*"), Action(chosen))
-        if error.reason is None:
-            return Decision(
-                Action(chosen), None, error.retry_after, error, self.operation, self.attempt
-            )
-        return forced.decide(
+        return guard.policy.decide(
             error,
             operation=self.operation,
             attempt=self.attempt,
@@ -504,6 +525,7 @@ class _Call:
             time_left=None if self.deadline_at is None else self.deadline_at - now,
             draw=guard.random(),
             unsafe=self.unsafe,
+            action=Action(chosen),
         )
 
     def tenacity(self, sleep: Callable[[float], Any]) -> dict[str, Any]:
@@ -607,38 +629,48 @@ _SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
 
 
 def _rest_operation(method: str, path: str) -> str | None:
-    """The A2A operation of an HTTP+JSON route (any tenant or /v1 prefix)."""
-    if path.endswith("/message:send"):
-        return "SendMessage"
-    if path.endswith("/message:stream"):
-        return "SendStreamingMessage"
-    if path.endswith(("/extendedAgentCard", "/card")):
-        return "GetExtendedAgentCard"
-    head, _, tail = path.rpartition("/tasks")
-    del head
-    parts = [p for p in tail.split("/") if p]
-    if not path.rstrip("/").endswith("/tasks") and not parts:
+    """The A2A operation of an HTTP+JSON route (1.0 routes, under a tenant or /v1 prefix)."""
+    segments = [segment for segment in path.split("/") if segment]
+    if not segments or len(segments) > 6:
         return None
-    if not parts:
-        return "ListTasks" if method == "GET" else None
-    if len(parts) == 1:
-        last = parts[0]
-        if last.endswith(":cancel"):
-            return "CancelTask"
-        if last.endswith(":subscribe"):
-            return "SubscribeToTask"
-        return "GetTask" if method == "GET" else None
-    if parts[1] == "pushNotificationConfigs":
-        if len(parts) == 2:
-            return {
-                "POST": "CreateTaskPushNotificationConfig",
-                "GET": "ListTaskPushNotificationConfigs",
-            }.get(method)
-        return {
-            "GET": "GetTaskPushNotificationConfig",
-            "DELETE": "DeleteTaskPushNotificationConfig",
-        }.get(method)
+    last = segments[-1]
+    if len(segments) <= 3:
+        if last == "message:send":
+            return "SendMessage"
+        if last == "message:stream":
+            return "SendStreamingMessage"
+        if last == "extendedAgentCard" or segments == ["v1", "card"]:
+            return "GetExtendedAgentCard"
+    # "tasks" after at most two prefix segments (a tenant, "v1"); ids may be anything.
+    for start in range(min(3, len(segments))):
+        if segments[start] == "tasks":
+            found = _task_route(method, segments[start + 1 :])
+            if found is not None:
+                return found
     return None
+
+
+def _task_route(method: str, rest: list[str]) -> str | None:
+    if not rest:
+        return "ListTasks" if method == "GET" else None
+    if len(rest) == 1:
+        task = rest[0]
+        if task.endswith(":cancel"):
+            return "CancelTask" if method == "POST" else None
+        if task.endswith(":subscribe"):
+            return "SubscribeToTask" if method in ("POST", "GET") else None
+        return "GetTask" if method == "GET" else None
+    if rest[1] != "pushNotificationConfigs" or len(rest) > 3:
+        return None
+    if len(rest) == 2:
+        return {
+            "POST": "CreateTaskPushNotificationConfig",
+            "GET": "ListTaskPushNotificationConfigs",
+        }.get(method)
+    return {
+        "GET": "GetTaskPushNotificationConfig",
+        "DELETE": "DeleteTaskPushNotificationConfig",
+    }.get(method)
 
 
 def operation_of(request: httpx.Request, body: object = None) -> str | None:
@@ -761,13 +793,15 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             raw = b"".join(response.iter_raw())
         finally:
             response.close()
-        return httpx.Response(
+        rebuilt = httpx.Response(
             response.status_code,
             headers=response.headers,
             stream=httpx.ByteStream(raw),
             extensions=response.extensions,
             request=request,
         )
+        rebuilt.read()  # decoded once, judged, and replayable for the client
+        return rebuilt
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
@@ -808,13 +842,15 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             raw = b"".join([chunk async for chunk in response.aiter_raw()])
         finally:
             await response.aclose()
-        return httpx.Response(
+        rebuilt = httpx.Response(
             response.status_code,
             headers=response.headers,
             stream=httpx.ByteStream(raw),
             extensions=response.extensions,
             request=request,
         )
+        await rebuilt.aread()  # decoded once, judged, and replayable for the client
+        return rebuilt
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""

@@ -276,6 +276,7 @@ class Policy:
         budget_left: float | None = None,
         draw: float = 1.0,
         unsafe: GiveUp | None = None,
+        action: Action | None = None,
     ) -> Decision:
         """The decision for a normalised outcome (None: the call returned a result).
 
@@ -291,13 +292,16 @@ class Policy:
             budget_left: the retry tokens left for this peer (None: no budget).
             draw: a uniform random number in ``[0, 1)`` for the jitter (1.0: the ceiling).
             unsafe: a reason a resend would be unsafe, known to the caller.
+            action: the action to take instead of the policy's own (an orchestrator's
+                override); a retry is planned as any other.
 
         """
         if error is None:
             if operation is None and attempt is None:
                 return OK
             return Decision(Action.OK, operation=operation, attempt=attempt)
-        action = self.action_for(error, operation)
+        if action is None:
+            action = self.action_for(error, operation)
         if action is not Action.RETRY or attempt is None:
             return Decision(action, error.reason, error.retry_after, error, operation, attempt)
         give_up: GiveUp | None = unsafe
@@ -339,5 +343,10 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
         The `Decision`. Never raises.
 
     """
-    chosen = policy or DEFAULT_POLICY
-    return chosen.decide(normalize(x, limits=chosen.limits), operation=operation)
+    if policy is not None:
+        return policy.decide(normalize(x, limits=policy.limits), operation=operation)
+    # The table's own policy has no overrides: the default action is the action.
+    error = normalize(x)
+    if error is None:
+        return OK if operation is None else Decision(Action.OK, operation=operation)
+    return Decision(default_action(error), error.reason, error.retry_after, error, operation)

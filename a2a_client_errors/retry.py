@@ -59,10 +59,10 @@ class Backoff:
     def ceiling(self, retry: int) -> float:
         """The largest delay before retry number ``retry`` (1 for the first retry)."""
         exponent = max(0, retry - 1)
-        # Past ~1000 doublings the float overflows; the cap has long won by then.
-        if exponent > 1000:
-            return self.cap
-        return min(self.cap, self.initial * self.multiplier**exponent)
+        try:
+            return min(self.cap, self.initial * self.multiplier**exponent)
+        except OverflowError:  # the growth left floats behind; the cap won long before
+            return self.cap if self.initial > 0 else 0.0
 
     def delay(self, retry: int, draw: float) -> float:
         """The delay before retry number ``retry``, for a uniform ``draw`` in ``[0, 1)``."""

@@ -95,6 +95,9 @@ class _Testing:
 def set_testing(on: bool = True, *, attempts: int | None = None) -> _Testing:
     """Make every Guard skip its sleeps; with ``attempts``, cap the attempts of each call.
 
+    The cap never raises a Guard's own ``max_attempts``: a call makes
+    ``min(attempts, max_attempts)`` attempts at most.
+
     Applies at once; use it as a context manager to restore the previous setting::
 
         with set_testing(True, attempts=2):
@@ -172,7 +175,11 @@ def status_error(
 def problem_error(
     reason: Reason | str, *, detail: str | None = None, **extra: Any
 ) -> tuple[int, dict[str, Any]]:
-    """The RC-era RFC 9457 problem for ``reason``: (status, body), with any extension members."""
+    """The RC-era RFC 9457 problem for ``reason``: (status, body), with any extension members.
+
+    Only the nine A2A errors have a ``type`` URI; other reasons get ``about:blank`` and are
+    known by their status alone, as a peer of that era would send them.
+    """
     name = str(reason)
     row = row_for(name)
     status = (row.http_legacy if row is not None else None) or 500

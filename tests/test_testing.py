@@ -1,0 +1,344 @@
+"""The test support module: FakeClock, set_testing and the wire builders.
+
+The builders must classify back to the reason they were built for, on every binding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+import pytest
+
+from a2a_client_errors import Action, Reason, WireShape, classify, normalize
+from a2a_client_errors.errors import RetryExhausted
+from a2a_client_errors.guard import Guard
+from a2a_client_errors.testing import (
+    FakeClock,
+    error_info,
+    error_response,
+    jsonrpc_error,
+    problem_error,
+    set_testing,
+    status_error,
+)
+
+ALL_REASONS = list(Reason)
+A2A_REASONS = [r for r in Reason if r.is_a2a]
+
+
+def _always_503() -> httpx.Response:
+    return httpx.Response(503)
+
+
+# --- FakeClock --------------------------------------------------------------------------------
+
+
+def test_fake_clock_starts_where_told_and_only_moves_when_told() -> None:
+    """now() is the start until advance() or sleep() moves it; the clock is callable."""
+    clock = FakeClock(start=100.0)
+    assert clock.now() == 100.0
+    assert clock() == 100.0
+    clock.advance(2.5)
+    assert clock.now() == 102.5
+    assert clock.sleeps == []
+
+
+def test_fake_clock_sleep_records_and_advances_at_once() -> None:
+    """sleep() records each delay and moves the clock by it, without waiting."""
+    clock = FakeClock()
+    started = time.perf_counter()
+    clock.sleep(3600.0)
+    clock.sleep(0.5)
+    assert time.perf_counter() - started < 1.0
+    assert clock.sleeps == [3600.0, 0.5]
+    assert clock.now() == 3600.5
+
+
+def test_fake_clock_never_goes_backwards() -> None:
+    """advance() refuses a negative step; a negative sleep is recorded but moves nothing."""
+    clock = FakeClock(start=5.0)
+    with pytest.raises(ValueError, match="backwards"):
+        clock.advance(-1.0)
+    clock.sleep(-2.0)
+    assert clock.now() == 5.0
+    assert clock.sleeps == [-2.0]
+
+
+def test_fake_clock_is_safe_across_threads() -> None:
+    """8 threads x 1000 sleeps of 0.5 add up exactly."""
+    clock = FakeClock()
+    start = threading.Barrier(8)
+
+    def worker() -> None:
+        start.wait(timeout=10)
+        for _ in range(1000):
+            clock.sleep(0.5)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert len(clock.sleeps) == 8000
+    assert clock.now() == 4000.0
+
+
+def test_fake_clock_drives_a_guard() -> None:
+    """clock=fake.now, sleep=fake.sleep: the Guard's backoff happens on the fake clock."""
+    clock = FakeClock()
+    guard = Guard(clock=clock.now, sleep=clock.sleep, random=lambda: 1.0)
+    with pytest.raises(RetryExhausted):
+        guard.call(_always_503)
+    assert clock.sleeps == [0.5, 1.0]
+    assert clock.now() == 1.5
+
+
+async def test_fake_clock_sleep_works_in_acall() -> None:
+    """FakeClock.sleep (sync) serves as the sleep of acall too."""
+    clock = FakeClock()
+    guard = Guard(clock=clock.now, sleep=clock.sleep, random=lambda: 1.0)
+    with pytest.raises(RetryExhausted):
+        await guard.acall(_always_503)
+    assert clock.sleeps == [0.5, 1.0]
+
+
+# --- set_testing ------------------------------------------------------------------------------
+
+
+def test_set_testing_applies_at_once_and_restores_as_a_context_manager() -> None:
+    """Without `with` it is a switch; with `with` the previous state comes back."""
+    slept: list[float] = []
+    guard = Guard(sleep=slept.append, random=lambda: 1.0, max_attempts=2)
+    restore = set_testing(True)
+    try:
+        with pytest.raises(RetryExhausted):
+            guard.call(_always_503)
+        assert slept == []
+    finally:
+        restore.__exit__(None, None, None)
+    with pytest.raises(RetryExhausted):
+        guard.call(_always_503)
+    assert slept == [0.5]
+
+
+def test_set_testing_nests() -> None:
+    """An inner set_testing(False) turns sleeping back on until it exits, then testing resumes."""
+    slept: list[float] = []
+    guard = Guard(sleep=slept.append, random=lambda: 1.0, max_attempts=4)
+    with set_testing(True, attempts=3):
+        with set_testing(False):
+            with pytest.raises(RetryExhausted) as caught:
+                guard.call(_always_503)
+            assert caught.value.attempts == 4
+            assert slept == [0.5, 1.0, 2.0]
+        with pytest.raises(RetryExhausted) as caught:
+            guard.call(_always_503)
+        assert caught.value.attempts == 3
+        assert slept == [0.5, 1.0, 2.0]
+    with pytest.raises(RetryExhausted) as caught:
+        guard.call(_always_503)
+    assert caught.value.attempts == 4
+    assert slept == [0.5, 1.0, 2.0, 0.5, 1.0, 2.0]
+
+
+def test_set_testing_attempts_cap_never_raises_the_guards_own() -> None:
+    """`attempts` caps a Guard's attempts; it never lets a call make more than its max."""
+    guard = Guard(sleep=lambda _: None, max_attempts=2)
+    with set_testing(True, attempts=5), pytest.raises(RetryExhausted) as caught:
+        guard.call(_always_503)
+    assert caught.value.attempts == 2
+
+
+def test_set_testing_restores_after_an_exception() -> None:
+    """An exception inside the block still restores the previous state."""
+    slept: list[float] = []
+    guard = Guard(sleep=slept.append, random=lambda: 1.0, max_attempts=2)
+    with pytest.raises(RuntimeError, match="boom"), set_testing(True, attempts=1):
+        raise RuntimeError("boom")
+    with pytest.raises(RetryExhausted) as caught:
+        guard.call(_always_503)
+    assert caught.value.attempts == 2
+    assert slept == [0.5]
+
+
+@pytest.mark.parametrize("attempts", [1, 2, 4])
+def test_set_testing_caps_attempts(attempts: int) -> None:
+    """attempts=N: a Guard allowed 5 attempts makes N."""
+    calls: list[int] = []
+
+    def fn() -> httpx.Response:
+        calls.append(1)
+        return httpx.Response(503)
+
+    guard = Guard(sleep=lambda s: None, max_attempts=5)
+    with set_testing(True, attempts=attempts), pytest.raises(RetryExhausted) as caught:
+        guard.call(fn)
+    assert len(calls) == attempts
+    assert caught.value.attempts == attempts
+
+
+def test_set_testing_rejects_zero_attempts_and_changes_nothing() -> None:
+    """attempts=0 is refused, and the state stays as it was."""
+    with pytest.raises(ValueError, match="attempts"):
+        set_testing(True, attempts=0)
+    slept: list[float] = []
+    with pytest.raises(RetryExhausted):
+        Guard(sleep=slept.append, random=lambda: 1.0, max_attempts=2).call(_always_503)
+    assert slept == [0.5]
+
+
+def test_set_testing_skips_the_default_time_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Guard with no sleep= uses time.sleep; set_testing makes it skip even that."""
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    guard = Guard(random=lambda: 1.0, max_attempts=2)
+    with set_testing(True), pytest.raises(RetryExhausted):
+        guard.call(_always_503)
+    assert slept == []
+    with pytest.raises(RetryExhausted):
+        guard.call(_always_503)
+    assert slept == [0.5]  # the patched time.sleep: nothing really slept
+
+
+async def test_set_testing_skips_the_default_asyncio_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no sleep=, acall uses asyncio.sleep; set_testing makes it skip even that."""
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float, result: object = None) -> object:
+        slept.append(seconds)
+        return result
+
+    monkeypatch.setattr(asyncio, "sleep", fake_sleep)
+    guard = Guard(random=lambda: 1.0, max_attempts=2)
+    with set_testing(True), pytest.raises(RetryExhausted):
+        await guard.acall(_always_503)
+    assert 0.5 not in slept
+    with pytest.raises(RetryExhausted):
+        await guard.acall(_always_503)
+    assert 0.5 in slept
+
+
+# --- wire builders ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", ALL_REASONS, ids=str)
+def test_jsonrpc_builder_classifies_back(reason: Reason) -> None:
+    """jsonrpc_error(reason) classifies to that reason and the table's action."""
+    body = jsonrpc_error(reason)
+    decision = classify(body)
+    assert decision.reason is reason
+    assert decision.action is reason.row.action
+    assert body["error"]["code"] == (reason.row.jsonrpc or -32603)
+    error = normalize(body)
+    assert error is not None
+    assert error.wire is WireShape.JSONRPC
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["1.0.1", "1.0.0"])
+@pytest.mark.parametrize("reason", ALL_REASONS, ids=str)
+def test_status_builder_classifies_back(reason: Reason, legacy: bool) -> None:
+    """status_error(reason) (either table) as an HTTP response classifies to that reason."""
+    status, body = status_error(reason, legacy=legacy)
+    expected_status = reason.row.http_legacy if legacy else reason.row.http
+    assert status == expected_status
+    decision = classify(httpx.Response(status, json=body))
+    assert decision.reason is reason
+    assert decision.action is reason.row.action
+
+
+@pytest.mark.parametrize("reason", A2A_REASONS, ids=str)
+def test_problem_builder_classifies_back(reason: Reason) -> None:
+    """problem_error(reason) for the nine A2A errors classifies to that reason."""
+    status, body = problem_error(reason)
+    assert body["type"] == reason.row.problem_type
+    response = httpx.Response(
+        status, json=body, headers={"content-type": "application/problem+json"}
+    )
+    decision = classify(response)
+    assert decision.reason is reason
+    assert decision.action is reason.row.action
+
+
+@pytest.mark.parametrize("reason", ALL_REASONS, ids=str)
+@pytest.mark.parametrize("binding", ["jsonrpc", "http+json"])
+def test_error_response_classifies_back_on_every_binding(reason: Reason, binding: str) -> None:
+    """error_response(reason, binding=...) round-trips through classify for every reason."""
+    response = error_response(reason, binding=binding)
+    if binding == "jsonrpc":
+        assert response.status_code == 200
+    decision = classify(response)
+    assert decision.reason is reason
+    assert decision.action is reason.row.action
+
+
+@pytest.mark.parametrize("reason", A2A_REASONS, ids=str)
+def test_error_response_problem_binding_classifies_back(reason: Reason) -> None:
+    """error_response(reason, binding="problem") round-trips for the nine A2A errors."""
+    response = error_response(reason, binding="problem")
+    assert response.headers["content-type"] == "application/problem+json"
+    error = normalize(response)
+    assert error is not None
+    assert error.reason is reason
+    assert error.wire is WireShape.PROBLEM_JSON
+
+
+def test_error_response_carries_headers_to_the_hint() -> None:
+    """Extra headers (Retry-After) reach the decision."""
+    response = error_response(
+        Reason.INTERNAL_ERROR, binding="http+json", headers={"Retry-After": "7"}
+    )
+    decision = classify(response)
+    assert decision.action is Action.RETRY
+    assert decision.retry_after == 7
+
+
+def test_builders_carry_metadata_message_and_ids() -> None:
+    """metadata, message, request_id and code reach the body and the normalised error."""
+    body = jsonrpc_error(
+        Reason.TASK_NOT_FOUND,
+        request_id="req-9",
+        message="no such task",
+        metadata={"taskId": "t-1"},
+        code=-32001,
+    )
+    assert body["id"] == "req-9"
+    error = normalize(body)
+    assert error is not None
+    assert error.message == "no such task"
+    assert dict(error.metadata) == {"taskId": "t-1"}
+    assert error.is_a2a_domain
+    _, status_body = status_error(Reason.VERSION_NOT_SUPPORTED, metadata={"supported": "1.0"})
+    found = normalize(httpx.Response(400, json=status_body))
+    assert found is not None
+    assert dict(found.metadata) == {"supported": "1.0"}
+
+
+def test_builders_keep_an_unknown_reason_as_sent() -> None:
+    """An unknown reason is kept as a string and reported, on JSON-RPC and HTTP+JSON."""
+    for x in (
+        jsonrpc_error("QUOTA_OF_WIDGETS_EXCEEDED"),
+        httpx.Response(500, json=status_error("QUOTA_OF_WIDGETS_EXCEEDED")[1]),
+    ):
+        decision = classify(x)
+        assert decision.reason == "QUOTA_OF_WIDGETS_EXCEEDED"
+        assert not isinstance(decision.reason, Reason)
+        assert decision.action is Action.REPORT
+
+
+def test_error_info_builder_shape() -> None:
+    """error_info is a ProtoJSON google.rpc.ErrorInfo with the A2A domain."""
+    assert error_info("TASK_NOT_FOUND", {"taskId": "t"}) == {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "TASK_NOT_FOUND",
+        "domain": "a2a-protocol.org",
+        "metadata": {"taskId": "t"},
+    }
+
+
+def test_error_response_rejects_an_unknown_binding() -> None:
+    """An unknown binding name is a ValueError naming the known ones."""
+    with pytest.raises(ValueError, match="jsonrpc"):
+        error_response(Reason.TASK_NOT_FOUND, binding="grpc-web")

@@ -1,0 +1,559 @@
+"""GuardTransport / AsyncGuardTransport and operation_of, against a real HTTP server on 127.0.0.1.
+
+The server (tests/loopback.py) records what it receives, so "the same bytes on every attempt"
+is checked where it matters: on the wire. Sleeps go to a fake clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from a2a_client_errors import Action, CallFailed, Reason
+from a2a_client_errors.errors import (
+    DegradeNeeded,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+)
+from a2a_client_errors.guard import (
+    AsyncGuardTransport,
+    Guard,
+    GuardEvent,
+    GuardTransport,
+    Hook,
+    operation_of,
+)
+from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.retry import RetryBudget
+from a2a_client_errors.testing import FakeClock, status_error
+from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"id": "task-1", "contextId": "ctx-1"}}
+OK = Reply.json(200, RESULT)
+UNAVAILABLE = Reply(503, b"upstream unavailable", {"content-type": "text/plain"})
+SECRET = "Bearer tok-SECRET-77aa"
+BODY_MARKER = "BODY-MARKER-5c3b"
+
+
+def send_message(
+    method: str = "SendMessage", message_id: str | None = "msg-0001"
+) -> dict[str, Any]:
+    """A JSON-RPC SendMessage request (with a messageId unless it is None)."""
+    message: dict[str, Any] = {"role": "ROLE_USER", "parts": [{"text": "hello"}]}
+    if message_id is not None:
+        message["messageId"] = message_id
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
+
+
+def guard_on(clock: FakeClock, **kwargs: Any) -> Guard:
+    """A Guard on the fake clock with a deterministic draw."""
+    kwargs.setdefault("random", lambda: 0.5)
+    return Guard(clock=clock.now, sleep=clock.sleep, **kwargs)
+
+
+class Recorder(Hook):
+    """Records every decision event."""
+
+    def __init__(self) -> None:
+        self.events: list[GuardEvent] = []
+
+    def on_decision(self, event: GuardEvent) -> None:
+        """Record."""
+        self.events.append(event)
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """Record."""
+        self.events.append(event)
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """Record."""
+        self.events.append(event)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- operation_of -----------------------------------------------------------------------------
+
+JSONRPC_METHODS = [
+    # A2A 1.0 method names are the operations themselves.
+    ("SendMessage", "SendMessage"),
+    ("SendStreamingMessage", "SendStreamingMessage"),
+    ("GetTask", "GetTask"),
+    ("ListTasks", "ListTasks"),
+    ("CancelTask", "CancelTask"),
+    ("SubscribeToTask", "SubscribeToTask"),
+    ("CreateTaskPushNotificationConfig", "CreateTaskPushNotificationConfig"),
+    ("GetTaskPushNotificationConfig", "GetTaskPushNotificationConfig"),
+    ("ListTaskPushNotificationConfigs", "ListTaskPushNotificationConfigs"),
+    ("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"),
+    ("GetExtendedAgentCard", "GetExtendedAgentCard"),
+    # A2A 0.3 method names.
+    ("message/send", "SendMessage"),
+    ("message/stream", "SendStreamingMessage"),
+    ("tasks/get", "GetTask"),
+    ("tasks/list", "ListTasks"),
+    ("tasks/cancel", "CancelTask"),
+    ("tasks/resubscribe", "SubscribeToTask"),
+    ("tasks/pushNotificationConfig/set", "CreateTaskPushNotificationConfig"),
+    ("tasks/pushNotificationConfig/get", "GetTaskPushNotificationConfig"),
+    ("tasks/pushNotificationConfig/list", "ListTaskPushNotificationConfigs"),
+    ("tasks/pushNotificationConfig/delete", "DeleteTaskPushNotificationConfig"),
+    ("agent/getAuthenticatedExtendedCard", "GetExtendedAgentCard"),
+]
+
+
+@pytest.mark.parametrize(("method", "operation"), JSONRPC_METHODS)
+def test_operation_of_jsonrpc(method: str, operation: str) -> None:
+    """A JSON-RPC request's operation is its method (0.3 names mapped to 1.0 ones)."""
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {}}
+    request = httpx.Request("POST", "https://agent.test/a2a/jsonrpc", json=body)
+    assert operation_of(request) == operation
+    assert operation_of(request, body) == operation
+
+
+REST_ROUTES = [
+    ("POST", "/message:send", "SendMessage"),
+    ("POST", "/message:stream", "SendStreamingMessage"),
+    ("GET", "/tasks/task-1", "GetTask"),
+    ("GET", "/tasks", "ListTasks"),
+    ("POST", "/tasks/task-1:cancel", "CancelTask"),
+    ("POST", "/tasks/task-1:subscribe", "SubscribeToTask"),
+    ("GET", "/tasks/task-1:subscribe", "SubscribeToTask"),
+    ("POST", "/tasks/task-1/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
+    ("GET", "/tasks/task-1/pushNotificationConfigs", "ListTaskPushNotificationConfigs"),
+    ("GET", "/tasks/task-1/pushNotificationConfigs/cfg-1", "GetTaskPushNotificationConfig"),
+    ("DELETE", "/tasks/task-1/pushNotificationConfigs/cfg-1", "DeleteTaskPushNotificationConfig"),
+    ("GET", "/extendedAgentCard", "GetExtendedAgentCard"),
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "/acme", "/v1", "/tenants/acme-corp"])
+@pytest.mark.parametrize(("method", "path", "operation"), REST_ROUTES)
+def test_operation_of_rest(prefix: str, method: str, path: str, operation: str) -> None:
+    """An HTTP+JSON request's operation comes from its route, under any tenant prefix."""
+    request = httpx.Request(method, f"https://agent.test{prefix}{path}?pageSize=2")
+    assert operation_of(request) == operation
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "operation"),
+    [
+        ("GET", "/tasks/tasks-42", "GetTask"),
+        ("POST", "/tasks/tasks-42:cancel", "CancelTask"),
+        ("GET", "/tasks/t-1/pushNotificationConfigs/tasks-cfg", "GetTaskPushNotificationConfig"),
+        (
+            "DELETE",
+            "/tasks/t-1/pushNotificationConfigs/tasks-cfg",
+            "DeleteTaskPushNotificationConfig",
+        ),
+    ],
+)
+def test_operation_of_rest_ids_that_look_like_routes(
+    method: str, path: str, operation: str
+) -> None:
+    """Task and config ids that start with "tasks" do not confuse the route."""
+    assert operation_of(httpx.Request(method, f"https://agent.test{path}")) == operation
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/healthz"),
+        ("GET", "/.well-known/agent-card.json"),
+        ("POST", "/tasks"),
+        ("GET", "/"),
+        ("PUT", "/tasks/task-1"),
+    ],
+)
+def test_operation_of_other_routes_is_none(method: str, path: str) -> None:
+    """A request that is no A2A operation has none."""
+    assert operation_of(httpx.Request(method, f"https://agent.test{path}")) is None
+
+
+# --- the same request on every attempt, on the wire -------------------------------------------
+
+
+def test_sync_transport_resends_identical_bytes(loopback: Loopback) -> None:
+    """503, 503, 200 through httpx.Client: three identical requests, the 200 handed back."""
+    loopback.script([UNAVAILABLE, UNAVAILABLE, OK])
+    clock = FakeClock()
+    transport = GuardTransport(guard_on(clock))
+    with httpx.Client(transport=transport, base_url=loopback.url) as client:
+        response = client.post("/a2a", json=send_message(), headers={"Authorization": SECRET})
+    assert response.status_code == 200
+    assert response.json() == RESULT
+    _check_identical(loopback, 3)
+    assert clock.sleeps == [0.25, 0.5]
+
+
+async def test_async_transport_resends_identical_bytes(loopback: Loopback) -> None:
+    """503, 503, 200 through httpx.AsyncClient: three identical requests, same messageId."""
+    loopback.script([UNAVAILABLE, UNAVAILABLE, OK])
+    clock = FakeClock()
+    transport = AsyncGuardTransport(guard_on(clock))
+    async with httpx.AsyncClient(transport=transport, base_url=loopback.url) as client:
+        response = await client.post("/a2a", json=send_message(), headers={"Authorization": SECRET})
+    assert response.status_code == 200
+    assert response.json() == RESULT
+    _check_identical(loopback, 3)
+
+
+def _check_identical(loopback: Loopback, count: int) -> None:
+    requests = loopback.requests
+    assert len(requests) == count
+    first = requests[0]
+    assert first.json()["params"]["message"]["messageId"] == "msg-0001"
+    for request in requests:
+        assert request.method == first.method
+        assert request.path == first.path
+        assert request.body == first.body
+        assert request.json()["params"]["message"]["messageId"] == "msg-0001"
+        assert request.header("authorization") == SECRET
+        assert request.header("content-length") == str(len(first.body))
+
+
+def test_rest_send_message_resends_identical_bytes(loopback: Loopback) -> None:
+    """POST /message:send with a messageId is retried with the same bytes."""
+    loopback.script([UNAVAILABLE, OK])
+    body = {"message": {"messageId": "rest-1", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
+        response = client.post(f"{loopback.url}/acme/message:send", json=body)
+    assert response.status_code == 200
+    bodies = [r.body for r in loopback.requests]
+    assert len(bodies) == 2
+    assert bodies[0] == bodies[1]
+    assert json.loads(bodies[0]) == body
+
+
+def test_retry_after_from_the_wire_floors_the_sleep(loopback: Loopback) -> None:
+    """A real 503 with Retry-After: 3 is retried after a sleep of at least 3 s."""
+    loopback.script([Reply(503, b"", {"Retry-After": "3"}), OK])
+    clock = FakeClock()
+    with httpx.Client(transport=GuardTransport(guard_on(clock))) as client:
+        response = client.get(f"{loopback.url}/tasks/t-1")
+    assert response.status_code == 200
+    assert clock.sleeps == [3.0]
+    assert len(loopback.requests) == 2
+
+
+# --- what is classified -----------------------------------------------------------------------
+
+
+def test_jsonrpc_error_on_http_200_is_retried(loopback: Loopback) -> None:
+    """A JSON-RPC -32603 body on HTTP 200 from a real server is classified and retried."""
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
+    loopback.script([Reply.json(200, error), OK])
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
+        response = client.post(loopback.url, json=send_message())
+    assert len(loopback.requests) == 2
+    assert response.json() == RESULT
+
+
+async def test_async_jsonrpc_error_on_http_200_is_retried(loopback: Loopback) -> None:
+    """The async transport classifies a JSON-RPC -32603 on HTTP 200 from a real server too."""
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
+    loopback.script([Reply.json(200, error), OK])
+    async with httpx.AsyncClient(transport=AsyncGuardTransport(guard_on(FakeClock()))) as c:
+        response = await c.post(loopback.url, json=send_message())
+    assert len(loopback.requests) == 2
+    assert response.json() == RESULT
+
+
+def test_jsonrpc_reason_on_http_200_reaches_the_decision(loopback: Loopback) -> None:
+    """A TASK_NOT_FOUND JSON-RPC error on HTTP 200 ends as ReconcileNeeded (raise_failures)."""
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "Task not found"}}
+    loopback.script([Reply.json(200, error)])
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-9"}}
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(ReconcileNeeded) as caught:
+        client.post(loopback.url, json=body)
+    assert caught.value.decision.operation == "GetTask"
+    assert caught.value.reason is Reason.TASK_NOT_FOUND
+
+
+def test_rest_error_body_reaches_the_decision(loopback: Loopback) -> None:
+    """An HTTP+JSON 400 whose ErrorInfo says UNSUPPORTED_OPERATION is a degrade, not a bare 400."""
+    status, body = status_error(Reason.UNSUPPORTED_OPERATION)
+    loopback.script([Reply.json(status, body)])
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(DegradeNeeded) as caught:
+        client.get(f"{loopback.url}/tasks/t-1:subscribe")
+    assert caught.value.reason is Reason.UNSUPPORTED_OPERATION
+
+
+def test_rest_report_reason_on_500_is_not_retried(loopback: Loopback) -> None:
+    """A 500 whose ErrorInfo says INVALID_AGENT_RESPONSE is reported after one attempt."""
+    status, body = status_error(Reason.INVALID_AGENT_RESPONSE)
+    loopback.script([Reply.json(status, body)])
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(ReportNeeded):
+        client.get(f"{loopback.url}/tasks/t-1")
+    assert len(loopback.requests) == 1
+
+
+def test_mock_inner_transport_classifies_jsonrpc_errors_on_200() -> None:
+    """With an in-memory inner transport a JSON-RPC -32603 on 200 is retried, same bytes."""
+    seen: list[bytes] = []
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.content)
+        return httpx.Response(200, json=error if len(seen) == 1 else RESULT)
+
+    inner = httpx.MockTransport(handler)
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()), inner=inner)) as client:
+        response = client.post("https://agent.test/", json=send_message())
+    assert response.json() == RESULT
+    assert len(seen) == 2
+    assert seen[0] == seen[1]
+
+
+# --- what is never retried --------------------------------------------------------------------
+
+
+def test_generator_body_is_sent_once(loopback: Loopback) -> None:
+    """A body from a generator cannot be replayed: one attempt, the 503 handed back."""
+    loopback.script([UNAVAILABLE, OK])
+    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {}})
+
+    def chunks() -> Iterator[bytes]:
+        yield payload[:10].encode()
+        yield payload[10:].encode()
+
+    clock = FakeClock()
+    with httpx.Client(transport=GuardTransport(guard_on(clock))) as client:
+        response = client.post(loopback.url, content=chunks())
+    assert response.status_code == 503
+    assert len(loopback.requests) == 1
+    assert loopback.requests[0].body == payload.encode()
+    assert clock.sleeps == []
+
+
+def test_iterator_body_is_sent_once_and_says_why(loopback: Loopback) -> None:
+    """An iterator body: one attempt; with raise_failures the give-up is NOT_REPLAYABLE."""
+    loopback.script([UNAVAILABLE, OK])
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(RetryExhausted) as caught:
+        client.post(f"{loopback.url}/tasks/t-1:cancel", content=iter([b"{}"]))
+    assert caught.value.decision.give_up is GiveUp.NOT_REPLAYABLE
+    assert caught.value.decision.operation == "CancelTask"
+    assert len(loopback.requests) == 1
+
+
+async def test_async_generator_body_is_sent_once(loopback: Loopback) -> None:
+    """An async generator body through AsyncGuardTransport: one attempt."""
+    loopback.script([UNAVAILABLE, OK])
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"jsonrpc": "2.0", "id": 1, '
+        yield b'"method": "GetTask", "params": {}}'
+
+    async with httpx.AsyncClient(transport=AsyncGuardTransport(guard_on(FakeClock()))) as c:
+        response = await c.post(loopback.url, content=chunks())
+    assert response.status_code == 503
+    assert len(loopback.requests) == 1
+
+
+@pytest.mark.parametrize("method", ["SendMessage", "message/send", "SendStreamingMessage"])
+def test_jsonrpc_send_without_message_id_is_sent_once(loopback: Loopback, method: str) -> None:
+    """A SendMessage whose message has no messageId is never resent."""
+    loopback.script([UNAVAILABLE, OK])
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(RetryExhausted) as caught:
+        client.post(loopback.url, json=send_message(method, message_id=None))
+    assert caught.value.decision.give_up is GiveUp.NO_MESSAGE_ID
+    assert len(loopback.requests) == 1
+
+
+@pytest.mark.parametrize("path", ["/message:send", "/acme/message:send", "/v1/message:send"])
+def test_rest_send_without_message_id_is_sent_once(loopback: Loopback, path: str) -> None:
+    """POST /message:send (any tenant) without a messageId is sent once; the 503 handed back."""
+    loopback.script([UNAVAILABLE, OK])
+    body = {"message": {"role": "ROLE_USER", "parts": [{"text": "x"}]}}
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
+        response = client.post(f"{loopback.url}{path}", json=body)
+    assert response.status_code == 503
+    assert len(loopback.requests) == 1
+
+
+async def test_async_send_without_message_id_is_sent_once(loopback: Loopback) -> None:
+    """The async transport refuses to resend a message/send without a messageId too."""
+    loopback.script([UNAVAILABLE, OK])
+    async with httpx.AsyncClient(transport=AsyncGuardTransport(guard_on(FakeClock()))) as c:
+        response = await c.post(loopback.url, json=send_message("message/send", None))
+    assert response.status_code == 503
+    assert len(loopback.requests) == 1
+
+
+@pytest.mark.parametrize("method", ["SendMessage", "message/send"])
+def test_send_with_message_id_is_retried(loopback: Loopback, method: str) -> None:
+    """A SendMessage with a messageId is retried."""
+    loopback.script([UNAVAILABLE, OK])
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
+        response = client.post(loopback.url, json=send_message(method))
+    assert response.status_code == 200
+    assert len(loopback.requests) == 2
+
+
+# --- streams, failures, hooks -----------------------------------------------------------------
+
+
+def test_sse_200_is_passed_through_unread(loopback: Loopback) -> None:
+    """A 200 text/event-stream reaches the client unread, and its events can still be read."""
+    loopback.script([Reply.sse({"kind": "status-update"}, {"kind": "artifact-update"})])
+    with (
+        httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client,
+        client.stream("POST", loopback.url, json=send_message("SendStreamingMessage")) as response,
+    ):
+        assert response.status_code == 200
+        assert not response.is_stream_consumed
+        lines = [line for line in response.iter_lines() if line]
+    assert lines == ['data: {"kind": "status-update"}', 'data: {"kind": "artifact-update"}']
+    assert len(loopback.requests) == 1
+
+
+async def test_async_sse_200_is_passed_through_unread(loopback: Loopback) -> None:
+    """The async transport passes a 200 event stream through unread too."""
+    loopback.script([Reply.sse({"kind": "status-update"})])
+    transport = AsyncGuardTransport(guard_on(FakeClock()))
+    async with (
+        httpx.AsyncClient(transport=transport) as client,
+        client.stream("POST", loopback.url, json=send_message("message/stream")) as response,
+    ):
+        assert not response.is_stream_consumed
+        lines = [line async for line in response.aiter_lines() if line]
+    assert lines == ['data: {"kind": "status-update"}']
+
+
+def test_final_response_is_handed_back_by_default(loopback: Loopback) -> None:
+    """After the last attempt the client gets the last 503 itself, body intact."""
+    loopback.script([UNAVAILABLE])
+    with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
+        response = client.get(f"{loopback.url}/tasks/t-1")
+    assert response.status_code == 503
+    assert response.text == "upstream unavailable"
+    assert len(loopback.requests) == 3
+    with pytest.raises(httpx.HTTPStatusError):
+        response.raise_for_status()
+
+
+def test_raise_failures_raises_the_call_failed(loopback: Loopback) -> None:
+    """raise_failures=True raises RetryExhausted carrying the last response and the operation."""
+    loopback.script([UNAVAILABLE])
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(RetryExhausted) as caught:
+        client.get(f"{loopback.url}/acme/tasks/t-1")
+    failure = caught.value
+    assert failure.attempts == 3
+    assert isinstance(failure.result, httpx.Response)
+    assert failure.result.status_code == 503
+    assert failure.decision.operation == "GetTask"
+    assert failure.decision.action is Action.RETRY
+
+
+def test_connect_error_is_reraised_after_retries() -> None:
+    """A port nobody listens on: retried, then the client sees httpx.ConnectError itself."""
+    clock = FakeClock()
+    url = f"http://127.0.0.1:{_closed_port()}/tasks/t-1"
+    with (
+        httpx.Client(transport=GuardTransport(guard_on(clock))) as client,
+        pytest.raises(httpx.ConnectError),
+    ):
+        client.get(url)
+    assert clock.sleeps == [0.25, 0.5]
+
+
+def test_connect_error_with_raise_failures_is_chained() -> None:
+    """raise_failures=True: RetryExhausted whose __cause__ is the ConnectError."""
+    transport = GuardTransport(guard_on(FakeClock()), raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(CallFailed) as caught:
+        client.get(f"http://127.0.0.1:{_closed_port()}/tasks/t-1")
+    assert type(caught.value) is RetryExhausted
+    assert isinstance(caught.value.__cause__, httpx.ConnectError)
+    assert caught.value.attempts == 3
+
+
+async def test_async_raise_failures(loopback: Loopback) -> None:
+    """The async transport raises the CallFailed too when asked to."""
+    loopback.script([UNAVAILABLE])
+    transport = AsyncGuardTransport(guard_on(FakeClock()), raise_failures=True)
+    async with httpx.AsyncClient(transport=transport) as client:
+        with pytest.raises(RetryExhausted):
+            await client.get(f"{loopback.url}/tasks/t-1")
+    assert len(loopback.requests) == 3
+
+
+def test_transport_events_carry_no_credentials_or_body(loopback: Loopback) -> None:
+    """Hooks on the transport never see the Authorization header or the request body."""
+    loopback.script([UNAVAILABLE, Reply(401), OK])
+    recorder = Recorder()
+    transport = GuardTransport(guard_on(FakeClock(), hooks=[recorder]))
+    body = send_message()
+    body["params"]["message"]["parts"] = [{"text": BODY_MARKER}]
+    with httpx.Client(transport=transport) as client:
+        client.post(loopback.url, json=body, headers={"Authorization": SECRET})
+    assert len(recorder.events) >= 3
+    for event in recorder.events:
+        text = repr(event) + str(event.decision)
+        assert "tok-SECRET" not in text
+        assert BODY_MARKER not in text
+        assert event.operation == "SendMessage"
+
+
+def test_budgets_are_per_peer_url(loopback: Loopback) -> None:
+    """The transport keys budgets by scheme://host:port."""
+    loopback.script([UNAVAILABLE, OK])
+    guard = guard_on(FakeClock())
+    with httpx.Client(transport=GuardTransport(guard)) as client:
+        client.get(f"{loopback.url}/tasks/t-1")
+    port = loopback.url.rsplit(":", 1)[1]
+    assert guard.budgets.peers() == [f"http://127.0.0.1:{port}"]  # type: ignore[union-attr]
+
+
+async def test_budget_caps_attempts_of_concurrent_requests(loopback: Loopback) -> None:
+    """100 concurrent requests to a server that always 503s: exactly 100 + capacity arrive."""
+    loopback.script([UNAVAILABLE])
+    capacity = 10
+    clock = FakeClock()
+    guard = guard_on(clock, budget=RetryBudget(capacity=capacity))
+    # A small pool keeps the server's thread count down; the 100 calls still interleave.
+    inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=8))
+    transport = AsyncGuardTransport(guard, inner=inner, raise_failures=True)
+    async with httpx.AsyncClient(transport=transport, timeout=10) as client:
+        results = await asyncio.gather(
+            *(client.get(f"{loopback.url}/tasks/t-{i}") for i in range(100)),
+            return_exceptions=True,
+        )
+    assert all(isinstance(r, RetryExhausted) for r in results)
+    assert len(loopback.requests) == 100 + capacity
+    assert len(clock.sleeps) == capacity
+
+
+def test_close_closes_the_inner_transport() -> None:
+    """Closing the client closes the inner transport."""
+    closed: list[bool] = []
+
+    class Inner(httpx.MockTransport):
+        """A mock transport that notes its closing."""
+
+        def close(self) -> None:
+            """Note it."""
+            closed.append(True)
+
+    inner = Inner(lambda request: httpx.Response(200, json=RESULT))
+    with httpx.Client(transport=GuardTransport(Guard(), inner=inner)) as client:
+        assert client.get("https://agent.test/tasks/t-1").json() == RESULT
+    assert closed == [True]
