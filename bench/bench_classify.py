@@ -6,7 +6,8 @@ reads no headers, checks no envelope, keeps no details and never survives a bad 
 floor, not a competitor.
 
 Both run on the same pre-built responses, in one process, interleaved round by round; the table
-reports the median time per call of each and their ratio. Targets: at most 1.5x the reference on
+reports the median time per call of each, their ratio, and the ratio of the best rounds (the
+least disturbed by the machine). Targets: at most 1.5x the reference on
 error bodies, 1.2x on success bodies.
 
     python bench/bench_classify.py [--rounds 15] [--number 20000] [--json]
@@ -177,6 +178,7 @@ def run(rounds: int, number: int) -> list[dict[str, Any]]:
                 "reference_us": ref * 1e6,
                 "classify_us": mine * 1e6,
                 "ratio": mine / ref,
+                "best_ratio": min(ours) / min(theirs),
                 "target": 1.5 if is_error else 1.2,
             }
         )
@@ -197,12 +199,13 @@ def main() -> int:
         return 0
     print(f"Python {sys.version.split()[0]}, {args.rounds} rounds x {args.number} calls, medians")
     print()
-    print("| body | bytes | json.loads + walk | classify | ratio | target |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| body | bytes | json.loads + walk | classify | ratio | best-of ratio | target |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(
             f"| {r['case']} | {r['bytes']} | {r['reference_us']:.2f} µs | "
-            f"{r['classify_us']:.2f} µs | {r['ratio']:.2f}x | ≤ {r['target']}x |"
+            f"{r['classify_us']:.2f} µs | {r['ratio']:.2f}x | {r['best_ratio']:.2f}x | "
+            f"≤ {r['target']}x |"
         )
     return 0
 
