@@ -742,6 +742,17 @@ class _TransportBase:
             "content-type", ""
         ).startswith("text/event-stream")
 
+    @staticmethod
+    def _rebuilt(response: httpx.Response, raw: bytes, request: httpx.Request) -> httpx.Response:
+        """The response with its raw body in memory, so it can be judged and read again."""
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+            request=request,
+        )
+
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
         if self.raise_failures:
@@ -786,22 +797,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         response = self.inner.handle_request(request)
         if self._is_stream(response):
             return response
-        if isinstance(response.stream, httpx.ByteStream):
-            response.read()  # already in memory (a mock, a cache): nothing to rebuild
-            return response
-        try:
-            raw = b"".join(response.iter_raw())
-        finally:
-            response.close()
-        rebuilt = httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=httpx.ByteStream(raw),
-            extensions=response.extensions,
-            request=request,
-        )
-        rebuilt.read()  # decoded once, judged, and replayable for the client
-        return rebuilt
+        if not isinstance(response.stream, httpx.ByteStream):
+            original = response
+            try:
+                response = self._rebuilt(original, b"".join(original.iter_raw()), request)
+            finally:
+                original.close()
+        response.read()  # decoded once, judged, and replayable for the client
+        return response
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
@@ -835,22 +838,15 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         response = await self.inner.handle_async_request(request)
         if self._is_stream(response):
             return response
-        if isinstance(response.stream, httpx.ByteStream):
-            await response.aread()  # already in memory (a mock, a cache): nothing to rebuild
-            return response
-        try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
-        finally:
-            await response.aclose()
-        rebuilt = httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=httpx.ByteStream(raw),
-            extensions=response.extensions,
-            request=request,
-        )
-        await rebuilt.aread()  # decoded once, judged, and replayable for the client
-        return rebuilt
+        if not isinstance(response.stream, httpx.ByteStream):
+            original = response
+            try:
+                raw = b"".join([chunk async for chunk in original.aiter_raw()])
+                response = self._rebuilt(original, raw, request)
+            finally:
+                await original.aclose()
+        await response.aread()  # decoded once, judged, and replayable for the client
+        return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
