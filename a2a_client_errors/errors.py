@@ -4,7 +4,7 @@ Exception tree::
 
     Exception
      └── CallFailed                 a guarded call ended in a decision other than ok (.decision)
-          ├── RetryExhausted        action retry, but every attempt failed
+          ├── RetryExhausted        action retry, but no more attempts (or none safe)
           │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
           │    └── DeadlineExceeded ... the next attempt could not start before the deadline
           ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
@@ -167,7 +167,8 @@ class CallError:
         raw_details: every detail the peer sent, as ProtoJSON objects (gRPC details too).
         details: the same as typed models (parsed on first access).
         retry_after: the server's hint, in seconds (Retry-After, retry-after-ms, RetryInfo,
-            grpc-retry-pushback-ms; the largest when several are sent).
+            grpc-retry-pushback-ms; the largest when several are sent). ``math.inf`` when the
+            server asked not to retry at all (a negative or unreadable gRPC pushback).
         supported_versions: versions the peer says it supports (problem+json
             ``supportedVersions``), in its order.
         exception: the qualified name of the exception behind a transport error.
@@ -348,7 +349,12 @@ class CallFailed(Exception):  # noqa: N818 (the public name the design card fixe
 
 
 class RetryExhausted(CallFailed):
-    """The failure was transient, but the call used every attempt it was allowed."""
+    """The failure was transient, but the call will not be sent again.
+
+    Every attempt it was allowed failed, or a resend would have been unsafe: the decision's
+    ``give_up`` says which (``attempts``, ``not_replayable``, ``no_message_id``,
+    ``stream_started``).
+    """
 
 
 class BudgetExhausted(RetryExhausted):

@@ -833,7 +833,9 @@ def _from_grpc(exc: BaseException, limits: Limits) -> CallError | None:
             elif key == _PUSHBACK_KEY:
                 text = value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
                 millis = _float(text)
-                pushback = None if millis is None else millis / 1000.0
+                # gRPC's retry design (A6): a negative or unreadable pushback means "do not
+                # retry"; an endless wait says so to the policy, which then gives up.
+                pushback = math.inf if millis is None else millis / 1000.0
     except (TypeError, ValueError):
         pass
     details: list[Any] = []

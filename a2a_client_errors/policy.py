@@ -53,6 +53,8 @@ class GiveUp(str, enum.Enum):
     """The request's body was a stream that cannot be sent twice."""
     NO_MESSAGE_ID = "no_message_id"
     """A SendMessage without a messageId: a resend could create a second task."""
+    STREAM_STARTED = "stream_started"
+    """The stream had delivered events: resending would replay them; resubscribe instead."""
 
     def __str__(self) -> str:
         return self.value

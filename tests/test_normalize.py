@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ from a2a_client_errors import (
     Action,
     CallError,
     ErrorKind,
+    GiveUp,
+    Policy,
     Reason,
     Source,
     TransportFailure,
@@ -581,14 +584,40 @@ def test_grpc_error_info_at_the_end() -> None:
 
 @pytest.mark.parametrize(
     ("retry_seconds", "pushback", "expected"),
-    [(3, "1000", 3.0), (1, "2500", 2.5), (2, None, 2.0), (None, "750", 0.75), (1, "abc", 1.0)],
-    ids=["retryinfo-larger", "pushback-larger", "retryinfo-only", "pushback-only", "bad-pushback"],
+    [
+        (3, "1000", 3.0),
+        (1, "2500", 2.5),
+        (2, None, 2.0),
+        (None, "750", 0.75),
+        (1, "abc", math.inf),
+        (None, "-1", math.inf),
+    ],
+    ids=[
+        "retryinfo-larger",
+        "pushback-larger",
+        "retryinfo-only",
+        "pushback-only",
+        "unreadable-pushback",
+        "negative-pushback",
+    ],
 )
 def test_grpc_retry_hints(retry_seconds: int | None, pushback: str | None, expected: float) -> None:
-    """RetryInfo and grpc-retry-pushback-ms become seconds; the largest wins; junk is ignored."""
+    """RetryInfo and grpc-retry-pushback-ms become seconds; the largest wins.
+
+    A negative or unreadable pushback means "do not retry" (gRPC A6): an endless wait.
+    """
     details = [] if retry_seconds is None else [packed_retry_info(retry_seconds)]
     exc = rpc_error(grpc.StatusCode.UNAVAILABLE, "x", *details, pushback_ms=pushback)
     assert _error(exc).retry_after == pytest.approx(expected)
+
+
+def test_grpc_do_not_retry_pushback_gives_up_at_once() -> None:
+    """A pushback of -1 on UNAVAILABLE: the policy plans no retry (the hint is too long)."""
+    error = _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1"))
+    decision = Policy().decide(error, attempt=1, max_attempts=3)
+    assert decision.action is Action.RETRY
+    assert decision.give_up is GiveUp.HINT_TOO_LONG
+    assert decision.delay is None
 
 
 def test_grpc_ok_is_no_error() -> None:

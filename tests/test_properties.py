@@ -153,8 +153,10 @@ def _check(found: object) -> None:
         pairs: list[tuple[object, object]] = list(found.metadata.items())
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in pairs)
         assert len(found.message) <= DEFAULT_LIMITS.max_message + 1
+        # Finite seconds; infinity only from gRPC, whose pushback can say "do not retry".
         assert found.retry_after is None or (
-            math.isfinite(found.retry_after) and found.retry_after >= 0
+            found.retry_after >= 0
+            and (math.isfinite(found.retry_after) or found.grpc_status is not None)
         )
         assert isinstance(str(found), str)
 

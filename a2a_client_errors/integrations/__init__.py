@@ -1,0 +1,7 @@
+"""Optional integrations, each importing its library only when it is itself imported.
+
+* ``a2a_client_errors.integrations.a2a_sdk``: guard an a2a-sdk ``Client`` (extra ``a2a``).
+* ``a2a_client_errors.integrations.grpc``: a ``grpc.aio`` client interceptor (extra ``grpc``).
+
+Importing this package imports none of them.
+"""

@@ -1,0 +1,339 @@
+"""Guard every operation of an a2a-sdk ``Client``, streaming included (extra ``a2a``).
+
+`guard_client` wraps a client built by a2a-sdk's ``ClientFactory`` (any binding: JSON-RPC,
+HTTP+JSON, gRPC) in a `GuardedClient` with the same methods. Each call goes through a
+`Guard`: transient failures are retried with the same request, every other decision is raised
+as the `CallFailed` subclass that names it, chained from a2a-sdk's own exception.
+
+Streams (``send_message``, ``subscribe``) follow the protocol's advice (§3.5.2, §3.1.6):
+
+* a failure before the first event is judged like any call, and retried with the same request;
+* after the first event nothing is resent: an interruption (an error the policy would retry,
+  or a stream that closes before the task reached a terminal or interrupted state) is resumed
+  with ``SubscribeToTask``; when the task has meanwhile become terminal (the peer answers
+  ``UNSUPPORTED_OPERATION``, or the client knows the peer cannot stream), the stream ends with
+  the task read by ``GetTask``;
+* any other error mid-stream is raised as its `CallFailed`.
+
+A message without a ``message_id`` gets one (a UUID) before the first attempt, so that every
+resend carries the same one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.errors import CallFailed, ErrorKind
+from a2a_client_errors.guard import Guard, failure_for
+from a2a_client_errors.normalize import normalize
+from a2a_client_errors.reasons import (
+    INTERRUPTED_STATES,
+    TERMINAL_STATES,
+    Action,
+    Reason,
+    TransportFailure,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
+    from types import TracebackType
+
+    from typing_extensions import Self
+
+__all__ = ["GuardedClient", "guard_client"]
+
+_INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
+
+
+def _a2a_types() -> Any:
+    try:
+        from a2a.types import a2a_pb2  # noqa: PLC0415 (an optional extra)
+    except ImportError as exc:  # pragma: no cover (the extra is installed where this runs)
+        msg = f"the a2a-sdk integration needs a2a-sdk: {_INSTALL_HINT}"
+        raise ImportError(msg) from exc
+    return a2a_pb2
+
+
+def guard_client(
+    client: Any,
+    guard: Guard | None = None,
+    *,
+    peer: str | None = None,
+    max_reconnects: int = 3,
+) -> GuardedClient:
+    """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
+
+    Args:
+        client: the a2a-sdk client (``ClientFactory(config).create(card)``).
+        guard: the Guard (default: ``Guard()``).
+        peer: the key of the peer's retry budget (default: the card's first interface URL).
+        max_reconnects: how many times one stream may be resumed after interruptions.
+    """
+    _a2a_types()
+    return GuardedClient(client, guard or Guard(), peer=peer, max_reconnects=max_reconnects)
+
+
+class GuardedClient:
+    """An a2a-sdk ``Client`` whose every call runs under a `Guard` (see `guard_client`).
+
+    Methods not listed here are delegated to the wrapped client as they are.
+
+    Attributes:
+        client: the wrapped a2a-sdk client.
+        guard: the Guard.
+        peer: the key of the peer's retry budget.
+    """
+
+    def __init__(
+        self, client: Any, guard: Guard, *, peer: str | None = None, max_reconnects: int = 3
+    ) -> None:
+        self.client = client
+        self.guard = guard
+        self.peer = peer or _peer_of(client)
+        self.max_reconnects = max_reconnects
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the wrapped client."""
+        await self.client.close()
+
+    # --- unary operations -------------------------------------------------------------------
+
+    async def _unary(
+        self, operation: str, method: Callable[..., Awaitable[Any]], *a: Any, **kw: Any
+    ) -> Any:
+        return await self.guard.acall(method, *a, operation=operation, peer=self.peer, **kw)
+
+    async def get_task(self, request: Any, *, context: Any = None) -> Any:
+        """GetTask, guarded."""
+        return await self._unary("GetTask", self.client.get_task, request, context=context)
+
+    async def list_tasks(self, request: Any, *, context: Any = None) -> Any:
+        """ListTasks, guarded."""
+        return await self._unary("ListTasks", self.client.list_tasks, request, context=context)
+
+    async def cancel_task(self, request: Any, *, context: Any = None) -> Any:
+        """CancelTask, guarded."""
+        return await self._unary("CancelTask", self.client.cancel_task, request, context=context)
+
+    async def create_task_push_notification_config(
+        self, request: Any, *, context: Any = None
+    ) -> Any:
+        """CreateTaskPushNotificationConfig, guarded."""
+        return await self._unary(
+            "CreateTaskPushNotificationConfig",
+            self.client.create_task_push_notification_config,
+            request,
+            context=context,
+        )
+
+    async def get_task_push_notification_config(self, request: Any, *, context: Any = None) -> Any:
+        """GetTaskPushNotificationConfig, guarded."""
+        return await self._unary(
+            "GetTaskPushNotificationConfig",
+            self.client.get_task_push_notification_config,
+            request,
+            context=context,
+        )
+
+    async def list_task_push_notification_configs(
+        self, request: Any, *, context: Any = None
+    ) -> Any:
+        """ListTaskPushNotificationConfigs, guarded."""
+        return await self._unary(
+            "ListTaskPushNotificationConfigs",
+            self.client.list_task_push_notification_configs,
+            request,
+            context=context,
+        )
+
+    async def delete_task_push_notification_config(
+        self, request: Any, *, context: Any = None
+    ) -> None:
+        """DeleteTaskPushNotificationConfig, guarded."""
+        await self._unary(
+            "DeleteTaskPushNotificationConfig",
+            self.client.delete_task_push_notification_config,
+            request,
+            context=context,
+        )
+
+    async def get_extended_agent_card(
+        self, request: Any = None, *, context: Any = None, **kwargs: Any
+    ) -> Any:
+        """GetExtendedAgentCard, guarded."""
+        if request is None:
+            request = _a2a_types().GetExtendedAgentCardRequest()
+        return await self._unary(
+            "GetExtendedAgentCard",
+            self.client.get_extended_agent_card,
+            request,
+            context=context,
+            **kwargs,
+        )
+
+    # --- streams ----------------------------------------------------------------------------
+
+    async def send_message(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
+        """SendMessage (streaming when both sides can), guarded; yields ``StreamResponse``.
+
+        The message gets a ``message_id`` before the first attempt when it has none.
+        """
+        message = request.message
+        if not message.message_id:
+            message.message_id = str(uuid.uuid4())
+        stream = _Stream(
+            self, "SendMessage", lambda: self.client.send_message(request, context=context)
+        )
+        async for event in stream:
+            yield event
+
+    async def subscribe(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
+        """SubscribeToTask, guarded; yields ``StreamResponse``."""
+        stream = _Stream(
+            self,
+            "SubscribeToTask",
+            lambda: self.client.subscribe(request, context=context),
+            task_id=request.id,
+        )
+        async for event in stream:
+            yield event
+
+
+class _Stream:
+    """One guarded stream: first event under the Guard, then resumption by subscription."""
+
+    def __init__(
+        self,
+        owner: GuardedClient,
+        operation: str,
+        open_stream: Callable[[], AsyncIterator[Any]],
+        *,
+        task_id: str = "",
+    ) -> None:
+        self.owner = owner
+        self.operation = operation
+        self.open_stream = open_stream
+        self.task_id = task_id
+        self.state = ""
+        self.ended = False  # a Message answered, or the task reached a final state
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        iterator, first = await self._first(self.open_stream, self.operation)
+        reconnects = 0
+        while iterator is not None:
+            if first is not None:
+                self._track(first)
+                yield first
+            try:
+                async for event in iterator:
+                    self._track(event)
+                    yield event
+            except Exception as exc:  # judged below: resumed, or raised as its CallFailed
+                self._interrupted(exc)
+            if self.ended or not self.task_id:
+                return
+            reconnects += 1
+            if reconnects > self.owner.max_reconnects:
+                return
+            iterator, first = await self._resume()
+        if first is not None:  # the task, read by GetTask once the stream could not resume
+            self._track(first)
+            yield first
+
+    async def _first(
+        self, open_stream: Callable[[], AsyncIterator[Any]], operation: str
+    ) -> tuple[AsyncIterator[Any] | None, Any]:
+        """Open the stream and read its first event, under the Guard (retried as a call)."""
+
+        async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
+            iterator = open_stream().__aiter__()
+            try:
+                return iterator, await iterator.__anext__()
+            except StopAsyncIteration:
+                return None, None
+
+        owner = self.owner
+        return await owner.guard.acall(attempt, operation=operation, peer=owner.peer)
+
+    def _interrupted(self, exc: Exception) -> None:
+        """An error after the first event: resume only what is an interruption, else raise."""
+        error = normalize(exc, limits=self.owner.guard.policy.limits)
+        if error is None or (
+            error.kind is ErrorKind.TRANSPORT and error.transport is TransportFailure.UNKNOWN
+        ):
+            raise exc
+        decision = self.owner.guard.policy.decide(error, operation=self.operation)
+        if decision.action is Action.RETRY and self.task_id:
+            return
+        raise failure_for(decision)(decision) from exc
+
+    async def _resume(self) -> tuple[AsyncIterator[Any] | None, Any]:
+        """Subscribe to the task again; when it is terminal, read it with GetTask instead."""
+        types = _a2a_types()
+        client = self.owner.client
+        request = types.SubscribeToTaskRequest(id=self.task_id)
+        try:
+            iterator, first = await self._first(
+                lambda: client.subscribe(request), "SubscribeToTask"
+            )
+        except NotImplementedError:
+            iterator, first = None, None  # the client knows the peer cannot stream
+        except CallFailed as failed:
+            if failed.reason != Reason.UNSUPPORTED_OPERATION:
+                raise
+            iterator, first = None, None  # terminal meanwhile: subscribing is refused
+        if iterator is not None or first is not None:
+            return iterator, first
+        task = await self.owner.get_task(types.GetTaskRequest(id=self.task_id))
+        self.ended = True
+        return None, types.StreamResponse(task=task)
+
+    def _track(self, event: Any) -> None:
+        """Follow the task's id and state through the events."""
+        kind = event.WhichOneof("payload") if hasattr(event, "WhichOneof") else None
+        if kind == "message":
+            self.ended = True
+            return
+        if kind == "task":
+            self.task_id = event.task.id or self.task_id
+            status = event.task.status
+        elif kind == "status_update":
+            self.task_id = event.status_update.task_id or self.task_id
+            status = event.status_update.status
+        else:
+            return
+        self.state = _state_name(status.state)
+        if self.state in TERMINAL_STATES or self.state in INTERRUPTED_STATES:
+            self.ended = True
+
+
+def _state_name(state: int) -> str:
+    try:
+        return str(_a2a_types().TaskState.Name(state))
+    except ValueError:
+        return "TASK_STATE_UNSPECIFIED"
+
+
+def _peer_of(client: Any) -> str:
+    card = getattr(client, "_card", None)
+    interfaces = getattr(card, "supported_interfaces", None)
+    if interfaces:
+        url = getattr(interfaces[0], "url", "")
+        if url:
+            return str(url)
+    return "a2a"

@@ -1,0 +1,383 @@
+"""Guard A2A calls made over gRPC: a ``grpc.aio`` client interceptor (extra ``grpc``).
+
+`GuardInterceptor` runs every unary and server-streaming call of a ``grpc.aio`` channel
+through a `Guard`::
+
+    import grpc
+    from a2a.types import a2a_pb2_grpc
+
+    from a2a_client_errors import Guard, ReconcileNeeded
+    from a2a_client_errors.integrations.grpc import GuardInterceptor
+
+    guarded = GuardInterceptor(Guard())
+    channel = grpc.aio.insecure_channel(target, interceptors=guarded.interceptors)
+    stub = a2a_pb2_grpc.A2AServiceStub(channel)
+    try:
+        task = await stub.GetTask(request, timeout=30.0)
+    except ReconcileNeeded as failure:
+        ...  # failure.reason is TASK_NOT_FOUND, say; failure.__cause__ the AioRpcError
+
+Pass ``guarded.interceptors`` (one interceptor per call arity), not ``[guarded]``: grpcio's
+``grpc.aio.Channel`` files an interceptor that implements several arities under the first
+one only (unary-unary; grpc/grpc#31442, still so in grpcio 1.85), so ``[guarded]`` alone
+guards unary calls and leaves streams unguarded.
+
+Each call's status and trailers (the ``google.rpc.Status`` in ``grpc-status-details-bin``,
+``grpc-retry-pushback-ms``) are judged by the Guard, reason first:
+
+* Unary calls: a retry resends the *same* request message (the same ``message_id`` for
+  SendMessage) after the Guard's backoff, within its attempts, its deadline and the peer's
+  retry budget; hooks see every decision. Any other final decision raises the `CallFailed`
+  subclass that names it (`ReconcileNeeded`, `DegradeNeeded`, `AuthFailed`, `RetryExhausted`,
+  ...), chained from the ``grpc.aio.AioRpcError``. A SendMessage whose message has no
+  ``message_id`` is never resent (a resend could create a second task).
+* Server streams (SendStreamingMessage, SubscribeToTask): a failure before the first message
+  is judged like a unary one, and the stream is reopened with the same request. After the
+  first message nothing is resent: an error ends the stream with its `CallFailed` subclass
+  (chained from the ``AioRpcError``, its decision's ``give_up`` set to
+  `GiveUp.STREAM_STARTED` when the policy would have retried), raised after every message
+  received was yielded, so the caller can resubscribe (``SubscribeToTask``) or read the task.
+  Hooks see that decision too. The interceptor never resubscribes by itself.
+
+The A2A operation comes from the method path (``/lf.a2a.v1.A2AService/<Method>``, or the
+0.3 service ``/a2a.v1.A2AService/<Method>``), for per-operation overrides and for hooks. The
+peer, which keys the retry budget and the hooks' events, is the channel's target unless
+``peer=`` is given.
+
+grpcio is imported by this module only: importing ``a2a_client_errors`` never needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.policy import GiveUp
+
+try:
+    import grpc
+    import grpc.aio
+except ImportError as exc:  # the extra is not installed
+    raise ImportError(
+        "a2a_client_errors.integrations.grpc needs grpcio: pip install 'a2a-client-errors[grpc]'",
+        name=exc.name,
+    ) from exc
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+
+    from a2a_client_errors.guard import Guard
+
+__all__ = ["GuardInterceptor", "operation_of"]
+
+_SERVICE: Final = "lf.a2a.v1.A2AService"
+_LEGACY_SERVICE: Final = "a2a.v1.A2AService"
+_LEGACY_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        # 0.3 RPC names, for peers that still serve them.
+        "TaskSubscription": "SubscribeToTask",
+        "ListTaskPushNotificationConfig": "ListTaskPushNotificationConfigs",
+        "GetAgentCard": "GetExtendedAgentCard",
+    }
+)
+_SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
+
+
+def operation_of(method: str | bytes) -> str | None:
+    """The A2A operation a gRPC method path names.
+
+    Args:
+        method: the full method path, as ``ClientCallDetails.method`` holds it (bytes or str).
+
+    Returns:
+        The operation (``"SendMessage"``, ``"SubscribeToTask"``, ...) for a method of the A2A
+        service, 1.0 (``lf.a2a.v1``) or 0.3 (``a2a.v1``, whose names are mapped to 1.0's), or
+        None for a method of another service.
+
+    Example:
+        >>> operation_of(b"/lf.a2a.v1.A2AService/SendMessage")
+        'SendMessage'
+        >>> operation_of("/a2a.v1.A2AService/TaskSubscription")
+        'SubscribeToTask'
+
+    """
+    path = method.decode("utf-8", "replace") if isinstance(method, bytes) else str(method)
+    service, slash, name = path.removeprefix("/").partition("/")
+    if not slash or not name or "/" in name:
+        return None
+    if service == _SERVICE:
+        return name
+    if service == _LEGACY_SERVICE:
+        return _LEGACY_METHODS.get(name, name)
+    return None
+
+
+def _unsafe(operation: str | None, request: object) -> GiveUp | None:
+    """Why resending ``request`` would be unsafe: a SendMessage without a ``message_id``."""
+    if operation not in _SEND:
+        return None
+    # 1.0 names the message field ``message``; 0.3 named it ``request``.
+    for field in ("message", "request"):
+        message_id = getattr(getattr(request, field, None), "message_id", None)
+        if isinstance(message_id, str) and message_id:
+            return None
+    return GiveUp.NO_MESSAGE_ID
+
+
+def _target_of(continuation: object) -> str | None:
+    """The target of the channel a call runs on, or None when it cannot be read.
+
+    ``grpc.aio`` hands interceptors a ``functools.partial`` of its intercepted call's bound
+    method; the call holds the channel, whose ``target`` is what the channel was built with.
+    """
+    try:
+        owner = getattr(getattr(continuation, "func", None), "__self__", None)
+        target = getattr(getattr(owner, "_channel", None), "target", None)
+    except Exception:  # a grpc.aio of another shape: no target, the Guard's default peer
+        return None
+    if isinstance(target, bytes):
+        target = target.decode("utf-8", "replace")
+    return target if isinstance(target, str) and target else None
+
+
+class _Attempts:
+    """The call details of each attempt: the call's own, with the time left as its timeout."""
+
+    __slots__ = ("_clock", "_details", "_ends_at")
+
+    def __init__(self, guard: Guard, details: Any, limit: float | None) -> None:
+        self._details = details
+        self._clock = guard.clock
+        self._ends_at = None if limit is None else guard.clock() + limit
+
+    def next(self) -> Any:
+        """The details of the next attempt."""
+        details = self._details
+        if self._ends_at is None:
+            return details
+        left = max(0.0, self._ends_at - self._clock())
+        return grpc.aio.ClientCallDetails(
+            details.method, left, details.metadata, details.credentials, details.wait_for_ready
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """A stream that opened: its call, its responses, and its first message (if any)."""
+
+    call: Any
+    responses: AsyncIterator[Any]
+    first: Any
+    empty: bool
+
+
+# grpc ships no types: its interceptor bases are Any to mypy.
+class GuardInterceptor(
+    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
+):
+    """A ``grpc.aio`` client interceptor that runs unary and server-streaming calls under a Guard.
+
+    Give the channel its `interceptors` (``grpc.aio.insecure_channel(target,
+    interceptors=GuardInterceptor(guard).interceptors)``, or ``secure_channel``): grpcio
+    registers an object that implements several arities for the first only (grpc/grpc#31442),
+    so ``interceptors=[GuardInterceptor(guard)]`` guards unary calls only. Client-streaming
+    and bidirectional calls are not intercepted (A2A has none).
+
+    Unary calls (``await stub.GetTask(request)``) return the response or raise the
+    `CallFailed` subclass of the final decision, chained from the last ``AioRpcError``. The
+    call object of the successful attempt is the one handed back, so its ``code()``,
+    ``initial_metadata()`` and ``trailing_metadata()`` are the answer's; after a failure
+    they raise the `CallFailed`, as awaiting the call does.
+
+    Streaming calls (``async for response in stub.SendStreamingMessage(request)``) are
+    opened, retried before their first message, and then relayed as they come (see the
+    module's docstring for what happens after the first message). ``cancel()`` cancels the
+    attempt that is running.
+
+    Deadlines: the call's own ``timeout`` is the Guard's deadline for the call, across
+    attempts: each attempt is sent with the time left as its timeout, and no retry starts
+    that could not begin before it. A unary call without a ``timeout`` gets the Guard's
+    ``deadline`` (if it has one) the same way; a stream without one is not bounded (the
+    Guard's deadline still bounds its retries before the first message).
+
+    Args:
+        guard: the Guard whose policy, backoff, retry budgets, deadline and hooks apply.
+        peer: the key of the peer's retry budget and of the hooks' events (default: the
+            channel's target, such as ``"agent.example:443"``).
+
+    Attributes:
+        guard: the Guard.
+        peer: the ``peer=`` given, or None (the channel's target).
+        interceptors: this interceptor as one single-arity interceptor per call kind
+            (unary-unary, unary-stream), the list to pass to the channel.
+
+    """
+
+    def __init__(self, guard: Guard, *, peer: str | None = None) -> None:
+        self.guard = guard
+        self.peer = peer
+        self.interceptors: list[Any] = [_UnaryUnary(self), _UnaryStream(self)]
+
+    async def intercept_unary_unary(
+        self,
+        continuation: Callable[[Any, Any], Awaitable[Any]],
+        client_call_details: Any,
+        request: Any,
+    ) -> Any:
+        """Run a unary call under the guard.
+
+        Args:
+            continuation: runs the next interceptor, or the call itself.
+            client_call_details: the call's method, timeout, metadata and credentials.
+            request: the request message, sent as it is by every attempt.
+
+        Returns:
+            The call of the attempt that succeeded (awaiting it gives the response).
+
+        Raises:
+            CallFailed: the subclass of the final decision, chained from the
+                ``grpc.aio.AioRpcError`` of the last attempt.
+
+        """
+        guard = self.guard
+        operation = operation_of(client_call_details.method)
+        timeout = client_call_details.timeout
+        attempts = _Attempts(
+            guard, client_call_details, guard.deadline if timeout is None else timeout
+        )
+
+        async def attempt() -> Any:
+            call = await continuation(attempts.next(), request)
+            await call  # raises the AioRpcError of a failed call
+            return call
+
+        return await guard._acall_with(  # the Guard's own loop, as its transports use it
+            attempt,
+            (),
+            operation=operation,
+            peer=self.peer or _target_of(continuation),
+            unsafe=_unsafe(operation, request),
+            deadline=timeout,
+        )
+
+    async def intercept_unary_stream(
+        self,
+        continuation: Callable[[Any, Any], Awaitable[Any]],
+        client_call_details: Any,
+        request: Any,
+    ) -> AsyncIterator[Any]:
+        """Open a server stream under the guard, and relay it.
+
+        Args:
+            continuation: runs the next interceptor, or the call itself.
+            client_call_details: the call's method, timeout, metadata and credentials.
+            request: the request message, sent as it is by every attempt to open the stream.
+
+        Returns:
+            The stream's messages, as an async iterator; it raises the `CallFailed` of an
+            error that ends the stream after its first message.
+
+        Raises:
+            CallFailed: the subclass of the final decision when the stream could not be
+                opened (no message came), chained from the last ``AioRpcError``.
+
+        """
+        guard = self.guard
+        operation = operation_of(client_call_details.method)
+        peer = self.peer or _target_of(continuation)
+        timeout = client_call_details.timeout
+        attempts = _Attempts(guard, client_call_details, timeout)
+
+        async def attempt() -> _Opened:
+            call = await continuation(attempts.next(), request)
+            responses = aiter(call)
+            try:
+                first = await anext(responses)
+            except StopAsyncIteration:
+                return _Opened(call, responses, None, empty=True)
+            return _Opened(call, responses, first, empty=False)
+
+        opened: _Opened = await guard._acall_with(
+            attempt,
+            (),
+            operation=operation,
+            peer=peer,
+            unsafe=_unsafe(operation, request),
+            deadline=timeout,
+        )
+        return self._relay(opened, operation, peer)
+
+    async def _relay(
+        self, opened: _Opened, operation: str | None, peer: str | None
+    ) -> AsyncIterator[Any]:
+        """Yield the stream's messages; judge (never retry) an error that ends it."""
+        try:
+            if opened.empty:
+                return
+            yield opened.first
+            responses = opened.responses
+            while True:
+                try:
+                    response = await anext(responses)
+                except StopAsyncIteration:
+                    return
+                except grpc.RpcError as exc:
+                    await self._interrupted(exc, operation, peer)
+                    raise  # the Guard saw no failure in it: an error is never swallowed
+                yield response
+        finally:
+            call = opened.call
+            if not call.done():  # the consumer stopped early: end the RPC with it
+                call.cancel()
+
+    async def _interrupted(
+        self, exc: BaseException, operation: str | None, peer: str | None
+    ) -> None:
+        """Raise the `CallFailed` of an error after the first message (hooks see it).
+
+        The Guard judges it once with `GiveUp.STREAM_STARTED`, so it never resends it: a
+        retry decision ends as `RetryExhausted`. With ``refresh_credentials``, an auth error
+        runs the refresh, and is judged once more (the same error) before `AuthFailed`.
+        """
+
+        async def again() -> object:
+            # Judged once, never resent: the messages before it were already delivered.
+            raise exc
+
+        _: object = await self.guard._acall_with(
+            again, (), operation=operation, peer=peer, unsafe=GiveUp.STREAM_STARTED
+        )
+
+
+class _UnaryUnary(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """The unary-unary side of a `GuardInterceptor`, alone (grpcio files it by its one arity)."""
+
+    def __init__(self, owner: GuardInterceptor) -> None:
+        self.owner = owner
+
+    async def intercept_unary_unary(
+        self,
+        continuation: Callable[[Any, Any], Awaitable[Any]],
+        client_call_details: Any,
+        request: Any,
+    ) -> Any:
+        """Run a unary call under the owner's guard (see `GuardInterceptor`)."""
+        return await self.owner.intercept_unary_unary(continuation, client_call_details, request)
+
+
+class _UnaryStream(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    """The unary-stream side of a `GuardInterceptor`, alone (grpcio files it by its one arity)."""
+
+    def __init__(self, owner: GuardInterceptor) -> None:
+        self.owner = owner
+
+    async def intercept_unary_stream(
+        self,
+        continuation: Callable[[Any, Any], Awaitable[Any]],
+        client_call_details: Any,
+        request: Any,
+    ) -> AsyncIterator[Any]:
+        """Open and relay a server stream under the owner's guard (see `GuardInterceptor`)."""
+        return await self.owner.intercept_unary_stream(continuation, client_call_details, request)

@@ -1,0 +1,291 @@
+"""a2a-sdk's own client, guarded, against a real a2a-sdk peer on every binding."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import grpc.aio
+import httpx
+import pytest
+from a2a.client import ClientConfig, ClientFactory
+from a2a.types import a2a_pb2
+from a2a.utils.constants import TransportProtocol
+
+from a2a_client_errors import (
+    DegradeNeeded,
+    Guard,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+)
+from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from a2a_client_errors.peer import EmbeddedPeer
+
+pytestmark = pytest.mark.e2e
+
+PROTOCOLS = {
+    "jsonrpc": TransportProtocol.JSONRPC,
+    "rest": TransportProtocol.HTTP_JSON,
+    "grpc": TransportProtocol.GRPC,
+}
+BINDINGS = list(PROTOCOLS)
+
+
+class Flaky(httpx.AsyncBaseTransport):
+    """Answers the first ``failures`` POSTs with a 503, then forwards; records every body."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.bodies: list[bytes] = []
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Record the body; fail while failures remain, else forward."""
+        if request.method == "POST":
+            self.bodies.append(await request.aread())
+            if len(self.bodies) <= self.failures:
+                return httpx.Response(503, headers={"retry-after": "0"}, text="busy")
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the forwarding transport."""
+        await self.inner.aclose()
+
+
+async def _client(
+    peer: EmbeddedPeer,
+    binding: str,
+    *,
+    streaming: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
+    guard: Guard | None = None,
+) -> tuple[GuardedClient, httpx.AsyncClient]:
+    http = httpx.AsyncClient(timeout=10, headers={"A2A-Version": "1.0"}, transport=transport)
+    config = ClientConfig(
+        streaming=streaming,
+        httpx_client=http,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        supported_protocol_bindings=[PROTOCOLS[binding]],
+    )
+    client = ClientFactory(config).create(peer.agent_card)
+    return guard_client(client, guard or Guard(sleep=lambda _: None)), http
+
+
+def _message(text: str, message_id: str = "") -> a2a_pb2.SendMessageRequest:
+    return a2a_pb2.SendMessageRequest(
+        message=a2a_pb2.Message(
+            message_id=message_id, role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text=text)]
+        )
+    )
+
+
+async def _events(stream: AsyncIterator[Any]) -> list[Any]:
+    return [event async for event in stream]
+
+
+def _state(event: Any) -> str:
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        return str(a2a_pb2.TaskState.Name(event.task.status.state))
+    if kind == "status_update":
+        return str(a2a_pb2.TaskState.Name(event.status_update.status.state))
+    return kind or ""
+
+
+async def _completed_task(client: GuardedClient) -> str:
+    events = await _events(client.send_message(_message("hello")))
+    first = events[0]
+    return str(first.task.id)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_unknown_task_is_reconcile(peer: EmbeddedPeer, binding: str) -> None:
+    """GetTask of an unknown task raises ReconcileNeeded, chained from a2a-sdk's error."""
+    client, http = await _client(peer, binding)
+    try:
+        with pytest.raises(ReconcileNeeded) as failed:
+            await client.get_task(a2a_pb2.GetTaskRequest(id="no-such-task"))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "TASK_NOT_FOUND"
+    assert failed.value.attempts == 1
+    assert failed.value.__cause__ is not None
+    assert type(failed.value.__cause__).__module__.startswith("a2a.")
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_cancel_of_a_completed_task_is_reconcile(peer: EmbeddedPeer, binding: str) -> None:
+    """CancelTask of a completed task raises ReconcileNeeded with TASK_NOT_CANCELABLE."""
+    client, http = await _client(peer, binding)
+    try:
+        task_id = await _completed_task(client)
+        with pytest.raises(ReconcileNeeded) as failed:
+            await client.cancel_task(a2a_pb2.CancelTaskRequest(id=task_id))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "TASK_NOT_CANCELABLE"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_failed_task_is_a_result(peer: EmbeddedPeer, binding: str) -> None:
+    """A task that ends FAILED comes back as events, not as an exception."""
+    client, http = await _client(peer, binding)
+    request = _message("fail")
+    try:
+        events = await _events(client.send_message(request))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert _state(events[-1]) == "TASK_STATE_FAILED"
+    assert request.message.message_id  # assigned once, before the first attempt
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_message_id_is_kept(peer: EmbeddedPeer, binding: str) -> None:
+    """A message that has a messageId keeps it."""
+    client, http = await _client(peer, binding)
+    request = _message("hello", message_id="m-fixed-1")
+    try:
+        events = await _events(client.send_message(request))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+    assert request.message.message_id == "m-fixed-1"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+async def test_a_stream_broken_midway_ends_with_the_task(peer: EmbeddedPeer, binding: str) -> None:
+    """An error after the first events is resumed: the task is terminal, so GetTask ends it."""
+    client, http = await _client(peer, binding)
+    try:
+        events = await _events(client.send_message(_message("stream-error")))
+    finally:
+        await client.close()
+        await http.aclose()
+    states = [_state(event) for event in events]
+    assert states[:2] == ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+    assert events[-1].WhichOneof("payload") == "task"
+    assert states[-1] == "TASK_STATE_FAILED"
+
+
+async def test_a_rest_stream_error_loses_its_status_inside_a2a_sdk(peer: EmbeddedPeer) -> None:
+    """a2a-sdk's HTTP+JSON client keeps a stream error event only as text: it is reported.
+
+    The SDK raises ``A2AClientError(<the event's data>)`` without a cause; the message is never
+    parsed, so nothing says the failure was transient, and the stream is not resumed.
+    """
+    client, http = await _client(peer, "rest")
+    seen: list[Any] = []
+
+    async def read() -> None:
+        async for event in client.send_message(_message("stream-error")):
+            seen.append(event)  # noqa: PERF401 (the events before the error are the point)
+
+    try:
+        with pytest.raises(ReportNeeded) as failed:
+            await read()
+    finally:
+        await client.close()
+        await http.aclose()
+    assert [_state(event) for event in seen] == ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+    assert failed.value.decision.error is not None
+    assert failed.value.decision.error.source.value == "sdk_exception"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_transient_failures_before_the_first_event_resend_the_same_message(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """Two 503s, then the stream: three requests with one message (and messageId), and events.
+
+    a2a-sdk's JSON-RPC transport gives every send a fresh JSON-RPC ``id``; the message itself
+    is the same on every attempt. (Identical bytes are the httpx transports' promise.)
+    """
+    flaky = Flaky(failures=2)
+    client, http = await _client(peer, binding, transport=flaky)
+    try:
+        events = await _events(client.send_message(_message("hello")))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+    assert len(flaky.bodies) == 3
+    sent = [json.loads(body) for body in flaky.bodies]
+    messages = [b["params"]["message"] if binding == "jsonrpc" else b["message"] for b in sent]
+    assert messages[0]["messageId"]
+    assert messages == [messages[0]] * 3
+
+
+async def test_retries_end_when_the_peer_stays_down(peer: EmbeddedPeer) -> None:
+    """A peer that answers 503 to everything: the call gives up after its attempts."""
+    flaky = Flaky(failures=100)
+    client, http = await _client(peer, "jsonrpc", transport=flaky)
+    try:
+        with pytest.raises(RetryExhausted) as failed:
+            await client.get_task(a2a_pb2.GetTaskRequest(id="t-1"))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.attempts == 3
+    assert len(flaky.bodies) == 3
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_push_config_without_push_is_degrade(peer: EmbeddedPeer, binding: str) -> None:
+    """Push configuration on a peer without push notifications raises DegradeNeeded."""
+    client, http = await _client(peer, binding)
+    try:
+        task_id = await _completed_task(client)
+        config = a2a_pb2.TaskPushNotificationConfig(task_id=task_id, url="http://127.0.0.1:9/x")
+        with pytest.raises(DegradeNeeded) as failed:
+            await client.create_task_push_notification_config(config)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "PUSH_NOTIFICATION_NOT_SUPPORTED"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_extended_card_not_configured_is_degrade(peer: EmbeddedPeer, binding: str) -> None:
+    """The extended card, declared but not configured, raises DegradeNeeded."""
+    client, http = await _client(peer, binding)
+    try:
+        with pytest.raises(DegradeNeeded) as failed:
+            await client.get_extended_agent_card()
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+
+
+async def test_subscribe_to_a_completed_task_is_degrade(peer: EmbeddedPeer) -> None:
+    """Subscribing to a terminal task raises DegradeNeeded (UNSUPPORTED_OPERATION)."""
+    client, http = await _client(peer, "jsonrpc")
+    try:
+        task_id = await _completed_task(client)
+        with pytest.raises(DegradeNeeded) as failed:
+            await _events(client.subscribe(a2a_pb2.SubscribeToTaskRequest(id=task_id)))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "UNSUPPORTED_OPERATION"
+
+
+async def test_other_methods_are_delegated(peer: EmbeddedPeer) -> None:
+    """Methods the wrapper does not guard reach the wrapped client."""
+    client, http = await _client(peer, "jsonrpc")
+    try:
+        assert client.peer.startswith("http://127.0.0.1:")
+        assert client.add_interceptor == client.client.add_interceptor
+        async with client as entered:
+            assert entered is client
+    finally:
+        await http.aclose()
