@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import random as _random
 import time
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import httpx
 import tenacity
+from pydantic_core import from_json
 
 from a2a_client_errors.errors import (
     AuthFailed,
@@ -135,6 +135,7 @@ class _Outcome:
 
 _TESTING: dict[str, Any] = {"on": False, "attempts": None}
 _PLAIN: Final = (str, bytes, bytearray, memoryview, int, float)
+_OK: Final = Decision(Action.OK)
 
 
 def _set_testing(on: bool, attempts: int | None) -> tuple[bool, int | None]:
@@ -250,9 +251,10 @@ class Guard:
         unsafe: GiveUp | None,
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
+        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(self, operation, peer, deadline, unsafe)
+        state = _Call(self, operation, peer, deadline, unsafe=unsafe, describe=describe)
         outcome = _attempt(fn, args, kwargs)
         while True:
             state.judge(outcome)
@@ -318,9 +320,10 @@ class Guard:
         unsafe: GiveUp | None,
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
+        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(self, operation, peer, deadline, unsafe)
+        state = _Call(self, operation, peer, deadline, unsafe=unsafe, describe=describe)
         outcome = await _aattempt(fn, args, kwargs)
         while True:
             state.judge(outcome)
@@ -398,6 +401,7 @@ class _Call:
         "deadline_at",
         "decision",
         "delay",
+        "describe",
         "guard",
         "max_attempts",
         "operation",
@@ -414,9 +418,12 @@ class _Call:
         operation: str | None,
         peer: str | None,
         deadline: float | None,
+        *,
         unsafe: GiveUp | None = None,
+        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
     ) -> None:
         self.guard = guard
+        self.describe = describe
         self.operation = operation
         self.peer = peer or "default"
         self.start = guard.clock()
@@ -450,10 +457,11 @@ class _Call:
             # Responses, JSON bodies and statuses are judged; plain text a function returns
             # is its result, not a body to parse.
             error = normalize(outcome.value, limits=guard.policy.limits)
+        if error is None:
+            return self._succeeded()
+        self._know()
         now = guard.clock()
-        budget = self.budget
-        if error is not None and budget is None:
-            budget = self.budget = guard.budget_for(self.peer)
+        budget = self._budget()
         decision = guard.policy.decide(
             error,
             operation=self.operation,
@@ -464,11 +472,9 @@ class _Call:
             draw=guard.random(),
             unsafe=self.unsafe,
         )
-        if guard.override is not None and error is not None:
+        if guard.override is not None:
             decision = self._override(decision, error, now)
         if decision.will_retry:
-            budget = budget or guard.budget_for(self.peer)
-            self.budget = budget
             if not budget.try_spend():
                 decision = Decision(
                     decision.action,
@@ -482,7 +488,7 @@ class _Call:
                 )
         elif decision.action is not Action.RETRY:
             # The peer answered (a result, or a call error it meant): it is up.
-            (budget or guard.budget_for(self.peer)).credit()
+            budget.credit()
         self.decision = decision
         self.delay = decision.delay or 0.0
         observers = guard._observers
@@ -504,6 +510,34 @@ class _Call:
             self.refreshed = True
             self.plan = _Plan.REFRESH
             return False
+        self.plan = _Plan.DONE
+        return False
+
+    def _know(self) -> None:
+        """Learn the operation and the resend safety, when the caller left them for later."""
+        describe = self.describe
+        if describe is not None:
+            self.describe = None
+            self.operation, self.unsafe = describe()
+
+    def _budget(self) -> RetryBudgetLike:
+        """The peer's budget, looked up once per call."""
+        budget = self.budget
+        if budget is None:
+            budget = self.budget = self.guard.budget_for(self.peer)
+        return budget
+
+    def _succeeded(self) -> bool:
+        """The call returned a result: the fast path (no retry to plan, nothing to raise)."""
+        guard = self.guard
+        self._budget().credit()
+        if guard._observers["on_decision"]:
+            self._know()
+            decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            self.decision = decision
+            guard._emit("on_decision", self._event(decision, guard.clock()))
+        else:
+            self.decision = _OK
         self.plan = _Plan.DONE
         return False
 
@@ -696,8 +730,8 @@ def _json_body(request: httpx.Request) -> object:
     if not content or content[:1] not in (b"{", b"["):
         return None
     try:
-        return json.loads(content)
-    except (ValueError, RecursionError):
+        return from_json(content)
+    except ValueError:
         return None
 
 
@@ -727,14 +761,18 @@ class _TransportBase:
         self.guard = guard
         self.raise_failures = raise_failures
 
-    def _prepare(self, request: httpx.Request) -> tuple[str | None, str, GiveUp | None]:
-        """The operation, the peer, and why a resend would be unsafe (if it would be)."""
+    @staticmethod
+    def _describe(request: httpx.Request) -> tuple[str | None, GiveUp | None]:
+        """The operation, and why a resend would be unsafe (if it would be).
+
+        Read only when a decision needs it (a failure, or a hook that sees successes): a call
+        that succeeds at once never parses its request.
+        """
         if not isinstance(request.stream, httpx.ByteStream):
-            return operation_of(request, body={}), _peer_of(request), GiveUp.NOT_REPLAYABLE
+            return operation_of(request, body={}), GiveUp.NOT_REPLAYABLE
         body = _json_body(request)
         operation = operation_of(request, body)
-        unsafe = None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
-        return operation, _peer_of(request), unsafe
+        return operation, None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
 
     @staticmethod
     def _is_stream(response: httpx.Response) -> bool:
@@ -808,10 +846,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        operation, peer, unsafe = self._prepare(request)
         try:
             return self.guard._call_with(  # one loop, two doors
-                self._send, (request,), operation=operation, peer=peer, unsafe=unsafe
+                self._send,
+                (request,),
+                operation=None,
+                peer=_peer_of(request),
+                unsafe=None,
+                describe=lambda: self._describe(request),
             )
         except CallFailed as failure:
             return self._failed(failure)
@@ -850,10 +892,14 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        operation, peer, unsafe = self._prepare(request)
         try:
             return await self.guard._acall_with(  # one loop, two doors
-                self._send, (request,), operation=operation, peer=peer, unsafe=unsafe
+                self._send,
+                (request,),
+                operation=None,
+                peer=_peer_of(request),
+                unsafe=None,
+                describe=lambda: self._describe(request),
             )
         except CallFailed as failure:
             return self._failed(failure)

@@ -60,8 +60,26 @@ class GiveUp(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Decision:
+_DECISION_FIELDS = (
+    "action",
+    "reason",
+    "retry_after",
+    "error",
+    "operation",
+    "attempt",
+    "delay",
+    "give_up",
+)
+
+
+class _DecisionSlots:
+    """The storage of `Decision`, filled without the frozen guard (see ``CallError``)."""
+
+    __slots__ = _DECISION_FIELDS
+
+
+@dataclass(frozen=True, init=False)
+class Decision(_DecisionSlots):
     """What to do about one outcome of a call.
 
     Attributes:
@@ -87,8 +105,10 @@ class Decision:
     delay: float | None
     give_up: GiveUp | None
 
-    def __init__(  # noqa: PLR0917 (keywords for people, positions for the hot path)
-        self,
+    __slots__ = ()
+
+    def __new__(  # noqa: PLR0917 (keywords for people, positions for the hot path)
+        cls,
         action: Action,
         reason: Reason | str | None = None,
         retry_after: float | None = None,
@@ -97,16 +117,23 @@ class Decision:
         attempt: int | None = None,
         delay: float | None = None,
         give_up: GiveUp | None = None,
-    ) -> None:
-        # Slot descriptors, not the frozen __setattr__: one decision per call, on the hot path.
-        _set_action(self, action)
-        _set_reason(self, reason)
-        _set_retry_after(self, retry_after)
-        _set_error(self, error)
-        _set_operation(self, operation)
-        _set_attempt(self, attempt)
-        _set_delay(self, delay)
-        _set_give_up(self, give_up)
+    ) -> Decision:
+        """A new record, filled, then frozen."""
+        self: Any = object.__new__(_DecisionSlots)
+        self.action = action
+        self.reason = reason
+        self.retry_after = retry_after
+        self.error = error
+        self.operation = operation
+        self.attempt = attempt
+        self.delay = delay
+        self.give_up = give_up
+        self.__class__ = cls  # from here on, frozen
+        return self  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[type[Decision], tuple[Any, ...]]:
+        """Pickle and copy by the fields."""
+        return (type(self), tuple(getattr(self, name) for name in _DECISION_FIELDS))
 
     @property
     def will_retry(self) -> bool:
@@ -146,16 +173,7 @@ class Decision:
         return head
 
 
-(
-    _set_action,
-    _set_reason,
-    _set_retry_after,
-    _set_error,
-    _set_operation,
-    _set_attempt,
-    _set_delay,
-    _set_give_up,
-) = (vars(Decision)[f.name].__set__ for f in fields(Decision))
+assert tuple(f.name for f in fields(Decision)) == _DECISION_FIELDS  # noqa: S101
 
 OK: Decision = Decision(Action.OK)
 _DEFAULT_BACKOFF = Backoff()

@@ -155,6 +155,8 @@ class RetryBudget:
 
     def credit(self) -> None:
         """Return ``success_credit`` tokens for a successful call."""
+        if self._tokens >= self.capacity:
+            return  # full already (the common case): no lock to take
         with self._lock:
             self._refill()
             self._tokens = min(self.capacity, self._tokens + self.success_credit)
