@@ -780,17 +780,6 @@ class _TransportBase:
             "content-type", ""
         ).startswith("text/event-stream")
 
-    @staticmethod
-    def _rebuilt(response: httpx.Response, raw: bytes, request: httpx.Request) -> httpx.Response:
-        """The response with its raw body in memory, so it can be judged and read again."""
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=httpx.ByteStream(raw),
-            extensions=response.extensions,
-            request=request,
-        )
-
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
         if self.raise_failures:
@@ -833,15 +822,10 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def _send(self, request: httpx.Request) -> httpx.Response:
         response = self.inner.handle_request(request)
-        if self._is_stream(response):
-            return response
-        if not isinstance(response.stream, httpx.ByteStream):
-            original = response
-            try:
-                response = self._rebuilt(original, b"".join(original.iter_raw()), request)
-            finally:
-                original.close()
-        response.read()  # decoded once, judged, and replayable for the client
+        if not self._is_stream(response):
+            # Read here, to be judged; the client finds the content read and does not read
+            # the stream again. A response that will be retried is closed by the read.
+            response.read()
         return response
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -878,16 +862,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def _send(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
-        if self._is_stream(response):
-            return response
-        if not isinstance(response.stream, httpx.ByteStream):
-            original = response
-            try:
-                raw = b"".join([chunk async for chunk in original.aiter_raw()])
-                response = self._rebuilt(original, raw, request)
-            finally:
-                await original.aclose()
-        await response.aread()  # decoded once, judged, and replayable for the client
+        if not self._is_stream(response):
+            await response.aread()  # read here, to be judged (see GuardTransport._send)
         return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

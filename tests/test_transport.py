@@ -7,6 +7,7 @@ is checked where it matters: on the wire. Sleeps go to a fake clock.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 from typing import TYPE_CHECKING, Any
@@ -557,3 +558,23 @@ def test_close_closes_the_inner_transport() -> None:
     with httpx.Client(transport=GuardTransport(Guard(), inner=inner)) as client:
         assert client.get("https://agent.test/tasks/t-1").json() == RESULT
     assert closed == [True]
+
+
+def test_a_compressed_response_is_judged_and_handed_over_decoded() -> None:
+    """A gzip-encoded JSON-RPC error is judged on its decoded body; the client reads it once."""
+    body = gzip.compress(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "gone"}}
+        ).encode()
+    )
+    sent: list[int] = []
+
+    def peer(request: httpx.Request) -> httpx.Response:
+        sent.append(1)
+        return httpx.Response(200, headers={"content-encoding": "gzip"}, content=body)
+
+    guard = Guard(sleep=lambda _: None)
+    with httpx.Client(transport=GuardTransport(guard, inner=httpx.MockTransport(peer))) as client:
+        response = client.post("http://agent.example/", json={"jsonrpc": "2.0", "id": 1})
+    assert response.json()["error"]["code"] == -32001
+    assert len(sent) == 1  # TASK_NOT_FOUND is reconcile: judged, not retried
