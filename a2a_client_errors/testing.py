@@ -4,6 +4,7 @@
   pass ``clock=fake.now, sleep=fake.sleep`` to a `Guard` (``sleep`` works in ``acall`` too).
 * `set_testing`: make every Guard skip its sleeps (and, optionally, cap its attempts), as a
   switch or a context manager that restores what was before.
+* `RecordingHook`: a Guard hook that keeps every event, to assert on.
 * Wire builders: the error bodies a peer sends, per binding, for any reason of the table:
   `jsonrpc_error`, `status_error`, `problem_error`, `error_response`.
 
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from a2a_client_errors.guard import _set_testing
+from a2a_client_errors.guard import GuardEvent, Hook, _set_testing
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FakeClock",
+    "RecordingHook",
     "error_info",
     "error_response",
     "jsonrpc_error",
@@ -72,6 +74,48 @@ class FakeClock:
     def __call__(self) -> float:
         """The current time: the clock is its own ``clock=`` callable."""
         return self._now
+
+
+class RecordingHook(Hook):
+    """A Guard hook that keeps every event it is told, in order.
+
+    Attributes:
+        events: ``(name, event)`` pairs; names are ``"decision"``, ``"retry"``, ``"give_up"``
+            and ``"budget_exhausted"``.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, GuardEvent]] = []
+
+    def on_decision(self, event: GuardEvent) -> None:
+        """Keep a decision."""
+        self.events.append(("decision", event))
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """Keep a scheduled retry."""
+        self.events.append(("retry", event))
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """Keep a give-up."""
+        self.events.append(("give_up", event))
+
+    def on_budget_exhausted(self, event: GuardEvent) -> None:
+        """Keep a retry the budget refused."""
+        self.events.append(("budget_exhausted", event))
+
+    def names(self) -> list[str]:
+        """The kinds of event kept, in order."""
+        return [name for name, _ in self.events]
+
+    @property
+    def decisions(self) -> list[GuardEvent]:
+        """The decision events, in order."""
+        return [event for name, event in self.events if name == "decision"]
+
+    @property
+    def actions(self) -> list[str]:
+        """The actions decided, in order."""
+        return [event.decision.action.value for event in self.decisions]
 
 
 class _Testing:

@@ -31,14 +31,12 @@ from a2a_client_errors import (
     DegradeNeeded,
     GiveUp,
     Guard,
-    GuardEvent,
-    Hook,
     ReconcileNeeded,
     RetryExhausted,
 )
 from a2a_client_errors.integrations.grpc import GuardInterceptor, operation_of
 from a2a_client_errors.retry import BudgetRegistry, RetryBudget
-from a2a_client_errors.testing import FakeClock
+from a2a_client_errors.testing import FakeClock, RecordingHook
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -180,29 +178,13 @@ async def server() -> AsyncIterator[ScriptedServer]:
         await running.stop(None)
 
 
-class Recorder(Hook):
-    """Keeps every decision the Guard makes."""
-
-    def __init__(self) -> None:
-        self.events: list[GuardEvent] = []
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Record the event."""
-        self.events.append(event)
-
-    @property
-    def actions(self) -> list[str]:
-        """The actions decided, in order."""
-        return [event.decision.action.value for event in self.events]
-
-
 @dataclass
 class Rig:
     """A Guard on a fake clock, its recorder, and a channel through a GuardInterceptor."""
 
     guard: Guard
     clock: FakeClock
-    hook: Recorder
+    hook: RecordingHook
     channel: Any
 
     @property
@@ -225,7 +207,7 @@ async def rig_for(server: ScriptedServer) -> AsyncIterator[Callable[..., Rig]]:
         **kwargs: Any,
     ) -> Rig:
         clock = FakeClock()
-        hook = Recorder()
+        hook = RecordingHook()
         guard = Guard(
             clock=clock.now, sleep=clock.sleep, random=lambda: draw, hooks=[hook], **kwargs
         )
@@ -308,9 +290,9 @@ async def test_unavailable_twice_then_ok_resends_the_same_request(
     }
     assert rig.clock.sleeps == [0.25, 0.5]  # full jitter at draw 0.5: 0.5 * 0.5, 0.5 * 1.0
     assert rig.hook.actions == ["retry", "retry", "ok"]
-    assert [e.attempt for e in rig.hook.events] == [1, 2, 3]
-    assert {e.operation for e in rig.hook.events} == {"SendMessage"}
-    assert {e.peer for e in rig.hook.events} == {server.target}
+    assert [e.attempt for e in rig.hook.decisions] == [1, 2, 3]
+    assert {e.operation for e in rig.hook.decisions} == {"SendMessage"}
+    assert {e.peer for e in rig.hook.decisions} == {server.target}
 
 
 async def test_task_not_cancelable_in_the_trailer_reconciles_at_once(
@@ -392,7 +374,7 @@ async def test_retry_pushback_is_the_floor_of_the_delay(
 
     assert got.id == "task-1"
     assert rig.clock.sleeps == [1.5]
-    first = rig.hook.events[0].decision
+    first = rig.hook.decisions[0].decision
     assert first.retry_after == 1.5
     assert first.delay == 1.5
     assert rig.hook.actions == ["retry", "ok"]
@@ -428,7 +410,7 @@ async def test_peer_names_the_budget_and_the_events(
     await rig.stub.GetTask(a2a_pb2.GetTaskRequest(id="task-1"), timeout=CALL_TIMEOUT)
 
     assert rig.guard.budgets.peers() == ["agent-b"]  # type: ignore[union-attr]
-    assert {e.peer for e in rig.hook.events} == {"agent-b"}
+    assert {e.peer for e in rig.hook.decisions} == {"agent-b"}
 
 
 async def test_send_message_without_message_id_is_sent_once(
@@ -534,7 +516,7 @@ async def test_other_method_paths_are_guarded(
 
     assert got == b"raw"
     assert server.requests[method] == [b"ping", b"ping"]
-    assert {e.operation for e in rig.hook.events} == {operation}
+    assert {e.operation for e in rig.hook.decisions} == {operation}
 
 
 async def test_an_exception_that_is_no_call_error_propagates_as_it_is(
@@ -552,7 +534,7 @@ async def test_an_exception_that_is_no_call_error_propagates_as_it_is(
         await rig.stub.GetTask(a2a_pb2.GetTaskRequest(id="task-1"), timeout=CALL_TIMEOUT)
 
     assert server.requests[path("GetTask")] == []
-    assert rig.hook.events == []
+    assert rig.hook.decisions == []
 
 
 async def test_the_interceptor_itself_guards_unary_calls(
@@ -749,7 +731,7 @@ async def test_cancel_reaches_the_reopened_stream(
     await asyncio.wait_for(server.cancelled.wait(), WAIT)
 
     assert first == event_bytes("task-1", a2a_pb2.TASK_STATE_WORKING)
-    assert {e.operation for e in rig.hook.events} == {"SubscribeToTask"}
+    assert {e.operation for e in rig.hook.decisions} == {"SubscribeToTask"}
     assert len(server.requests[path("TaskSubscription", LEGACY_SERVICE)]) == 2
     await responses.aclose()
 
@@ -762,7 +744,7 @@ async def test_a_relay_closed_early_cancels_its_call(server: ScriptedServer) -> 
     """
     event = event_bytes("task-1", a2a_pb2.TASK_STATE_WORKING)
     server.plan(path("SubscribeToTask"), Reply((event,), hold=True))
-    hook = Recorder()
+    hook = RecordingHook()
     clock = FakeClock()
     guard = Guard(clock=clock.now, sleep=clock.sleep, hooks=[hook])
 
@@ -789,7 +771,7 @@ async def test_a_relay_closed_early_cancels_its_call(server: ScriptedServer) -> 
         await relay.aclose()
         await asyncio.wait_for(server.cancelled.wait(), WAIT)
 
-    assert [(e.peer, e.operation) for e in hook.events] == [("default", "SubscribeToTask")]
+    assert [(e.peer, e.operation) for e in hook.decisions] == [("default", "SubscribeToTask")]
 
 
 # --- method paths and the extra -------------------------------------------------------------

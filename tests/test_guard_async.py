@@ -31,7 +31,7 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import Guard, GuardEvent, Hook
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import Backoff, RetryBudget
-from a2a_client_errors.testing import FakeClock, error_response, set_testing
+from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
 from tests.conftest import jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
@@ -60,33 +60,6 @@ class AsyncPeer:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
-
-
-class Recorder(Hook):
-    """Records every event, by hook method."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, GuardEvent]] = []
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("decision", event))
-
-    def on_retry(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("retry", event))
-
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("give_up", event))
-
-    def on_budget_exhausted(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("budget_exhausted", event))
-
-    def names(self) -> list[str]:
-        """The hook methods called, in order."""
-        return [name for name, _ in self.events]
 
 
 class Exploding(Hook):
@@ -404,7 +377,7 @@ async def test_concurrent_calls_have_separate_states(clock: AsyncFakeClock) -> N
 
 async def test_budget_refusal_fails_fast_and_is_observed(clock: AsyncFakeClock) -> None:
     """An empty budget: BudgetExhausted after one attempt, no sleep, on_budget_exhausted told."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, budget=RetryBudget(capacity=0), hooks=[recorder])
     with pytest.raises(BudgetExhausted) as caught:
         await guard.acall(AsyncPeer(_503()))
@@ -415,7 +388,7 @@ async def test_budget_refusal_fails_fast_and_is_observed(clock: AsyncFakeClock) 
 
 async def test_hooks_see_every_decision_in_order(clock: AsyncFakeClock) -> None:
     """A 503 then a result: decision, retry, decision."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     await make_guard(clock, hooks=[recorder]).acall(AsyncPeer(_503(), OK), peer="peer-a")
     assert recorder.names() == ["decision", "retry", "decision"]
     assert recorder.events[1][1].decision.delay == 0.25
@@ -426,7 +399,7 @@ async def test_a_raising_hook_is_logged_and_swallowed(
     clock: AsyncFakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Hooks that raise change nothing; each failure is logged."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, hooks=[Exploding(), recorder])
     with (
         caplog.at_level(logging.ERROR, logger="a2a_client_errors"),
@@ -453,7 +426,7 @@ async def test_hook_events_carry_no_request_body_or_credentials(clock: AsyncFake
         "headers": {"Authorization": SECRET},
         "body": {"message": {"messageId": "m-1", "parts": [{"text": BODY_MARKER}]}},
     }
-    recorder = Recorder()
+    recorder = RecordingHook()
     with pytest.raises(AuthFailed):
         await make_guard(clock, hooks=[recorder]).acall(
             AsyncPeer(_503(), httpx.Response(401)), request, token=SECRET

@@ -26,7 +26,7 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import Guard, GuardEvent, Hook, failure_for
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import RetryBudget
-from a2a_client_errors.testing import FakeClock, error_response, set_testing
+from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
 from tests.conftest import jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
@@ -52,33 +52,6 @@ class Peer:
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
-
-
-class Recorder(Hook):
-    """Records every event, by hook method."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, GuardEvent]] = []
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("decision", event))
-
-    def on_retry(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("retry", event))
-
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("give_up", event))
-
-    def on_budget_exhausted(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(("budget_exhausted", event))
-
-    def names(self) -> list[str]:
-        """The hook methods called, in order."""
-        return [name for name, _ in self.events]
 
 
 class Exploding(Hook):
@@ -434,7 +407,7 @@ def test_failure_for_maps_every_decision() -> None:
 
 def test_budget_refusal_fails_fast_and_is_observed(clock: FakeClock) -> None:
     """An empty budget: BudgetExhausted after one attempt, no sleep, on_budget_exhausted told."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, budget=RetryBudget(capacity=0.5), hooks=[recorder])
     with pytest.raises(BudgetExhausted) as caught:
         guard.call(Peer(_503()), peer="p")
@@ -448,7 +421,7 @@ def test_budget_refusal_fails_fast_and_is_observed(clock: FakeClock) -> None:
 
 def test_hooks_see_every_decision_in_order(clock: FakeClock) -> None:
     """A 503 then a result: decision, retry, decision; the retry event carries the delay."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, hooks=[recorder])
     guard.call(Peer(_503(), OK), operation="GetTask", peer="peer-a")
     assert recorder.names() == ["decision", "retry", "decision"]
@@ -465,7 +438,7 @@ def test_hooks_see_every_decision_in_order(clock: FakeClock) -> None:
 
 def test_give_up_is_told_once_with_the_final_decision(clock: FakeClock) -> None:
     """on_give_up receives the decision the raised exception carries."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     with pytest.raises(ReconcileNeeded) as caught:
         make_guard(clock, hooks=[recorder]).call(Peer(jsonrpc_error(-32001, "gone")))
     give_ups = [e for name, e in recorder.events if name == "give_up"]
@@ -477,7 +450,7 @@ def test_a_raising_hook_is_logged_and_swallowed(
     clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Hooks that raise change nothing: same retries, same outcome; each failure is logged."""
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, hooks=[Exploding(), recorder])
     with caplog.at_level(logging.ERROR, logger="a2a_client_errors"):
         assert guard.call(Peer(_503(), OK)) is OK
@@ -509,7 +482,7 @@ def test_hook_events_carry_no_request_body_or_credentials(clock: FakeClock) -> N
         "headers": {"Authorization": SECRET},
         "body": {"message": {"messageId": "m-1", "parts": [{"text": BODY_MARKER}]}},
     }
-    recorder = Recorder()
+    recorder = RecordingHook()
     guard = make_guard(clock, hooks=[recorder])
     peer = Peer(_503(), httpx.Response(401), OK)
     with pytest.raises(AuthFailed):

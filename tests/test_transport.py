@@ -25,14 +25,12 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import (
     AsyncGuardTransport,
     Guard,
-    GuardEvent,
     GuardTransport,
-    Hook,
     operation_of,
 )
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import RetryBudget
-from a2a_client_errors.testing import FakeClock, status_error
+from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 if TYPE_CHECKING:
@@ -59,25 +57,6 @@ def guard_on(clock: FakeClock, **kwargs: Any) -> Guard:
     """A Guard on the fake clock with a deterministic draw."""
     kwargs.setdefault("random", lambda: 0.5)
     return Guard(clock=clock.now, sleep=clock.sleep, **kwargs)
-
-
-class Recorder(Hook):
-    """Records every decision event."""
-
-    def __init__(self) -> None:
-        self.events: list[GuardEvent] = []
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(event)
-
-    def on_retry(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(event)
-
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Record."""
-        self.events.append(event)
 
 
 def _closed_port() -> int:
@@ -500,14 +479,14 @@ async def test_async_raise_failures(loopback: Loopback) -> None:
 def test_transport_events_carry_no_credentials_or_body(loopback: Loopback) -> None:
     """Hooks on the transport never see the Authorization header or the request body."""
     loopback.script([UNAVAILABLE, Reply(401), OK])
-    recorder = Recorder()
+    recorder = RecordingHook()
     transport = GuardTransport(guard_on(FakeClock(), hooks=[recorder]))
     body = send_message()
     body["params"]["message"]["parts"] = [{"text": BODY_MARKER}]
     with httpx.Client(transport=transport) as client:
         client.post(loopback.url, json=body, headers={"Authorization": SECRET})
     assert len(recorder.events) >= 3
-    for event in recorder.events:
+    for _, event in recorder.events:
         text = repr(event) + str(event.decision)
         assert "tok-SECRET" not in text
         assert BODY_MARKER not in text

@@ -20,12 +20,10 @@ from a2a_client_errors import (
     DegradeNeeded,
     GiveUp,
     Guard,
-    GuardEvent,
-    Hook,
     ReconcileNeeded,
 )
 from a2a_client_errors.integrations.grpc import GuardInterceptor
-from a2a_client_errors.testing import FakeClock
+from a2a_client_errors.testing import FakeClock, RecordingHook
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -39,28 +37,12 @@ TIMEOUT = 10.0
 METADATA = (("a2a-version", "1.0"),)
 
 
-class Recorder(Hook):
-    """Keeps every decision the Guard makes."""
-
-    def __init__(self) -> None:
-        self.events: list[GuardEvent] = []
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Record the event."""
-        self.events.append(event)
-
-    @property
-    def actions(self) -> list[str]:
-        """The actions decided, in order."""
-        return [event.decision.action.value for event in self.events]
-
-
 @dataclass
 class Guarded:
     """An A2A stub on a guarded channel to the peer, and what the Guard decided."""
 
     stub: Any
-    hook: Recorder
+    hook: RecordingHook
     clock: FakeClock
     target: str
 
@@ -69,7 +51,7 @@ class Guarded:
 async def guarded(peer: EmbeddedPeer) -> AsyncIterator[Guarded]:
     """A guarded gRPC channel to the streaming peer, closed after the test."""
     clock = FakeClock()
-    hook = Recorder()
+    hook = RecordingHook()
     guard = Guard(clock=clock.now, sleep=clock.sleep, random=lambda: 0.5, hooks=[hook])
     channel = grpc.aio.insecure_channel(
         peer.grpc_target, interceptors=GuardInterceptor(guard).interceptors
@@ -109,7 +91,7 @@ async def test_get_task_of_an_unknown_task_reconciles(guarded: Guarded) -> None:
     assert failure.decision.error.source.value == "error_info"
     assert isinstance(failure.__cause__, grpc.aio.AioRpcError)
     assert failure.__cause__.code() is grpc.StatusCode.NOT_FOUND
-    assert [e.peer for e in guarded.hook.events] == [guarded.target]
+    assert [e.peer for e in guarded.hook.decisions] == [guarded.target]
 
 
 async def test_cancel_of_a_completed_task_reconciles(guarded: Guarded) -> None:
