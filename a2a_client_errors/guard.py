@@ -780,6 +780,24 @@ class _TransportBase:
             "content-type", ""
         ).startswith("text/event-stream")
 
+    def _deadline_at(self) -> float | None:
+        deadline = self.guard.deadline
+        return None if deadline is None else self.guard.clock() + deadline
+
+    def _bound(self, request: httpx.Request, deadline_at: float | None) -> None:
+        """Give one attempt no more than the time left before the Guard's deadline.
+
+        The request's own timeouts stay when they are shorter; the bytes sent never change.
+        """
+        if deadline_at is None:
+            return
+        left = max(0.0, deadline_at - self.guard.clock())
+        current = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {
+            phase: left if current.get(phase) is None else min(current[phase], left)
+            for phase in ("connect", "read", "write", "pool")
+        }
+
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
         if self.raise_failures:
@@ -820,7 +838,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.HTTPTransport()
 
-    def _send(self, request: httpx.Request) -> httpx.Response:
+    def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
+        self._bound(request, deadline_at)
         response = self.inner.handle_request(request)
         if not self._is_stream(response):
             # Read here, to be judged; the client finds the content read and does not read
@@ -833,7 +852,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         try:
             return self.guard._call_with(  # one loop, two doors
                 self._send,
-                (request,),
+                (request, self._deadline_at()),
                 operation=None,
                 peer=_peer_of(request),
                 unsafe=None,
@@ -860,7 +879,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
+    async def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
+        self._bound(request, deadline_at)
         response = await self.inner.handle_async_request(request)
         if not self._is_stream(response):
             await response.aread()  # read here, to be judged (see GuardTransport._send)
@@ -871,7 +891,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         try:
             return await self.guard._acall_with(  # one loop, two doors
                 self._send,
-                (request,),
+                (request, self._deadline_at()),
                 operation=None,
                 peer=_peer_of(request),
                 unsafe=None,

@@ -557,3 +557,23 @@ def test_a_compressed_response_is_judged_and_handed_over_decoded() -> None:
         response = client.post("http://agent.example/", json={"jsonrpc": "2.0", "id": 1})
     assert response.json()["error"]["code"] == -32001
     assert len(sent) == 1  # TASK_NOT_FOUND is reconcile: judged, not retried
+
+
+def test_each_attempt_gets_no_more_than_the_time_left() -> None:
+    """With a deadline, every attempt's timeouts shrink to the time left; shorter ones stay."""
+    clock = FakeClock()
+    seen: list[dict[str, float]] = []
+
+    def peer(request: httpx.Request) -> httpx.Response:
+        seen.append(dict(request.extensions["timeout"]))
+        clock.advance(4.0)  # each attempt takes 4 s of the 10 s deadline
+        return httpx.Response(503)
+
+    guard = Guard(deadline=10.0, clock=clock.now, sleep=clock.sleep, random=lambda: 0.0)
+    transport = GuardTransport(guard, inner=httpx.MockTransport(peer))
+    with httpx.Client(transport=transport, timeout=httpx.Timeout(30.0, connect=2.0)) as client:
+        response = client.get("http://agent.example/tasks/t-1")
+    assert response.status_code == 503
+    assert seen[0] == {"connect": 2.0, "read": 10.0, "write": 10.0, "pool": 10.0}
+    assert seen[1] == {"connect": 2.0, "read": 6.0, "write": 6.0, "pool": 6.0}
+    assert seen[2] == {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
