@@ -50,7 +50,7 @@ from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "normalize"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "SSEParser", "event_error", "normalize"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,41 +624,73 @@ def _http_date_delay(raw: str, date: str | None, now: float | None) -> float | N
 # --- SSE ------------------------------------------------------------------------------------
 
 
+class SSEParser:
+    """Server-sent events, line by line: `feed` each line, `end` at the close of the stream.
+
+    Comments (``: keep-alive``), ``id:`` and ``retry:`` lines are skipped; multi-line data is
+    joined with newlines.
+    """
+
+    __slots__ = ("_data", "_name")
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+        self._name = ""
+
+    def feed(self, line: str) -> tuple[str, str] | None:
+        """Take one line; return ``(event name, data)`` when it completes an event."""
+        if line:
+            field, _, value = line.partition(":")
+            if field == "data":
+                self._data.append(value.removeprefix(" "))
+            elif field == "event":
+                self._name = value.removeprefix(" ")
+            return None
+        return self.end()
+
+    def end(self) -> tuple[str, str] | None:
+        """The event in progress, if any (the stream closed, or a blank line came)."""
+        data, name = self._data, self._name
+        self._data, self._name = [], ""
+        return (name, "\n".join(data)) if data else None
+
+
+def event_error(
+    name: str, data: str, limits: Limits = DEFAULT_LIMITS
+) -> tuple[object, CallError | None]:
+    """Judge one SSE event: its parsed data, and the call error it carries (if it carries one).
+
+    A JSON-RPC error envelope, a ``{"error": ...}`` Status body, data that is not JSON, and an
+    ``event: error`` that carries no error are all call errors.
+    """
+    parsed = _parse_json(data.encode("utf-8", "surrogatepass"), limits)
+    if parsed is _INVALID:
+        why = "an error event" if name == "error" else "an event"
+        return None, _invalid(f"{why} of the stream is not JSON")
+    found = _from_body(parsed, limits)
+    if found is None and name == "error":
+        found = _invalid("an error event of the stream carries no error")
+    return parsed, found
+
+
 def _sse(body: bytes, limits: Limits) -> CallError | None:
     """The first error event of an SSE body, or None when every event is a result."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return _invalid("the event stream is not UTF-8")
+    parser = SSEParser()
     events = 0
-    data: list[str] = []
-    name = ""
     for line in [*text.splitlines(), ""]:
-        if line:
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                name = value
-            continue
-        if not data:
-            name = ""
+        event = parser.feed(line)
+        if event is None:
             continue
         events += 1
         if events > limits.max_sse_events:
             break
-        payload = "\n".join(data).encode("utf-8", "surrogatepass")
-        data, event_name, name = [], name, ""
-        parsed = _parse_json(payload, limits)
-        if parsed is _INVALID:
-            why = "an error event" if event_name == "error" else "an event"
-            return _invalid(f"{why} of the stream is not JSON")
-        found = _from_body(parsed, limits)
+        _, found = event_error(*event, limits)
         if found is not None:
             return found
-        if event_name == "error":
-            return _invalid("an error event of the stream carries no error")
     return None
 
 

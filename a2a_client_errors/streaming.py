@@ -1,0 +1,173 @@
+"""Read an A2A event stream (SSE) over raw httpx, judging every event as it comes.
+
+For people who call A2A without a2a-sdk: open the stream with ``client.stream(...)`` and read
+it with `iter_events` (or `aiter_events` for ``httpx.AsyncClient``). Each event's payload is
+yielded (the JSON-RPC ``result``, or the HTTP+JSON ``StreamResponse``); an error event (a JSON-RPC
+error envelope, or a ``{"error": ...}`` Status body, with or without ``event: error``) raises the
+`CallFailed` subclass its decision names, after every event before it was yielded. A stream that
+closes before its task reached a terminal or interrupted state (and that was not a single
+Message) is an interruption, not a success: it raises `RetryExhausted` with
+``give_up == GiveUp.STREAM_STARTED``, so the caller resumes with SubscribeToTask (or reads the
+task with GetTask) instead of resending the message.
+
+Example::
+
+    with client.stream("POST", url, json=request) as response:
+        for event in iter_events(response, operation="SendStreamingMessage"):
+            ...
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.guard import failure_for
+from a2a_client_errors.normalize import SSEParser, event_error, normalize
+from a2a_client_errors.policy import Decision, GiveUp, Policy
+from a2a_client_errors.reasons import (
+    INTERRUPTED_STATES,
+    TERMINAL_STATES,
+    Action,
+    TransportFailure,
+    canonical_task_state,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    import httpx
+
+__all__ = ["aiter_events", "iter_events"]
+
+
+class _Reader:
+    """What the sync and async readers share: judging events and following the task."""
+
+    def __init__(self, response: httpx.Response, operation: str | None, policy: Policy | None):
+        self.response = response
+        self.operation = operation
+        self.policy = policy or Policy()
+        self.parser = SSEParser()
+        self.state = ""
+        self.ended = False
+        self.events = 0
+
+    def opened(self) -> None:
+        """A response that is not an event stream is judged as a whole first."""
+        if not self.response.headers.get("content-type", "").startswith("text/event-stream"):
+            self.response.read()
+            self._raise_for(normalize(self.response, limits=self.policy.limits))
+
+    async def aopened(self) -> None:
+        """The async twin of `opened`."""
+        if not self.response.headers.get("content-type", "").startswith("text/event-stream"):
+            await self.response.aread()
+            self._raise_for(normalize(self.response, limits=self.policy.limits))
+
+    def take(self, event: tuple[str, str] | None) -> Any:
+        """The payload of a completed event (or None); raises for an error event."""
+        if event is None:
+            return None
+        parsed, error = event_error(*event, self.policy.limits)
+        self._raise_for(error)
+        self.events += 1
+        payload = parsed.get("result", parsed) if isinstance(parsed, dict) else parsed
+        self._track(payload)
+        return payload
+
+    def closed(self) -> None:
+        """The stream ended: fine after a final state, an interruption otherwise."""
+        if self.ended:
+            return
+        error = CallError(
+            ErrorKind.TRANSPORT,
+            None,
+            Source.TRANSPORT,
+            WireShape.TRANSPORT,
+            http_status=self.response.status_code,
+            message="the stream closed before its task reached a terminal or interrupted state",
+            transport=TransportFailure.NETWORK,
+        )
+        decision = Decision(
+            Action.RETRY, None, None, error, self.operation, give_up=GiveUp.STREAM_STARTED
+        )
+        raise failure_for(decision)(decision)
+
+    def _raise_for(self, error: CallError | None) -> None:
+        if error is None:
+            return
+        decision = self.policy.decide(error, operation=self.operation)
+        if decision.action is Action.RETRY and self.events:
+            decision = Decision(
+                decision.action,
+                decision.reason,
+                decision.retry_after,
+                error,
+                self.operation,
+                give_up=GiveUp.STREAM_STARTED,
+            )
+        raise failure_for(decision)(decision)
+
+    def _track(self, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        if "message" in payload or payload.get("kind") == "message":
+            self.ended = True  # a stream that answers with a Message carries only that one
+            return
+        holder = payload.get("task") or payload.get("statusUpdate") or payload
+        status = holder.get("status") if isinstance(holder, dict) else None
+        state = status.get("state") if isinstance(status, dict) else None
+        if isinstance(state, str):
+            self.state = canonical_task_state(state)
+            if self.state in TERMINAL_STATES or self.state in INTERRUPTED_STATES:
+                self.ended = True
+
+
+def iter_events(
+    response: httpx.Response,
+    *,
+    operation: str | None = None,
+    policy: Policy | None = None,
+) -> Iterator[Any]:
+    """Yield the payload of every event of an A2A stream; raise the first call error.
+
+    Args:
+        response: a streaming response (``client.stream(...)``), unread.
+        operation: the A2A operation, for the record and per-operation overrides.
+        policy: the policy that decides about error events (default: the table's).
+
+    Raises:
+        CallFailed: the subclass an error event's decision names (after the events before it
+            were yielded), or `RetryExhausted` with ``GiveUp.STREAM_STARTED`` when the stream
+            closed before its task reached a final state.
+    """
+    reader = _Reader(response, operation, policy)
+    reader.opened()
+    for line in response.iter_lines():
+        payload = reader.take(reader.parser.feed(line))
+        if payload is not None:
+            yield payload
+    payload = reader.take(reader.parser.end())
+    if payload is not None:
+        yield payload
+    reader.closed()
+
+
+async def aiter_events(
+    response: httpx.Response,
+    *,
+    operation: str | None = None,
+    policy: Policy | None = None,
+) -> AsyncIterator[Any]:
+    """The async twin of `iter_events`, for ``httpx.AsyncClient`` streams."""
+    reader = _Reader(response, operation, policy)
+    await reader.aopened()
+    async for line in response.aiter_lines():
+        payload = reader.take(reader.parser.feed(line))
+        if payload is not None:
+            yield payload
+    payload = reader.take(reader.parser.end())
+    if payload is not None:
+        yield payload
+    reader.closed()
