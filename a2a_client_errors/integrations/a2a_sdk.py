@@ -24,8 +24,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.errors import CallFailed, ErrorKind
+from a2a_client_errors.errors import CallFailed, ErrorKind, RetryExhausted
 from a2a_client_errors.guard import Guard, failure_for
+from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.reasons import (
     INTERRUPTED_STATES,
@@ -55,12 +56,16 @@ def _a2a_types() -> Any:
     return a2a_pb2
 
 
+_DEFAULT_HANDLERS: Final = DecisionHandlers()
+
+
 def guard_client(
     client: Any,
     guard: Guard | None = None,
     *,
     peer: str | None = None,
     max_reconnects: int = 3,
+    handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
 
@@ -69,9 +74,13 @@ def guard_client(
         guard: the Guard (default: ``Guard()``).
         peer: the key of the peer's retry budget (default: the card's first interface URL).
         max_reconnects: how many times one stream may be resumed after interruptions.
+        handlers: what to do about decisions other than retry (see
+            `a2a_client_errors.handlers`); None raises every one of them.
     """
     _a2a_types()
-    return GuardedClient(client, guard or Guard(), peer=peer, max_reconnects=max_reconnects)
+    return GuardedClient(
+        client, guard or Guard(), peer=peer, max_reconnects=max_reconnects, handlers=handlers
+    )
 
 
 class GuardedClient:
@@ -83,15 +92,32 @@ class GuardedClient:
         client: the wrapped a2a-sdk client.
         guard: the Guard.
         peer: the key of the peer's retry budget.
+        handlers: the decision handlers (None: every decision but ok and retry is raised).
     """
 
     def __init__(
-        self, client: Any, guard: Guard, *, peer: str | None = None, max_reconnects: int = 3
+        self,
+        client: Any,
+        guard: Guard,
+        *,
+        peer: str | None = None,
+        max_reconnects: int = 3,
+        handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
     ) -> None:
         self.client = client
         self.guard = guard
         self.peer = peer or _peer_of(client)
         self.max_reconnects = max_reconnects
+        self.handlers = handlers
+
+    async def _handled(
+        self, failure: CallFailed, operation: str, request: Any, context: Any
+    ) -> Any:
+        """Hand a final decision to the handlers, or raise it (retries spent, or no handlers)."""
+        if self.handlers is None or isinstance(failure, RetryExhausted):
+            raise failure
+        situation = Situation(failure, operation, request, self, context)
+        return await self.handlers.handle(situation)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
@@ -114,9 +140,20 @@ class GuardedClient:
     # --- unary operations -------------------------------------------------------------------
 
     async def _unary(
-        self, operation: str, method: Callable[..., Awaitable[Any]], *a: Any, **kw: Any
+        self,
+        operation: str,
+        method: Callable[..., Awaitable[Any]],
+        request: Any,
+        *,
+        context: Any = None,
+        **kw: Any,
     ) -> Any:
-        return await self.guard.acall(method, *a, operation=operation, peer=self.peer, **kw)
+        try:
+            return await self.guard.acall(
+                method, request, context=context, operation=operation, peer=self.peer, **kw
+            )
+        except CallFailed as failure:
+            return await self._handled(failure, operation, request, context)
 
     async def get_task(self, request: Any, *, context: Any = None) -> Any:
         """GetTask, guarded."""
@@ -197,7 +234,11 @@ class GuardedClient:
         if not message.message_id:
             message.message_id = str(uuid.uuid4())
         stream = _Stream(
-            self, "SendMessage", lambda: self.client.send_message(request, context=context)
+            self,
+            "SendMessage",
+            lambda: self.client.send_message(request, context=context),
+            request=request,
+            context=context,
         )
         async for event in stream:
             yield event
@@ -209,6 +250,8 @@ class GuardedClient:
             "SubscribeToTask",
             lambda: self.client.subscribe(request, context=context),
             task_id=request.id,
+            request=request,
+            context=context,
         )
         async for event in stream:
             yield event
@@ -224,16 +267,27 @@ class _Stream:
         open_stream: Callable[[], AsyncIterator[Any]],
         *,
         task_id: str = "",
+        request: Any = None,
+        context: Any = None,
     ) -> None:
         self.owner = owner
         self.operation = operation
         self.open_stream = open_stream
         self.task_id = task_id
+        self.request = request
+        self.context = context
         self.state = ""
         self.ended = False  # a Message answered, or the task reached a final state
 
     async def __aiter__(self) -> AsyncIterator[Any]:
-        iterator, first = await self._first(self.open_stream, self.operation)
+        try:
+            iterator, first = await self._first(self.open_stream, self.operation)
+        except CallFailed as failure:
+            # Refused before any event: the handlers decide (a fallback event, or a raise).
+            handled = await self.owner._handled(failure, self.operation, self.request, self.context)
+            if handled is not None:
+                yield handled
+            return
         reconnects = 0
         while iterator is not None:
             if first is not None:

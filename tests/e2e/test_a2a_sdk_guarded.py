@@ -19,6 +19,7 @@ from a2a_client_errors import (
     ReportNeeded,
     RetryExhausted,
 )
+from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ async def _client(
     streaming: bool = True,
     transport: httpx.AsyncBaseTransport | None = None,
     guard: Guard | None = None,
+    raw: bool = False,
 ) -> tuple[GuardedClient, httpx.AsyncClient]:
     http = httpx.AsyncClient(timeout=10, headers={"A2A-Version": "1.0"}, transport=transport)
     config = ClientConfig(
@@ -73,7 +75,10 @@ async def _client(
         supported_protocol_bindings=[PROTOCOLS[binding]],
     )
     client = ClientFactory(config).create(peer.agent_card)
-    return guard_client(client, guard or Guard(sleep=lambda _: None)), http
+    guarded = guard_client(client, guard or Guard(sleep=lambda _: None))
+    if raw:
+        guarded = guard_client(client, guarded.guard, handlers=None)
+    return guarded, http
 
 
 def _message(text: str, message_id: str = "") -> a2a_pb2.SendMessageRequest:
@@ -121,8 +126,8 @@ async def test_unknown_task_is_reconcile(peer: EmbeddedPeer, binding: str) -> No
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_cancel_of_a_completed_task_is_reconcile(peer: EmbeddedPeer, binding: str) -> None:
-    """CancelTask of a completed task raises ReconcileNeeded with TASK_NOT_CANCELABLE."""
-    client, http = await _client(peer, binding)
+    """Without handlers, CancelTask of a completed task raises ReconcileNeeded."""
+    client, http = await _client(peer, binding, raw=True)
     try:
         task_id = await _completed_task(client)
         with pytest.raises(ReconcileNeeded) as failed:
@@ -255,8 +260,8 @@ async def test_push_config_without_push_is_degrade(peer: EmbeddedPeer, binding: 
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_extended_card_not_configured_is_degrade(peer: EmbeddedPeer, binding: str) -> None:
-    """The extended card, declared but not configured, raises DegradeNeeded."""
-    client, http = await _client(peer, binding)
+    """Without handlers, the extended card declared but not configured raises DegradeNeeded."""
+    client, http = await _client(peer, binding, raw=True)
     try:
         with pytest.raises(DegradeNeeded) as failed:
             await client.get_extended_agent_card()
@@ -267,8 +272,8 @@ async def test_extended_card_not_configured_is_degrade(peer: EmbeddedPeer, bindi
 
 
 async def test_subscribe_to_a_completed_task_is_degrade(peer: EmbeddedPeer) -> None:
-    """Subscribing to a terminal task raises DegradeNeeded (UNSUPPORTED_OPERATION)."""
-    client, http = await _client(peer, "jsonrpc")
+    """Without handlers, subscribing to a terminal task raises DegradeNeeded."""
+    client, http = await _client(peer, "jsonrpc", raw=True)
     try:
         task_id = await _completed_task(client)
         with pytest.raises(DegradeNeeded) as failed:
@@ -289,3 +294,92 @@ async def test_other_methods_are_delegated(peer: EmbeddedPeer) -> None:
             assert entered is client
     finally:
         await http.aclose()
+
+
+# --- the default decision handlers --------------------------------------------------------
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_lost_cancel_race_returns_the_terminal_task(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """CancelTask of a completed task: GetTask, and the task marked as a lost race."""
+    client, http = await _client(peer, binding)
+    try:
+        task_id = await _completed_task(client)
+        task = await client.cancel_task(a2a_pb2.CancelTaskRequest(id=task_id))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert task.id == task_id
+    assert a2a_pb2.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED"
+    assert dict(task.metadata["a2a_client_errors"]) == {"cancel": "lost_race"}
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_an_unknown_task_is_handed_to_the_orchestrator(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """TASK_NOT_FOUND: task_gone is told, then ReconcileNeeded is raised (no re-creation)."""
+    gone: list[str] = []
+
+    class Handlers(DecisionHandlers):
+        async def task_gone(self, situation: Situation) -> None:
+            """Drop the handle."""
+            gone.append(situation.request.id)
+
+    client, http = await _client(peer, binding)
+    client.handlers = Handlers()
+    try:
+        with pytest.raises(ReconcileNeeded):
+            await client.get_task(a2a_pb2.GetTaskRequest(id="lost-task"))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert gone == ["lost-task"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_the_extended_card_falls_back_to_the_public_card(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """EXTENDED_AGENT_CARD_NOT_CONFIGURED: the public card the client holds is returned."""
+    client, http = await _client(peer, binding)
+    try:
+        card = await client.get_extended_agent_card()
+    finally:
+        await client.close()
+        await http.aclose()
+    assert card.name == peer.agent_card.name
+
+
+async def test_subscribing_to_a_terminal_task_yields_the_task(peer: EmbeddedPeer) -> None:
+    """SubscribeToTask refused (terminal): the task, read by GetTask, is the one event."""
+    client, http = await _client(peer, "jsonrpc")
+    try:
+        task_id = await _completed_task(client)
+        events = await _events(client.subscribe(a2a_pb2.SubscribeToTaskRequest(id=task_id)))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert len(events) == 1
+    assert events[0].task.id == task_id
+    assert _state(events[0]) == "TASK_STATE_COMPLETED"
+
+
+async def test_a_handler_can_decide_differently(peer: EmbeddedPeer) -> None:
+    """An orchestrator's handler replaces a default: here, degrade returns a sentinel."""
+
+    class Handlers(DecisionHandlers):
+        async def degrade(self, situation: Situation) -> Any:
+            """Decide differently."""
+            return ("degraded", situation.operation, situation.reason)
+
+    client, http = await _client(peer, "jsonrpc")
+    client.handlers = Handlers()
+    try:
+        outcome = await client.get_extended_agent_card()
+    finally:
+        await client.close()
+        await http.aclose()
+    assert outcome == ("degraded", "GetExtendedAgentCard", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
