@@ -21,18 +21,31 @@ Defaults:
       does not stream): the task is read with GetTask and becomes the stream's one event.
     * anything else is raised (push notifications refused: poll instead; the orchestrator
       knows what to poll for).
-* fix_request, report, auth: raised as they are (a version or extension to negotiate, a peer
-  that broke the contract, credentials the Guard already tried to refresh once).
+* fix_request, once per call:
+    * VERSION_NOT_SUPPORTED: the best version both sides support (this client's ``versions``,
+      in order of preference; the peer's from its card's interfaces and from the error's
+      ``supportedVersions``) is sent as ``A2A-Version``, and the request resent once. Never a
+      silent downgrade: a version older than the one refused is taken only with
+      ``allow_downgrade=True``.
+    * EXTENSION_SUPPORT_REQUIRED: the card's required extensions the request did not declare
+      are added to ``A2A-Extensions``, and the request resent once, only if every one of them
+      is in ``allowed_extensions``.
+    * anything else (CONTENT_TYPE_NOT_SUPPORTED: the BadRequest detail names the part) raises.
+* report, auth: raised as they are (a peer that broke the contract; credentials the Guard
+  already tried to refresh once).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.reasons import Action, Reason
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
     from a2a_client_errors.errors import CallFailed
     from a2a_client_errors.policy import Decision
 
@@ -40,6 +53,23 @@ __all__ = ["LOST_RACE", "DecisionHandlers", "Situation"]
 
 LOST_RACE: Final = {"a2a_client_errors": {"cancel": "lost_race"}}
 """The metadata a task read after a lost cancel race carries."""
+
+VERSION_HEADER: Final = "A2A-Version"
+EXTENSIONS_HEADER: Final = "A2A-Extensions"
+_RESENT: Final = "a2a_client_errors.resent"
+_METHODS: Final = {
+    "SendMessage": "send_message",
+    "SendStreamingMessage": "send_message",
+    "GetTask": "get_task",
+    "ListTasks": "list_tasks",
+    "CancelTask": "cancel_task",
+    "SubscribeToTask": "subscribe",
+    "CreateTaskPushNotificationConfig": "create_task_push_notification_config",
+    "GetTaskPushNotificationConfig": "get_task_push_notification_config",
+    "ListTaskPushNotificationConfigs": "list_task_push_notification_configs",
+    "DeleteTaskPushNotificationConfig": "delete_task_push_notification_config",
+    "GetExtendedAgentCard": "get_extended_agent_card",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +102,25 @@ class Situation:
 
 
 class DecisionHandlers:
-    """One handler per action; subclass to decide differently (see the module's defaults)."""
+    """One handler per action; subclass to decide differently (see the module's defaults).
+
+    Args:
+        versions: the A2A versions this client speaks, most preferred first.
+        allow_downgrade: whether a refused version may be replaced by an older one.
+        allowed_extensions: the extension URIs this client may declare when a peer requires
+            them.
+    """
+
+    def __init__(
+        self,
+        *,
+        versions: Sequence[str] = ("1.0",),
+        allow_downgrade: bool = False,
+        allowed_extensions: Collection[str] = (),
+    ) -> None:
+        self.versions = tuple(versions)
+        self.allow_downgrade = allow_downgrade
+        self.allowed_extensions = frozenset(allowed_extensions)
 
     async def handle(self, situation: Situation) -> Any:
         """Run the handler of the situation's action."""
@@ -115,8 +163,54 @@ class DecisionHandlers:
         raise situation.failure
 
     async def fix_request(self, situation: Situation) -> Any:
-        """The request must change before it is sent again. Default: raise."""
+        """The request must change before it is sent again: a version, or an extension."""
+        state = getattr(situation.context, "state", None) or {}
+        if state.get(_RESENT) or situation.operation not in _METHODS:
+            raise situation.failure  # resent once already: the fix did not help
+        parameters = dict(getattr(situation.context, "service_parameters", None) or {})
+        if situation.reason == Reason.VERSION_NOT_SUPPORTED:
+            parameters[VERSION_HEADER] = self._version(situation, parameters.get(VERSION_HEADER))
+        elif situation.reason == Reason.EXTENSION_SUPPORT_REQUIRED:
+            parameters[EXTENSIONS_HEADER] = self._extensions(
+                situation, parameters.get(EXTENSIONS_HEADER, "")
+            )
+        else:
+            raise situation.failure
+        return _resend(situation, parameters)
+
+    def _version(self, situation: Situation, refused: str | None) -> str:
+        """The best version both sides speak, or the failure when there is none to take."""
+        card = getattr(situation.client.client, "_card", None)
+        theirs = {
+            interface.protocol_version
+            for interface in getattr(card, "supported_interfaces", ())
+            if interface.protocol_version
+        }
+        error = situation.decision.error
+        if error is not None:
+            theirs.update(error.supported_versions)
+        for version in self.versions:
+            if version not in theirs or version == refused:
+                continue
+            if refused and _older(version, refused) and not self.allow_downgrade:
+                break
+            return version
         raise situation.failure
+
+    def _extensions(self, situation: Situation, declared: str) -> str:
+        """The declared extensions plus the card's required ones, when all are allowed."""
+        card = getattr(situation.client.client, "_card", None)
+        capabilities = getattr(card, "capabilities", None)
+        required = {
+            extension.uri
+            for extension in getattr(capabilities, "extensions", ())
+            if extension.required
+        }
+        have = {uri.strip() for uri in declared.split(",") if uri.strip()}
+        missing = required - have
+        if not missing or not missing <= self.allowed_extensions:
+            raise situation.failure
+        return ",".join(sorted(have | missing))
 
     async def report(self, situation: Situation) -> Any:
         """The peer broke the contract, or said something unknown. Default: raise."""
@@ -125,6 +219,36 @@ class DecisionHandlers:
     async def auth(self, situation: Situation) -> Any:
         """Credentials were refused (after the Guard's one refresh). Default: raise."""
         raise situation.failure
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether ``version`` (Major.Minor) is older than ``than``; unreadable ones are not."""
+    key = _version_key(version)
+    other = _version_key(than)
+    return key is not None and other is not None and key < other
+
+
+def _version_key(version: str) -> tuple[int, ...] | None:
+    if not re.fullmatch(r"\d+(\.\d+)*", version.strip()):
+        return None
+    return tuple(int(part) for part in version.strip().split("."))
+
+
+def _resend(situation: Situation, parameters: dict[str, str]) -> Any:
+    """Send the request once more, through the guarded client, with new service parameters.
+
+    The new context is marked, so that the same fix is not tried twice. A stream comes back
+    as the stream itself (its caller iterates it); a unary call as its awaitable.
+    """
+    from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients get here)
+
+    context = situation.context
+    if context is None:
+        context = ClientCallContext()
+    state = {**context.state, _RESENT: True}
+    context = context.model_copy(update={"service_parameters": parameters, "state": state})
+    method = getattr(situation.client, _METHODS[situation.operation])
+    return method(situation.request, context=context)
 
 
 def _types() -> Any:

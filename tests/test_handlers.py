@@ -94,3 +94,109 @@ async def test_situation_exposes_the_decision() -> None:
     situation = _situation(DegradeNeeded, Action.DEGRADE, "UNSUPPORTED_OPERATION", "ListTasks")
     assert situation.decision.action is Action.DEGRADE
     assert situation.reason is Reason.UNSUPPORTED_OPERATION
+
+
+class CardClient:
+    """A guarded-client stand-in: a card, and a get_task that records its context."""
+
+    def __init__(self, card: a2a_pb2.AgentCard) -> None:
+        self.client = type("Inner", (), {"_card": card})()
+        self.contexts: list[Any] = []
+
+    async def get_task(self, request: a2a_pb2.GetTaskRequest, *, context: Any = None) -> str:
+        """Record the context of the resend."""
+        self.contexts.append(context)
+        return "resent"
+
+
+def _card(*, versions: tuple[str, ...] = ("1.0",), required: tuple[str, ...] = ()) -> Any:
+    card = a2a_pb2.AgentCard(name="peer")
+    for version in versions:
+        card.supported_interfaces.add(url="http://peer", protocol_version=version)
+    for uri in required:
+        card.capabilities.extensions.add(uri=uri, required=True)
+    card.capabilities.extensions.add(uri="urn:optional", required=False)
+    return card
+
+
+def _fix(reason: str, client: CardClient, context: Any = None) -> Situation:
+    decision = Decision(Action.FIX_REQUEST, Reason(reason))
+    return Situation(
+        FixRequestNeeded(decision), "GetTask", a2a_pb2.GetTaskRequest(id="t-1"), client, context
+    )
+
+
+async def test_a_required_extension_is_declared_and_resent_once() -> None:
+    """EXTENSION_SUPPORT_REQUIRED: the allowed required URI joins A2A-Extensions; resent."""
+    from a2a.client import ClientCallContext
+
+    client = CardClient(_card(required=("urn:needed",)))
+    context = ClientCallContext(service_parameters={"A2A-Extensions": "urn:mine"})
+    handlers = DecisionHandlers(allowed_extensions={"urn:needed"})
+    outcome = await handlers.handle(_fix("EXTENSION_SUPPORT_REQUIRED", client, context))
+    assert await outcome == "resent"
+    sent = client.contexts[0]
+    assert sent.service_parameters["A2A-Extensions"] == "urn:mine,urn:needed"
+    assert sent.state["a2a_client_errors.resent"] is True
+    assert context.service_parameters == {"A2A-Extensions": "urn:mine"}  # the caller's, intact
+
+
+async def test_an_extension_not_allowed_is_never_declared() -> None:
+    """A required extension outside allowed_extensions: the failure stands, nothing resent."""
+    client = CardClient(_card(required=("urn:needed",)))
+    with pytest.raises(FixRequestNeeded):
+        await DecisionHandlers().handle(_fix("EXTENSION_SUPPORT_REQUIRED", client))
+    assert client.contexts == []
+
+
+async def test_a_fix_is_tried_once() -> None:
+    """A request already resent by a fix is not fixed again."""
+    from a2a.client import ClientCallContext
+
+    client = CardClient(_card(versions=("0.3", "1.0")))
+    context = ClientCallContext(state={"a2a_client_errors.resent": True})
+    with pytest.raises(FixRequestNeeded):
+        await DecisionHandlers().handle(_fix("VERSION_NOT_SUPPORTED", client, context))
+    assert client.contexts == []
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "refused", "allow", "chosen"),
+    [
+        (("1.0",), ("1.0",), "0.3", False, "1.0"),
+        (("1.1", "1.0"), ("1.0", "1.1"), None, False, "1.1"),
+        (("1.0",), ("1.0",), "2.0", True, "1.0"),
+        (("1.0",), ("1.0",), "2.0", False, None),
+        (("1.0",), ("0.3",), "1.0", True, None),
+        (("1.0",), ("1.0",), "1.0", False, None),
+    ],
+    ids=["upgrade", "preferred", "allowed-downgrade", "no-downgrade", "nothing-common", "same"],
+)
+async def test_version_negotiation(
+    ours: tuple[str, ...],
+    theirs: tuple[str, ...],
+    refused: str | None,
+    allow: bool,
+    chosen: str | None,
+) -> None:
+    """The best common version, never an older one unless allowed, never the refused one."""
+    from a2a.client import ClientCallContext
+
+    client = CardClient(_card(versions=theirs))
+    parameters = {} if refused is None else {"A2A-Version": refused}
+    context = ClientCallContext(service_parameters=parameters)
+    handlers = DecisionHandlers(versions=ours, allow_downgrade=allow)
+    situation = _fix("VERSION_NOT_SUPPORTED", client, context)
+    if chosen is None:
+        with pytest.raises(FixRequestNeeded):
+            await handlers.handle(situation)
+        return
+    assert await (await handlers.handle(situation)) == "resent"
+    assert client.contexts[0].service_parameters["A2A-Version"] == chosen
+
+
+async def test_other_fixes_raise() -> None:
+    """CONTENT_TYPE_NOT_SUPPORTED has no automatic fix: the failure (with its details) stands."""
+    client = CardClient(_card())
+    with pytest.raises(FixRequestNeeded):
+        await DecisionHandlers().handle(_fix("CONTENT_TYPE_NOT_SUPPORTED", client))

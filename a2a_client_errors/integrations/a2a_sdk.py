@@ -21,6 +21,7 @@ resend carries the same one.
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from typing import TYPE_CHECKING, Any, Final
 
@@ -153,7 +154,8 @@ class GuardedClient:
                 method, request, context=context, operation=operation, peer=self.peer, **kw
             )
         except CallFailed as failure:
-            return await self._handled(failure, operation, request, context)
+            handled = await self._handled(failure, operation, request, context)
+            return await handled if inspect.isawaitable(handled) else handled
 
     async def get_task(self, request: Any, *, context: Any = None) -> Any:
         """GetTask, guarded."""
@@ -285,7 +287,10 @@ class _Stream:
         except CallFailed as failure:
             # Refused before any event: the handlers decide (a fallback event, or a raise).
             handled = await self.owner._handled(failure, self.operation, self.request, self.context)
-            if handled is not None:
+            if hasattr(handled, "__aiter__"):  # the request, fixed and sent again
+                async for event in handled:
+                    yield event
+            elif handled is not None:
                 yield handled
             return
         reconnects = 0

@@ -14,6 +14,7 @@ from a2a.utils.constants import TransportProtocol
 
 from a2a_client_errors import (
     DegradeNeeded,
+    FixRequestNeeded,
     Guard,
     ReconcileNeeded,
     ReportNeeded,
@@ -383,3 +384,76 @@ async def test_a_handler_can_decide_differently(peer: EmbeddedPeer) -> None:
         await client.close()
         await http.aclose()
     assert outcome == ("degraded", "GetExtendedAgentCard", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """Forwards every request; keeps the A2A-Version each one carried."""
+
+    def __init__(self) -> None:
+        self.versions: list[str | None] = []
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Record, then forward."""
+        self.versions.append(request.headers.get("A2A-Version"))
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the forwarding transport."""
+        await self.inner.aclose()
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_an_older_version_is_upgraded_and_resent_once(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """A2A-Version 0.3 refused: the card says 1.0, which this client speaks; resent once."""
+    from a2a.client import ClientCallContext
+
+    recording = Recording()
+    client, http = await _client(peer, binding, transport=recording)
+    context = ClientCallContext(service_parameters={"A2A-Version": "0.3"})
+    try:
+        events = await _events(client.send_message(_message("hello"), context=context))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+    assert recording.versions == ["0.3", "1.0"]
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_a_newer_version_is_never_downgraded_silently(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """A2A-Version 99.0 refused: 1.0 would be a downgrade, so the failure stands."""
+    from a2a.client import ClientCallContext
+
+    recording = Recording()
+    client, http = await _client(peer, binding, transport=recording)
+    context = ClientCallContext(service_parameters={"A2A-Version": "99.0"})
+    try:
+        with pytest.raises(FixRequestNeeded) as failed:
+            await client.get_task(a2a_pb2.GetTaskRequest(id="t-1"), context=context)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "VERSION_NOT_SUPPORTED"
+    assert recording.versions == ["99.0"]
+
+
+async def test_a_downgrade_is_taken_when_allowed(peer: EmbeddedPeer) -> None:
+    """With allow_downgrade, 99.0 refused becomes 1.0, resent once; the answer is the peer's."""
+    from a2a.client import ClientCallContext
+
+    recording = Recording()
+    client, http = await _client(peer, "jsonrpc", transport=recording)
+    client.handlers = DecisionHandlers(allow_downgrade=True)
+    context = ClientCallContext(service_parameters={"A2A-Version": "99.0"})
+    try:
+        with pytest.raises(ReconcileNeeded):  # 1.0 understood: the task does not exist
+            await client.get_task(a2a_pb2.GetTaskRequest(id="no-such-task"), context=context)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert recording.versions == ["99.0", "1.0"]
