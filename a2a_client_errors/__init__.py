@@ -45,6 +45,7 @@ from a2a_client_errors.reasons import (
     TransportFailure,
 )
 from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
+from a2a_client_errors.server import A2AError, from_failure, to_grpc, to_http, to_jsonrpc
 
 __version__ = "0.1.0.dev0"
 
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "INTERRUPTED_STATES",
     "TERMINAL_STATES",
+    "A2AError",
     "Action",
     "AsyncGuardTransport",
     "AuthFailed",
@@ -85,5 +87,9 @@ __all__ = [
     "classify",
     "default_action",
     "escape",
+    "from_failure",
     "normalize",
+    "to_grpc",
+    "to_http",
+    "to_jsonrpc",
 ]

@@ -81,11 +81,13 @@ def string_map(value: object, limit: int = 64) -> dict[str, str]:
 
 def _items(value: object) -> list[Any]:
     """A JSON array as a list of objects, anything else as an empty list."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [item for item in value if isinstance(item, (dict, BaseModel))]
 
 
 def _strings(value: object) -> tuple[str, ...]:
-    return tuple(_text(v) for v in value) if isinstance(value, list) else ()
+    return tuple(_text(v) for v in value) if isinstance(value, (list, tuple)) else ()
 
 
 Text = Annotated[str, BeforeValidator(_text)]
