@@ -1,0 +1,115 @@
+"""A loopback proxy in front of a peer: forwards with httpx, and can strip or rewrite errors.
+
+It plays the hops between an A2A client and an agent (gateways, meshes, load balancers) that
+drop ``error.data``/``error.details`` or replace error bodies with their own page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+MODES = ("forward", "strip", "bare")
+_HOP_HEADERS = {"content-length", "transfer-encoding", "connection", "host", "content-encoding"}
+
+
+def _strip(body: bytes) -> bytes:
+    """The body without any typed details (JSON-RPC ``data``, Status ``details``)."""
+    try:
+        parsed: Any = json.loads(body)
+    except ValueError:
+        return body
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict):
+        error.pop("data", None)
+        error.pop("details", None)
+    return json.dumps(parsed).encode()
+
+
+def _is_error(status: int, body: bytes) -> bool:
+    if status >= 400:
+        return True
+    try:
+        parsed: Any = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and isinstance(parsed.get("error"), dict)
+
+
+class Proxy:
+    """Forwards every request to ``upstream``; ``mode`` says what happens to error answers.
+
+    * ``forward``: nothing;
+    * ``strip``: error bodies lose their details (the codes and statuses stay);
+    * ``bare``: error answers become a gateway's ``502`` HTML page.
+    """
+
+    def __init__(self, upstream: str, mode: str = "forward") -> None:
+        if mode not in MODES:
+            msg = f"mode must be one of {MODES}"
+            raise ValueError(msg)
+        self.upstream = upstream.rstrip("/")
+        self.mode = mode
+        self.url = ""
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    async def _forward(self, request: Request) -> Response:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
+        async with httpx.AsyncClient(timeout=10) as client:
+            answer = await client.request(
+                request.method,
+                self.upstream + request.url.path,
+                params=request.query_params,
+                headers=headers,
+                content=await request.body(),
+            )
+        body = answer.content
+        status = answer.status_code
+        media = answer.headers.get("content-type", "")
+        if self.mode != "forward" and _is_error(status, body):
+            if self.mode == "strip":
+                body = _strip(body)
+            else:
+                status, body, media = 502, b"<html>Bad Gateway</html>", "text/html"
+        return Response(body, status_code=status, media_type=media or None)
+
+    def __enter__(self) -> Proxy:
+        app = Starlette(
+            routes=[Route("/{path:path}", self._forward, methods=["GET", "POST", "DELETE"])]
+        )
+        config = uvicorn.Config(app, log_level="error", lifespan="off")
+        self._server = server = uvicorn.Server(config)
+        # Bound and listening before the server runs: the first requests wait in the backlog,
+        # so nobody has to poll for the server to be up.
+        listening = socket.socket()
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)
+        self._socket = listening
+        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(server.serve(sockets=[listening])), daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        assert self._thread is not None
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        if self._socket is not None:
+            self._socket.close()
