@@ -94,6 +94,7 @@ class Source(str, enum.Enum):
     STATUS_FALLBACK = "status_fallback"
     INVALID_RESPONSE = "invalid_response"
     TRANSPORT = "transport"
+    AGENT_CARD = "agent_card"
 
     def __str__(self) -> str:
         return self.value
@@ -118,6 +119,8 @@ class WireShape(str, enum.Enum):
     """A response that breaks the protocol: not JSON, not UTF-8, a broken envelope."""
     TRANSPORT = "transport"
     """An exception raised before a response arrived."""
+    NOT_SENT = "not_sent"
+    """No wire at all: the agent card said the call would fail, so it was not sent."""
 
     def __str__(self) -> str:
         return self.value

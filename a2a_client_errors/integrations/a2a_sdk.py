@@ -25,7 +25,14 @@ import inspect
 import uuid
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.errors import CallFailed, ErrorKind, RetryExhausted
+from a2a_client_errors.errors import (
+    CallError,
+    CallFailed,
+    ErrorKind,
+    RetryExhausted,
+    Source,
+    WireShape,
+)
 from a2a_client_errors.guard import Guard, failure_for
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
@@ -140,6 +147,34 @@ class GuardedClient:
 
     # --- unary operations -------------------------------------------------------------------
 
+    def _refused_by_card(self, operation: str) -> CallFailed | None:
+        """The failure a call must meet by the card's capabilities (§3.3.4), if it must.
+
+        Such a call is not sent: the decision is made from the card (source ``agent_card``).
+        """
+        card = getattr(self.client, "_card", None)
+        capabilities = getattr(card, "capabilities", None)
+        if capabilities is None:
+            return None
+        reason: Reason | None = None
+        if operation == "SubscribeToTask" and not capabilities.streaming:
+            reason = Reason.UNSUPPORTED_OPERATION
+        elif "PushNotificationConfig" in operation and not capabilities.push_notifications:
+            reason = Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
+        elif operation == "GetExtendedAgentCard" and not capabilities.extended_agent_card:
+            reason = Reason.UNSUPPORTED_OPERATION
+        if reason is None:
+            return None
+        error = CallError(
+            ErrorKind.PROTOCOL,
+            reason,
+            Source.AGENT_CARD,
+            WireShape.NOT_SENT,
+            message=f"the agent card declares no support for {operation}",
+        )
+        decision = self.guard.policy.decide(error, operation=operation)
+        return failure_for(decision)(decision, attempts=0)
+
     async def _unary(
         self,
         operation: str,
@@ -149,6 +184,10 @@ class GuardedClient:
         context: Any = None,
         **kw: Any,
     ) -> Any:
+        refused = self._refused_by_card(operation)
+        if refused is not None:
+            handled = await self._handled(refused, operation, request, context)
+            return await handled if inspect.isawaitable(handled) else handled
         try:
             return await self.guard.acall(
                 method, request, context=context, operation=operation, peer=self.peer, **kw
@@ -283,6 +322,9 @@ class _Stream:
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
+            refused = self.owner._refused_by_card(self.operation)
+            if refused is not None:
+                raise refused
             iterator, first = await self._first(self.open_stream, self.operation)
         except CallFailed as failure:
             # Refused before any event: the handlers decide (a fallback event, or a raise).

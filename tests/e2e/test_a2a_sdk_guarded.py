@@ -457,3 +457,62 @@ async def test_a_downgrade_is_taken_when_allowed(peer: EmbeddedPeer) -> None:
         await client.close()
         await http.aclose()
     assert recording.versions == ["99.0", "1.0"]
+
+
+# --- calls the agent card says must fail are not sent ---------------------------------------
+
+
+class Paths(httpx.AsyncBaseTransport):
+    """Forwards every request; keeps its path and, for JSON-RPC, its method."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Record, then forward."""
+        body = await request.aread()
+        method = json.loads(body).get("method", "") if body.startswith(b"{") else ""
+        self.calls.append(method or request.url.path)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the forwarding transport."""
+        await self.inner.aclose()
+
+
+async def test_subscribing_without_streaming_reads_the_task_instead(
+    peer_no_streaming: EmbeddedPeer,
+) -> None:
+    """The card says no streaming: no SubscribeToTask is sent; GetTask answers."""
+    paths = Paths()
+    client, http = await _client(peer_no_streaming, "jsonrpc", transport=paths)
+    try:
+        task_id = await _completed_task(client)
+        events = await _events(client.subscribe(a2a_pb2.SubscribeToTaskRequest(id=task_id)))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert [event.task.id for event in events] == [task_id]
+    assert "SubscribeToTask" not in paths.calls
+    assert paths.calls[-1] == "GetTask"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_push_config_without_push_is_not_sent(peer: EmbeddedPeer, binding: str) -> None:
+    """The card says no push notifications: DegradeNeeded from the card, nothing sent."""
+    paths = Paths()
+    client, http = await _client(peer, binding, transport=paths)
+    try:
+        task_id = await _completed_task(client)
+        sent_before = len(paths.calls)
+        config = a2a_pb2.TaskPushNotificationConfig(task_id=task_id, url="http://127.0.0.1:9/x")
+        with pytest.raises(DegradeNeeded) as failed:
+            await client.create_task_push_notification_config(config)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert len(paths.calls) == sent_before
+    assert failed.value.attempts == 0
+    assert failed.value.decision.error is not None
+    assert failed.value.decision.error.source.value == "agent_card"
