@@ -456,7 +456,7 @@ class _Call:
         elif outcome.value is not None and not isinstance(outcome.value, _PLAIN):
             # Responses, JSON bodies and statuses are judged; plain text a function returns
             # is its result, not a body to parse.
-            error = normalize(outcome.value, limits=guard.policy.limits)
+            error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
         if error is None:
             return self._succeeded()
         self._know()

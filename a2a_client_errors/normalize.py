@@ -85,7 +85,9 @@ _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
 _PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
 
 
-def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None:
+def normalize(
+    x: object, *, limits: Limits = DEFAULT_LIMITS, operation: str | None = None
+) -> CallError | None:
     """Reduce whatever a call produced to one `CallError`, or None when there is none.
 
     Args:
@@ -93,6 +95,9 @@ def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None
             parsed JSON body (``dict``/``list``), a raw body (``bytes``/``str``), or a
             ``google.rpc.Status`` message. Anything else is a result, and gives None.
         limits: caps on what is read from the peer.
+        operation: the A2A operation the call was. When given, a successful JSON answer is
+            also checked against the shape that operation returns (a Task for GetTask, a Task
+            or a Message for SendMessage, ...): one that breaks it is INVALID_AGENT_RESPONSE.
 
     Returns:
         The normalised call error, or None when ``x`` is a result (a task in any state,
@@ -104,8 +109,11 @@ def normalize(x: object, *, limits: Limits = DEFAULT_LIMITS) -> CallError | None
     """
     try:
         if isinstance(x, httpx.Response):
-            return _from_response(x, limits)
-        return _dispatch(x, limits)
+            return _from_response(x, limits, operation)
+        found = _dispatch(x, limits)
+        if found is None and operation is not None and isinstance(x, dict):
+            return _checked(operation, x)
+        return found
     except Exception as exc:  # the promise: never raise, whatever the input
         return CallError(
             kind=ErrorKind.PROTOCOL,
@@ -309,6 +317,61 @@ def _problem(
     )
 
 
+# --- results -------------------------------------------------------------------------------
+
+
+def _task_like(value: object) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return False
+    status = value.get("status")
+    return isinstance(status, dict) and isinstance(status.get("state"), str)
+
+
+def _message_like(value: object) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("messageId"), str)
+        and isinstance(value.get("parts"), list)
+    )
+
+
+def _send_result(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if "task" in value or "message" in value:
+        return _task_like(value.get("task")) != _message_like(value.get("message"))
+    return _task_like(value) or _message_like(value)  # 0.3 answered with the object itself
+
+
+_RESULT_SHAPES: Final = {
+    "SendMessage": ("a Task or a Message", _send_result),
+    "GetTask": ("a Task", _task_like),
+    "CancelTask": ("a Task", _task_like),
+    "ListTasks": (
+        "a list of tasks",
+        lambda v: isinstance(v, dict) and isinstance(v.get("tasks", []), list),
+    ),
+    "GetExtendedAgentCard": (
+        "an agent card",
+        lambda v: isinstance(v, dict) and isinstance(v.get("name"), str),
+    ),
+    "CreateTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
+    "GetTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
+}
+
+
+def _checked(operation: str, body: dict[str, Any], status: int | None = None) -> CallError | None:
+    """INVALID_AGENT_RESPONSE when a successful answer is not what ``operation`` returns."""
+    shape = _RESULT_SHAPES.get(operation)
+    if shape is None:
+        return None
+    payload = body["result"] if "jsonrpc" in body and "result" in body else body
+    what, valid = shape
+    if valid(payload):
+        return None
+    return _invalid(f"the answer to {operation} is not {what}", status)
+
+
 # --- the precedence -------------------------------------------------------------------------
 
 
@@ -453,7 +516,9 @@ def _invalid(
 # --- httpx ----------------------------------------------------------------------------------
 
 
-def _from_response(response: httpx.Response, limits: Limits) -> CallError | None:
+def _from_response(
+    response: httpx.Response, limits: Limits, operation: str | None = None
+) -> CallError | None:
     status = response.status_code
     ok = 200 <= status < 300
     try:
@@ -499,7 +564,8 @@ def _from_response(response: httpx.Response, limits: Limits) -> CallError | None
             and "error" not in parsed
             and ("jsonrpc" not in parsed or "result" in parsed)
         ):
-            return None  # a result (a task in any state, FAILED included)
+            # A result (a task in any state, FAILED included), if it has the right shape.
+            return None if operation is None else _checked(operation, parsed, status)
         return _from_body(parsed, limits, status, hint=_hint(response))
     if parsed is _INVALID:
         return _bare(response, limits, "")
@@ -705,7 +771,13 @@ def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
     module = type(exc).__module__
     if module == "a2a" or module.startswith("a2a."):
         return _from_sdk(exc, limits)
+    if module.startswith("google.protobuf") and type(exc).__name__ in _PARSE_ERRORS:
+        # An SDK parsing the peer's answer into A2A messages failed: the peer broke the contract.
+        return _invalid("the peer's answer does not parse as the A2A message it should be")
     return _transport(exc, limits)
+
+
+_PARSE_ERRORS: Final = frozenset({"ParseError", "DecodeError"})
 
 
 _TRANSPORT_TYPES: tuple[

@@ -343,7 +343,9 @@ class Policy:
 
     def classify(self, x: object, *, operation: str | None = None) -> Decision:
         """Normalise ``x`` and decide, in one step."""
-        return self.decide(normalize(x, limits=self.limits), operation=operation)
+        return self.decide(
+            normalize(x, limits=self.limits, operation=operation), operation=operation
+        )
 
 
 DEFAULT_POLICY: Policy = Policy()
@@ -364,9 +366,9 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
 
     """
     if policy is not None:
-        return policy.decide(normalize(x, limits=policy.limits), operation=operation)
+        return policy.classify(x, operation=operation)
     # The table's own policy has no overrides: the default action is the action.
-    error = normalize(x)
+    error = normalize(x, operation=operation)
     if error is None:
         return OK if operation is None else Decision(Action.OK, operation=operation)
     return Decision(default_action(error), error.reason, error.retry_after, error, operation)

@@ -1254,3 +1254,73 @@ def test_debug_info_is_kept_but_not_rendered() -> None:
     found = _error(jsonrpc_error(-32603, "boom", [debug_info("SECRET TRACE")]))
     assert any(isinstance(d, DebugInfo) for d in found.details)
     assert "SECRET TRACE" not in str(found)
+
+
+# --- results checked against the operation's shape ----------------------------------------
+
+
+def _ok(result: object) -> httpx.Response:
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": result})
+
+
+TASK = {"id": "t-1", "status": {"state": "TASK_STATE_FAILED"}}
+MESSAGE = {"messageId": "m-1", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("operation", "result", "valid"),
+    [
+        ("GetTask", TASK, True),
+        ("GetTask", {"id": "t-1"}, False),
+        ("CancelTask", {"status": {"state": "TASK_STATE_CANCELED"}}, False),
+        ("SendMessage", {"task": TASK}, True),
+        ("SendMessage", {"message": MESSAGE}, True),
+        ("SendMessage", {"task": TASK, "message": MESSAGE}, False),
+        ("SendMessage", {"task": {"id": 3}}, False),
+        ("SendMessage", TASK, True),
+        ("SendMessage", "done", False),
+        ("ListTasks", {"tasks": [TASK]}, True),
+        ("ListTasks", {"tasks": "none"}, False),
+        ("GetExtendedAgentCard", {"name": "agent"}, True),
+        ("GetExtendedAgentCard", [], False),
+        ("CreateTaskPushNotificationConfig", {"url": "https://x"}, True),
+        ("DeleteTaskPushNotificationConfig", None, True),
+        ("SomethingElse", 42, True),
+    ],
+)
+def test_a_result_is_checked_against_its_operation(
+    operation: str, result: object, valid: bool
+) -> None:
+    """With an operation, a successful answer of the wrong shape is INVALID_AGENT_RESPONSE."""
+    found = normalize(_ok(result), operation=operation)
+    if valid:
+        assert found is None
+    else:
+        assert found is not None
+        assert found.reason is Reason.INVALID_AGENT_RESPONSE
+        assert found.source is Source.INVALID_RESPONSE
+        assert classify(_ok(result), operation=operation).action is Action.REPORT
+
+
+def test_without_an_operation_a_result_is_not_checked() -> None:
+    """No operation, no shape to check: any JSON-RPC result is a result."""
+    assert normalize(_ok({"anything": True})) is None
+
+
+def test_rest_and_parsed_bodies_are_checked_too() -> None:
+    """An HTTP+JSON body and a parsed dict are checked the same way."""
+    assert normalize(httpx.Response(200, json={"id": "x"}), operation="GetTask") is not None
+    assert normalize({"id": "x"}, operation="GetTask") is not None
+    assert normalize(TASK, operation="GetTask") is None
+
+
+def test_a_protobuf_parse_error_is_invalid_agent_response() -> None:
+    """An SDK failing to parse the peer's answer: the peer broke the contract."""
+    from a2a.types import a2a_pb2
+    from google.protobuf import json_format
+
+    with pytest.raises(json_format.ParseError) as raised:
+        json_format.ParseDict({"id": ["not", "a", "string"]}, a2a_pb2.Task())
+    found = normalize(raised.value)
+    assert found is not None
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE

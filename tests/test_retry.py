@@ -40,6 +40,8 @@ from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
 from a2a_client_errors.testing import FakeClock
 from tests.conftest import jsonrpc_error, jsonrpc_result
 
+TASK_1 = {"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+
 FEW = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 SOME = settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 
@@ -642,7 +644,7 @@ class Step:
     def produce(self) -> object:
         """Return or raise what the peer answers."""
         if self.kind == "ok":
-            return jsonrpc_result({"id": "task-1"})
+            return jsonrpc_result(TASK_1)
         if self.kind == "503":
             return _503()
         if self.kind == "503+hint":
@@ -823,7 +825,7 @@ def _check_run(scenario: Scenario, run: Run, decisions: list[Any]) -> None:
     outcome = run.outcome
     if not isinstance(outcome, CallFailed):
         assert scenario.action_of(last) is Action.OK
-        assert outcome == jsonrpc_result({"id": "task-1"})
+        assert outcome == jsonrpc_result(TASK_1)
         return
     decision = outcome.decision
     assert decision is decisions[-1]

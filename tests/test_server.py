@@ -175,3 +175,14 @@ def test_transport_and_internal_failures_become_internal_errors(reason: Reason |
 def test_a_failure_without_an_error_is_internal() -> None:
     """A CallFailed whose decision has no error still gives an error to send."""
     assert from_failure(ReportNeeded(Decision(Action.REPORT))).reason == "INTERNAL_ERROR"
+
+
+def test_a_broken_answer_through_a_guard_reaches_the_caller_as_32006() -> None:
+    """A peer answering GetTask with no task: ReportNeeded, and -32006 for the gateway's caller."""
+    from a2a_client_errors import Guard
+
+    broken = httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": {"oops": True}})
+    with pytest.raises(ReportNeeded) as failed:
+        Guard().call(lambda: broken, operation="GetTask")
+    assert failed.value.reason is Reason.INVALID_AGENT_RESPONSE
+    assert to_jsonrpc(from_failure(failed.value), 9)["error"]["code"] == -32006
