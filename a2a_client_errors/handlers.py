@@ -19,6 +19,10 @@ Defaults:
     * GetExtendedAgentCard refused: the public card the client already has is returned.
     * SubscribeToTask refused with UNSUPPORTED_OPERATION (the task is terminal, or the peer
       does not stream): the task is read with GetTask and becomes the stream's one event.
+    * A streaming SendMessage refused with UNSUPPORTED_OPERATION: the message is sent again
+      without streaming (``return_immediately``), and the task polled with GetTask
+      (`poll_task`: capped backoff, bounded) until it is terminal or interrupted; the stream
+      yields the first answer and the last task read.
     * anything else is raised (push notifications refused: poll instead; the orchestrator
       knows what to poll for).
 * fix_request, once per call:
@@ -44,12 +48,12 @@ from typing import TYPE_CHECKING, Any, Final
 from a2a_client_errors.reasons import Action, Reason
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import AsyncIterator, Collection, Sequence
 
     from a2a_client_errors.errors import CallFailed
     from a2a_client_errors.policy import Decision
 
-__all__ = ["LOST_RACE", "DecisionHandlers", "Situation"]
+__all__ = ["LOST_RACE", "DecisionHandlers", "Situation", "poll_task"]
 
 LOST_RACE: Final = {"a2a_client_errors": {"cancel": "lost_race"}}
 """The metadata a task read after a lost cancel race carries."""
@@ -156,6 +160,10 @@ class DecisionHandlers:
             card = getattr(situation.client.client, "_card", None)
             if card is not None:
                 return card
+        if operation == "SendMessage" and situation.reason == Reason.UNSUPPORTED_OPERATION:
+            transport = getattr(situation.client.client, "_transport", None)
+            if transport is not None:
+                return _send_and_poll(situation, transport)
         if operation == "SubscribeToTask" and situation.reason == Reason.UNSUPPORTED_OPERATION:
             types = _types()
             task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
@@ -219,6 +227,74 @@ class DecisionHandlers:
     async def auth(self, situation: Situation) -> Any:
         """Credentials were refused (after the Guard's one refresh). Default: raise."""
         raise situation.failure
+
+
+_FINAL_STATES: Final = frozenset(
+    {
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_AUTH_REQUIRED",
+    }
+)
+
+
+async def poll_task(
+    client: Any,
+    task_id: str,
+    *,
+    initial: float = 0.5,
+    cap: float = 10.0,
+    max_polls: int = 60,
+) -> Any:
+    """Read a task with GetTask until it is terminal or interrupted; return the last read.
+
+    The polls are spaced by a capped exponential backoff (``initial``, doubling, at most
+    ``cap`` seconds), slept with the guarded client's Guard (so tests inject the sleep), and
+    bounded by ``max_polls``: the last task read is returned even if it is still working.
+
+    Args:
+        client: a `GuardedClient` (every GetTask is guarded).
+        task_id: the task to read.
+        initial: the first pause, in seconds.
+        cap: the longest pause, in seconds.
+        max_polls: the most GetTask calls made.
+    """
+    types = _types()
+    task = None
+    delay = initial
+    for poll in range(max_polls):
+        task = await client.get_task(types.GetTaskRequest(id=task_id))
+        if types.TaskState.Name(task.status.state) in _FINAL_STATES or poll == max_polls - 1:
+            break
+        await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
+        delay = min(cap, delay * 2)
+    return task
+
+
+async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[Any]:
+    """Send the message without streaming, then poll its task to a final state."""
+    types = _types()
+    request = types.SendMessageRequest()
+    request.CopyFrom(situation.request)
+    request.configuration.return_immediately = True
+    client = situation.client
+    response = await client.guard.acall(
+        transport.send_message,
+        request,
+        context=situation.context,
+        operation="SendMessage",
+        peer=client.peer,
+    )
+    if response.HasField("message"):
+        yield types.StreamResponse(message=response.message)
+        return
+    yield types.StreamResponse(task=response.task)
+    if types.TaskState.Name(response.task.status.state) not in _FINAL_STATES:
+        final = await poll_task(client, response.task.id)
+        yield types.StreamResponse(task=final)
 
 
 def _older(version: str, than: str) -> bool:

@@ -200,3 +200,45 @@ async def test_other_fixes_raise() -> None:
     client = CardClient(_card())
     with pytest.raises(FixRequestNeeded):
         await DecisionHandlers().handle(_fix("CONTENT_TYPE_NOT_SUPPORTED", client))
+
+
+class PollingClient:
+    """A guarded-client stand-in whose task works for a while, on a fake clock."""
+
+    def __init__(self, working_for: int) -> None:
+        from a2a_client_errors import Guard
+        from a2a_client_errors.testing import FakeClock
+
+        self.clock = FakeClock()
+        self.guard = Guard(clock=self.clock.now, sleep=self.clock.sleep)
+        self.left = working_for
+        self.reads = 0
+
+    async def get_task(self, request: a2a_pb2.GetTaskRequest) -> a2a_pb2.Task:
+        """WORKING until the time is up, then COMPLETED."""
+        self.reads += 1
+        state = a2a_pb2.TASK_STATE_WORKING if self.left > 0 else a2a_pb2.TASK_STATE_COMPLETED
+        self.left -= 1
+        return a2a_pb2.Task(id=request.id, status=a2a_pb2.TaskStatus(state=state))
+
+
+async def test_poll_task_backs_off_until_a_final_state() -> None:
+    """GetTask until COMPLETED, the pauses doubling from the first, capped."""
+    from a2a_client_errors.handlers import poll_task
+
+    client = PollingClient(working_for=4)
+    task = await poll_task(client, "t-1", initial=0.5, cap=2.0)
+    assert a2a_pb2.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED"
+    assert client.reads == 5
+    assert client.clock.sleeps == [0.5, 1.0, 2.0, 2.0]
+
+
+async def test_poll_task_is_bounded() -> None:
+    """A task that never ends: max_polls reads, and the last task read is returned."""
+    from a2a_client_errors.handlers import poll_task
+
+    client = PollingClient(working_for=1000)
+    task = await poll_task(client, "t-1", max_polls=3)
+    assert a2a_pb2.TaskState.Name(task.status.state) == "TASK_STATE_WORKING"
+    assert client.reads == 3
+    assert len(client.clock.sleeps) == 2  # no pause after the last read

@@ -22,6 +22,7 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
+from a2a_client_errors.testing import RecordingHook
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -516,3 +517,32 @@ async def test_push_config_without_push_is_not_sent(peer: EmbeddedPeer, binding:
     assert failed.value.attempts == 0
     assert failed.value.decision.error is not None
     assert failed.value.decision.error.source.value == "agent_card"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_refused_stream_degrades_to_send_and_poll(
+    peer_no_streaming: EmbeddedPeer, binding: str
+) -> None:
+    """A card that claims streaming the server refuses: sent without streaming, then polled."""
+    card = a2a_pb2.AgentCard()
+    card.CopyFrom(peer_no_streaming.agent_card)
+    card.capabilities.streaming = True  # the card says so; the server says no
+    http = httpx.AsyncClient(timeout=10, headers={"A2A-Version": "1.0"})
+    config = ClientConfig(
+        streaming=True,
+        httpx_client=http,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        supported_protocol_bindings=[PROTOCOLS[binding]],
+    )
+    recorder = RecordingHook()
+    guard = Guard(sleep=lambda _: None, hooks=[recorder])
+    client = guard_client(ClientFactory(config).create(card), guard)
+    try:
+        events = await _events(client.send_message(_message("hello")))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert recorder.actions[0] == "degrade"  # the stream was refused first
+    assert recorder.decisions[0].decision.reason == "UNSUPPORTED_OPERATION"
+    assert all(event.WhichOneof("payload") == "task" for event in events)
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
