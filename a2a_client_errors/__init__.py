@@ -36,6 +36,7 @@ from a2a_client_errors.guard import (
     Hook,
 )
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
+from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import Action, Decision, GiveUp, Policy, classify, default_action
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
@@ -81,6 +82,7 @@ __all__ = [
     "RetryBudget",
     "RetryExhausted",
     "Source",
+    "TaskOutcome",
     "TransportFailure",
     "WireShape",
     "__version__",
@@ -89,6 +91,7 @@ __all__ = [
     "escape",
     "from_failure",
     "normalize",
+    "task_outcome",
     "to_grpc",
     "to_http",
     "to_jsonrpc",
