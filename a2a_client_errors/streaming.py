@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.errors import CallError, CallFailed, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import failure_for
 from a2a_client_errors.normalize import SSEParser, event_error, normalize
 from a2a_client_errors.policy import Decision, GiveUp, Policy
@@ -38,7 +38,26 @@ if TYPE_CHECKING:
 
     import httpx
 
-__all__ = ["aiter_events", "iter_events"]
+__all__ = ["aiter_events", "interruption", "iter_events"]
+
+
+def interruption(operation: str | None, *, http_status: int | None = None) -> CallFailed:
+    """The failure of a stream that closed before its task reached a final state.
+
+    A `RetryExhausted` whose decision gives up with ``GiveUp.STREAM_STARTED``: the message must
+    not be sent again; resume with SubscribeToTask, or read the task with GetTask.
+    """
+    error = CallError(
+        ErrorKind.TRANSPORT,
+        None,
+        Source.TRANSPORT,
+        WireShape.TRANSPORT,
+        http_status=http_status,
+        message="the stream closed before its task reached a terminal or interrupted state",
+        transport=TransportFailure.NETWORK,
+    )
+    decision = Decision(Action.RETRY, None, None, error, operation, give_up=GiveUp.STREAM_STARTED)
+    return failure_for(decision)(decision)
 
 
 class _Reader:
@@ -78,21 +97,8 @@ class _Reader:
 
     def closed(self) -> None:
         """The stream ended: fine after a final state, an interruption otherwise."""
-        if self.ended:
-            return
-        error = CallError(
-            ErrorKind.TRANSPORT,
-            None,
-            Source.TRANSPORT,
-            WireShape.TRANSPORT,
-            http_status=self.response.status_code,
-            message="the stream closed before its task reached a terminal or interrupted state",
-            transport=TransportFailure.NETWORK,
-        )
-        decision = Decision(
-            Action.RETRY, None, None, error, self.operation, give_up=GiveUp.STREAM_STARTED
-        )
-        raise failure_for(decision)(decision)
+        if not self.ended:
+            raise interruption(self.operation, http_status=self.response.status_code)
 
     def _raise_for(self, error: CallError | None) -> None:
         if error is None:

@@ -43,6 +43,7 @@ from a2a_client_errors.reasons import (
     Reason,
     TransportFailure,
 )
+from a2a_client_errors.streaming import interruption
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -346,11 +347,12 @@ class _Stream:
                     yield event
             except Exception as exc:  # judged below: resumed, or raised as its CallFailed
                 self._interrupted(exc)
-            if self.ended or not self.task_id:
+            if self.ended:
                 return
             reconnects += 1
-            if reconnects > self.owner.max_reconnects:
-                return
+            if not self.task_id or reconnects > self.owner.max_reconnects:
+                # Nothing to resume (no task named), or resumed enough: an interruption.
+                raise interruption(self.operation)
             iterator, first = await self._resume()
         if first is not None:  # the task, read by GetTask once the stream could not resume
             self._track(first)
