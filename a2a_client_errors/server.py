@@ -183,7 +183,9 @@ def from_failure(failure: CallFailed | CallError) -> A2AError:
     if reason is Reason.INVALID_AGENT_RESPONSE or (
         reason is not None and not isinstance(reason, Reason)
     ):
-        metadata = {**error.metadata, "peerReason": str(reason)}
+        metadata = dict(error.metadata)
+        if reason is not Reason.INVALID_AGENT_RESPONSE:
+            metadata["peerReason"] = str(reason)  # what the peer said that nobody knows
         return A2AError(
             Reason.INVALID_AGENT_RESPONSE, "the peer agent's response broke the protocol", metadata
         )
