@@ -394,12 +394,15 @@ def _make_executor() -> Any:
     from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
     from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
     from a2a.types import Part, Task, TaskState, TaskStatus  # noqa: PLC0415
+    from a2a.utils._async_queue_compat import QueueShutDown  # noqa: PLC0415
+    from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
 
     class ScriptedExecutor(AgentExecutor):
-        """Behaves by the first text part: fail, raise, stream-error, slow, or echo."""
+        """Behaves by the first text part (see `EmbeddedPeer`)."""
 
         def __init__(self) -> None:
             self._release: dict[str, asyncio.Event] = {}
+            self._cancel_seen: dict[str, asyncio.Event] = {}
 
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
             text = _first_text(context.message)
@@ -407,6 +410,8 @@ def _make_executor() -> Any:
                 raise RuntimeError("the executor raised, as the 'raise' message asks")
             task_id = context.task_id or ""
             context_id = context.context_id or ""
+            if text == "complete-on-cancel":  # registered before any event can reach a client
+                self._cancel_seen.setdefault(task_id, asyncio.Event())
             if context.current_task is None:
                 task = Task(
                     id=task_id,
@@ -433,11 +438,49 @@ def _make_executor() -> Any:
                 finally:
                     self._release.pop(task_id, None)
                 return
+            if text == "complete-on-cancel":
+                await self._complete_on_cancel(task_id, updater)
+                return
             await updater.add_artifact([Part(text=f"echo: {text}")], name="echo")
             await updater.complete(updater.new_agent_message([Part(text=f"echo: {text}")]))
 
+        async def _complete_on_cancel(self, task_id: str, updater: TaskUpdater) -> None:
+            """Work until a cancel reaches `cancel`, then complete instead (the lost race)."""
+            cancel_seen = self._cancel_seen.setdefault(task_id, asyncio.Event())
+            await updater.start_work()
+            try:
+                await cancel_seen.wait()
+            finally:
+                self._cancel_seen.pop(task_id, None)
+            await updater.add_artifact([Part(text="done before the cancel")], name="result")
+            await updater.complete(
+                updater.new_agent_message([Part(text="completed while the cancel was in flight")])
+            )
+
+        async def _refuse_cancel(self, cancel_seen: asyncio.Event, event_queue: Any) -> None:
+            """Let the task complete, wait until COMPLETED is stored, then refuse the cancel.
+
+            Returning normally would make a2a-sdk answer the CancelTask with the COMPLETED task
+            (a success), and raising while the task's event queue is open would make it write
+            FAILED over COMPLETED. So: tap the queue, release `_complete_on_cancel`, and read
+            the tap until the queue closes, which a2a-sdk does only after the consumer stored
+            the terminal state. Then raise TaskNotCancelableError.
+            """
+            sink = await event_queue.tap()
+            cancel_seen.set()
+            with contextlib.suppress(QueueShutDown):
+                while True:
+                    await sink.dequeue_event()
+                    sink.task_done()
+            raise TaskNotCancelableError(
+                message="the task completed while the cancel was in flight"
+            )
+
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             task_id = context.task_id or ""
+            cancel_seen = self._cancel_seen.get(task_id)
+            if cancel_seen is not None:
+                await self._refuse_cancel(cancel_seen, event_queue)
             updater = TaskUpdater(event_queue, task_id, context.context_id or "")
             await updater.cancel()
             release = self._release.pop(task_id, None)
@@ -500,6 +543,9 @@ class EmbeddedPeer:
     * ``"raise"``: the executor raises (the server answers with an internal error);
     * ``"stream-error"``: a working status update, then the executor raises mid-stream;
     * ``"slow"``: stays working until canceled (CancelTask works);
+    * ``"complete-on-cancel"``: stays working until a CancelTask reaches the executor, which
+      then completes the task (COMPLETED is stored before the answer) and refuses the cancel
+      with TASK_NOT_CANCELABLE: the cancel race, lost deterministically;
     * anything else: completes with an echo artifact and an echo status message.
 
     Attributes:
@@ -763,7 +809,9 @@ class EmbeddedPeer:
         if grpc_port == 0:
             raise RuntimeError("could not bind the gRPC server to 127.0.0.1")
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP (not 0): asyncio then sets TCP_NODELAY on every accepted connection, so
+        # a response's headers and body never wait for the client's delayed ACK (~40 ms).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         servers.extra["socket"] = sock
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
