@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-import grpc.aio
 import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
-from a2a.utils.constants import TransportProtocol
 
 from a2a_client_errors import (
     DegradeNeeded,
@@ -21,22 +18,16 @@ from a2a_client_errors import (
     RetryExhausted,
 )
 from a2a_client_errors.handlers import DecisionHandlers, Situation
-from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
 from a2a_client_errors.testing import RecordingHook
+from tests.e2e.sdk import BINDINGS, sdk_client
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from a2a_client_errors.integrations.a2a_sdk import GuardedClient
     from a2a_client_errors.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
-
-PROTOCOLS = {
-    "jsonrpc": TransportProtocol.JSONRPC,
-    "rest": TransportProtocol.HTTP_JSON,
-    "grpc": TransportProtocol.GRPC,
-}
-BINDINGS = list(PROTOCOLS)
 
 
 class Flaky(httpx.AsyncBaseTransport):
@@ -69,18 +60,9 @@ async def _client(
     guard: Guard | None = None,
     raw: bool = False,
 ) -> tuple[GuardedClient, httpx.AsyncClient]:
-    http = httpx.AsyncClient(timeout=10, headers={"A2A-Version": "1.0"}, transport=transport)
-    config = ClientConfig(
-        streaming=streaming,
-        httpx_client=http,
-        grpc_channel_factory=grpc.aio.insecure_channel,
-        supported_protocol_bindings=[PROTOCOLS[binding]],
+    return await sdk_client(
+        peer, binding, streaming=streaming, transport=transport, guard=guard, raw=raw
     )
-    client = ClientFactory(config).create(peer.agent_card)
-    guarded = guard_client(client, guard or Guard(sleep=lambda _: None))
-    if raw:
-        guarded = guard_client(client, guarded.guard, handlers=None)
-    return guarded, http
 
 
 def _message(text: str, message_id: str = "") -> a2a_pb2.SendMessageRequest:
@@ -527,16 +509,9 @@ async def test_a_refused_stream_degrades_to_send_and_poll(
     card = a2a_pb2.AgentCard()
     card.CopyFrom(peer_no_streaming.agent_card)
     card.capabilities.streaming = True  # the card says so; the server says no
-    http = httpx.AsyncClient(timeout=10, headers={"A2A-Version": "1.0"})
-    config = ClientConfig(
-        streaming=True,
-        httpx_client=http,
-        grpc_channel_factory=grpc.aio.insecure_channel,
-        supported_protocol_bindings=[PROTOCOLS[binding]],
-    )
     recorder = RecordingHook()
     guard = Guard(sleep=lambda _: None, hooks=[recorder])
-    client = guard_client(ClientFactory(config).create(card), guard)
+    client, http = await sdk_client(peer_no_streaming, binding, guard=guard, card=card)
     try:
         events = await _events(client.send_message(_message("hello")))
     finally:

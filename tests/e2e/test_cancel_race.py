@@ -11,28 +11,21 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-import grpc.aio
-import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
-from a2a.utils.constants import TransportProtocol
 
-from a2a_client_errors import Guard, ReconcileNeeded
+from a2a_client_errors import ReconcileNeeded
 from a2a_client_errors.handlers import LOST_RACE
-from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
+from tests.e2e.sdk import BINDINGS, sdk_client
 
 if TYPE_CHECKING:
+    import httpx
+
+    from a2a_client_errors.integrations.a2a_sdk import GuardedClient
     from a2a_client_errors.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 
-PROTOCOLS = {
-    "jsonrpc": TransportProtocol.JSONRPC,
-    "rest": TransportProtocol.HTTP_JSON,
-    "grpc": TransportProtocol.GRPC,
-}
-BINDINGS = list(PROTOCOLS)
 TIMEOUT = 10.0
 """Seconds each whole scenario may take (it takes milliseconds)."""
 
@@ -40,18 +33,7 @@ TIMEOUT = 10.0
 async def _client(
     peer: EmbeddedPeer, binding: str, *, raw: bool = False
 ) -> tuple[GuardedClient, httpx.AsyncClient]:
-    http = httpx.AsyncClient(timeout=TIMEOUT, headers={"A2A-Version": "1.0"})
-    config = ClientConfig(
-        streaming=False,
-        httpx_client=http,
-        grpc_channel_factory=grpc.aio.insecure_channel,
-        supported_protocol_bindings=[PROTOCOLS[binding]],
-    )
-    client = ClientFactory(config).create(peer.agent_card)
-    guard = Guard(sleep=lambda _: None)
-    if raw:
-        return guard_client(client, guard, handlers=None), http
-    return guard_client(client, guard), http
+    return await sdk_client(peer, binding, streaming=False, raw=raw, timeout=TIMEOUT)
 
 
 async def _working_task(client: GuardedClient) -> str:
