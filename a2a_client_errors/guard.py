@@ -353,13 +353,10 @@ class Guard:
         if self._sleep is None:
             time.sleep(seconds)
             return
-        result = self._sleep(seconds)
-        if inspect.isawaitable(result):
-            close = getattr(result, "close", None)
-            if callable(close):
-                close()
-            msg = "Guard(sleep=...) returned an awaitable: use acall(), or a sync sleep"
-            raise TypeError(msg)
+        _refuse_awaitable(
+            self._sleep(seconds),
+            "Guard(sleep=...) returned an awaitable: use acall(), or a sync sleep",
+        )
 
     async def _sleep_async(self, seconds: float) -> None:
         if seconds <= 0 or _TESTING["on"]:
@@ -606,12 +603,7 @@ def _attempt(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
         value = fn(*args, **kwargs)
     except Exception as exc:  # every failure is judged; non-call errors are re-raised there
         return _Outcome(exc=exc)
-    if inspect.isawaitable(value):
-        close = getattr(value, "close", None)
-        if callable(close):
-            close()
-        msg = "Guard.call() got an awaitable from fn: use `await guard.acall(...)`"
-        raise TypeError(msg)
+    _refuse_awaitable(value, "Guard.call() got an awaitable from fn: use `await guard.acall(...)`")
     return _Outcome(value=value)
 
 
@@ -627,13 +619,19 @@ async def _aattempt(
     return _Outcome(value=value)
 
 
-def _sync_result(value: object) -> bool:
+def _refuse_awaitable(value: object, message: str) -> None:
+    """Sync code got an awaitable: close it (no "never awaited" warning) and say what to use."""
     if inspect.isawaitable(value):
         close = getattr(value, "close", None)
         if callable(close):
             close()
-        msg = "refresh_credentials returned an awaitable: use acall(), or a sync refresh"
-        raise TypeError(msg)
+        raise TypeError(message)
+
+
+def _sync_result(value: object) -> bool:
+    _refuse_awaitable(
+        value, "refresh_credentials returned an awaitable: use acall(), or a sync refresh"
+    )
     return bool(value)
 
 

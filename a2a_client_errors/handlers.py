@@ -45,6 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.reasons import Action, Reason
 
 if TYPE_CHECKING:
@@ -229,16 +230,9 @@ class DecisionHandlers:
         raise situation.failure
 
 
-_FINAL_STATES: Final = frozenset(
-    {
-        "TASK_STATE_COMPLETED",
-        "TASK_STATE_FAILED",
-        "TASK_STATE_CANCELED",
-        "TASK_STATE_REJECTED",
-        "TASK_STATE_INPUT_REQUIRED",
-        "TASK_STATE_AUTH_REQUIRED",
-    }
-)
+def _is_final(task: Any) -> bool:
+    outcome = task_outcome(task)
+    return outcome is not None and outcome.is_final
 
 
 async def poll_task(
@@ -267,7 +261,7 @@ async def poll_task(
     delay = initial
     for poll in range(max_polls):
         task = await client.get_task(types.GetTaskRequest(id=task_id))
-        if types.TaskState.Name(task.status.state) in _FINAL_STATES or poll == max_polls - 1:
+        if _is_final(task) or poll == max_polls - 1:
             break
         await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
         delay = min(cap, delay * 2)
@@ -292,7 +286,7 @@ async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[
         yield types.StreamResponse(message=response.message)
         return
     yield types.StreamResponse(task=response.task)
-    if types.TaskState.Name(response.task.status.state) not in _FINAL_STATES:
+    if not _is_final(response.task):
         final = await poll_task(client, response.task.id)
         yield types.StreamResponse(task=final)
 

@@ -72,6 +72,11 @@ class TaskOutcome:
         return self.state in INTERRUPTED_STATES
 
     @property
+    def is_final(self) -> bool:
+        """Terminal or interrupted: a stream about the task ends here, polling can stop."""
+        return self.is_terminal or self.is_interrupted
+
+    @property
     def is_active(self) -> bool:
         """SUBMITTED or WORKING: the task is still running."""
         return self.state in ACTIVE_STATES

@@ -24,14 +24,9 @@ from typing import TYPE_CHECKING, Any
 from a2a_client_errors.errors import CallError, CallFailed, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import failure_for
 from a2a_client_errors.normalize import SSEParser, event_error, normalize
+from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.policy import Decision, GiveUp, Policy
-from a2a_client_errors.reasons import (
-    INTERRUPTED_STATES,
-    TERMINAL_STATES,
-    Action,
-    TransportFailure,
-    canonical_task_state,
-)
+from a2a_client_errors.reasons import Action, TransportFailure
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -68,7 +63,6 @@ class _Reader:
         self.operation = operation
         self.policy = policy or Policy()
         self.parser = SSEParser()
-        self.state = ""
         self.ended = False
         self.events = 0
 
@@ -121,13 +115,9 @@ class _Reader:
         if "message" in payload or payload.get("kind") == "message":
             self.ended = True  # a stream that answers with a Message carries only that one
             return
-        holder = payload.get("task") or payload.get("statusUpdate") or payload
-        status = holder.get("status") if isinstance(holder, dict) else None
-        state = status.get("state") if isinstance(status, dict) else None
-        if isinstance(state, str):
-            self.state = canonical_task_state(state)
-            if self.state in TERMINAL_STATES or self.state in INTERRUPTED_STATES:
-                self.ended = True
+        outcome = task_outcome(payload)
+        if outcome is not None and outcome.is_final:
+            self.ended = True
 
 
 def iter_events(

@@ -36,13 +36,8 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import Guard, failure_for
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
-from a2a_client_errors.reasons import (
-    INTERRUPTED_STATES,
-    TERMINAL_STATES,
-    Action,
-    Reason,
-    TransportFailure,
-)
+from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
 
 if TYPE_CHECKING:
@@ -318,7 +313,6 @@ class _Stream:
         self.task_id = task_id
         self.request = request
         self.context = context
-        self.state = ""
         self.ended = False  # a Message answered, or the task reached a final state
 
     async def __aiter__(self) -> AsyncIterator[Any]:
@@ -407,29 +401,14 @@ class _Stream:
         return None, types.StreamResponse(task=task)
 
     def _track(self, event: Any) -> None:
-        """Follow the task's id and state through the events."""
-        kind = event.WhichOneof("payload") if hasattr(event, "WhichOneof") else None
-        if kind == "message":
-            self.ended = True
+        """Follow the task's id, and whether it reached a final state, through the events."""
+        if event.WhichOneof("payload") == "message":
+            self.ended = True  # a stream that answers with a Message carries only that one
             return
-        if kind == "task":
-            self.task_id = event.task.id or self.task_id
-            status = event.task.status
-        elif kind == "status_update":
-            self.task_id = event.status_update.task_id or self.task_id
-            status = event.status_update.status
-        else:
-            return
-        self.state = _state_name(status.state)
-        if self.state in TERMINAL_STATES or self.state in INTERRUPTED_STATES:
-            self.ended = True
-
-
-def _state_name(state: int) -> str:
-    try:
-        return str(_a2a_types().TaskState.Name(state))
-    except ValueError:
-        return "TASK_STATE_UNSPECIFIED"
+        outcome = task_outcome(event)
+        if outcome is not None:
+            self.task_id = outcome.task_id or self.task_id
+            self.ended = self.ended or outcome.is_final
 
 
 def _peer_of(client: Any) -> str:
