@@ -30,18 +30,30 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 
-class Flaky(httpx.AsyncBaseTransport):
-    """Answers the first ``failures`` POSTs with a 503, then forwards; records every body."""
+class Recorder(httpx.AsyncBaseTransport):
+    """Forwards every request and keeps what it carried; fails the first POSTs if told to.
 
-    def __init__(self, failures: int) -> None:
+    Attributes:
+        bodies: the body of every POST.
+        versions: the A2A-Version of every request.
+        calls: the JSON-RPC method of every request, or its path.
+    """
+
+    def __init__(self, failures: int = 0) -> None:
         self.failures = failures
         self.bodies: list[bytes] = []
+        self.versions: list[str | None] = []
+        self.calls: list[str] = []
         self.inner = httpx.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Record the body; fail while failures remain, else forward."""
+        """Record; answer 503 while failures remain, else forward."""
+        body = await request.aread()
+        self.versions.append(request.headers.get("A2A-Version"))
+        method = json.loads(body).get("method", "") if body.startswith(b"{") else ""
+        self.calls.append(method or request.url.path)
         if request.method == "POST":
-            self.bodies.append(await request.aread())
+            self.bodies.append(body)
             if len(self.bodies) <= self.failures:
                 return httpx.Response(503, headers={"retry-after": "0"}, text="busy")
         return await self.inner.handle_async_request(request)
@@ -198,7 +210,7 @@ async def test_transient_failures_before_the_first_event_resend_the_same_message
     a2a-sdk's JSON-RPC transport gives every send a fresh JSON-RPC ``id``; the message itself
     is the same on every attempt. (Identical bytes are the httpx transports' promise.)
     """
-    flaky = Flaky(failures=2)
+    flaky = Recorder(failures=2)
     client, http = await _client(peer, binding, transport=flaky)
     try:
         events = await _events(client.send_message(_message("hello")))
@@ -215,7 +227,7 @@ async def test_transient_failures_before_the_first_event_resend_the_same_message
 
 async def test_retries_end_when_the_peer_stays_down(peer: EmbeddedPeer) -> None:
     """A peer that answers 503 to everything: the call gives up after its attempts."""
-    flaky = Flaky(failures=100)
+    flaky = Recorder(failures=100)
     client, http = await _client(peer, "jsonrpc", transport=flaky)
     try:
         with pytest.raises(RetryExhausted) as failed:
@@ -369,23 +381,6 @@ async def test_a_handler_can_decide_differently(peer: EmbeddedPeer) -> None:
     assert outcome == ("degraded", "GetExtendedAgentCard", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
 
 
-class Recording(httpx.AsyncBaseTransport):
-    """Forwards every request; keeps the A2A-Version each one carried."""
-
-    def __init__(self) -> None:
-        self.versions: list[str | None] = []
-        self.inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Record, then forward."""
-        self.versions.append(request.headers.get("A2A-Version"))
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        """Close the forwarding transport."""
-        await self.inner.aclose()
-
-
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
 async def test_an_older_version_is_upgraded_and_resent_once(
     peer: EmbeddedPeer, binding: str
@@ -393,7 +388,7 @@ async def test_an_older_version_is_upgraded_and_resent_once(
     """A2A-Version 0.3 refused: the card says 1.0, which this client speaks; resent once."""
     from a2a.client import ClientCallContext
 
-    recording = Recording()
+    recording = Recorder()
     client, http = await _client(peer, binding, transport=recording)
     context = ClientCallContext(service_parameters={"A2A-Version": "0.3"})
     try:
@@ -412,7 +407,7 @@ async def test_a_newer_version_is_never_downgraded_silently(
     """A2A-Version 99.0 refused: 1.0 would be a downgrade, so the failure stands."""
     from a2a.client import ClientCallContext
 
-    recording = Recording()
+    recording = Recorder()
     client, http = await _client(peer, binding, transport=recording)
     context = ClientCallContext(service_parameters={"A2A-Version": "99.0"})
     try:
@@ -429,7 +424,7 @@ async def test_a_downgrade_is_taken_when_allowed(peer: EmbeddedPeer) -> None:
     """With allow_downgrade, 99.0 refused becomes 1.0, resent once; the answer is the peer's."""
     from a2a.client import ClientCallContext
 
-    recording = Recording()
+    recording = Recorder()
     client, http = await _client(peer, "jsonrpc", transport=recording)
     client.handlers = DecisionHandlers(allow_downgrade=True)
     context = ClientCallContext(service_parameters={"A2A-Version": "99.0"})
@@ -445,30 +440,11 @@ async def test_a_downgrade_is_taken_when_allowed(peer: EmbeddedPeer) -> None:
 # --- calls the agent card says must fail are not sent ---------------------------------------
 
 
-class Paths(httpx.AsyncBaseTransport):
-    """Forwards every request; keeps its path and, for JSON-RPC, its method."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Record, then forward."""
-        body = await request.aread()
-        method = json.loads(body).get("method", "") if body.startswith(b"{") else ""
-        self.calls.append(method or request.url.path)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        """Close the forwarding transport."""
-        await self.inner.aclose()
-
-
 async def test_subscribing_without_streaming_reads_the_task_instead(
     peer_no_streaming: EmbeddedPeer,
 ) -> None:
     """The card says no streaming: no SubscribeToTask is sent; GetTask answers."""
-    paths = Paths()
+    paths = Recorder()
     client, http = await _client(peer_no_streaming, "jsonrpc", transport=paths)
     try:
         task_id = await _completed_task(client)
@@ -484,7 +460,7 @@ async def test_subscribing_without_streaming_reads_the_task_instead(
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
 async def test_push_config_without_push_is_not_sent(peer: EmbeddedPeer, binding: str) -> None:
     """The card says no push notifications: DegradeNeeded from the card, nothing sent."""
-    paths = Paths()
+    paths = Recorder()
     client, http = await _client(peer, binding, transport=paths)
     try:
         task_id = await _completed_task(client)
