@@ -247,6 +247,8 @@ class DecisionHandlers:
             card: the peer's agent card (None: the context is returned as it is).
             context: the a2a-sdk ``ClientCallContext`` of the call, or None.
         """
+        if not self.allowed_extensions:
+            return context
         wanted = required_extensions(card) & self.allowed_extensions
         if not wanted:
             return context
