@@ -8,26 +8,31 @@ a2a-sdk server is in ``tests/e2e/test_probe.py``.
 from __future__ import annotations
 
 import json
+import socket
+import sys
 import uuid
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
+from a2a_client_errors import probe as probe_module
 from a2a_client_errors.probe import (
     CHECKS,
     SCHEMA,
     CheckStatus,
     ProbeReport,
+    _grpc_hops,
     _grpc_target,
     _host_of,
+    _public,
     probe,
 )
 from a2a_client_errors.reasons import Reason
 from a2a_client_errors.server import A2AError, to_http, to_jsonrpc
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 AGENT = "http://agent.test"
 CARD = "/.well-known/agent-card.json"
@@ -1038,3 +1043,137 @@ def test_grpc_targets_take_tls_from_their_scheme_else_the_url_given(
 ) -> None:
     """A scheme on the interface decides TLS; without one, the URL given's scheme does."""
     assert _grpc_target(url, scheme) == target
+
+
+# --------------------------------------------------------------------------------------------
+# Edges
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_bug_in_one_check_is_an_error_result_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that raises ends as an error naming the exception; the others still run."""
+
+    def broken(session: object) -> object:
+        raise LookupError("a bug")
+
+    monkeypatch.setitem(probe_module._RUNNERS, "task_not_found", broken)
+    report = _run(FakeAgent(), checks=["task_not_found", "invalid_params"], bindings=["jsonrpc"])
+    found = report.result("task_not_found", "jsonrpc")
+    assert found.status is CheckStatus.ERROR
+    assert found.notes == ("the probe failed on this check: LookupError: a bug",)
+    assert report.result("invalid_params", "jsonrpc").passed
+
+
+def test_a_body_that_breaks_off_is_no_answer() -> None:
+    """The connection drops in the middle of the body: an error, said as no answer."""
+
+    class Broken(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            yield b'{"jsonrpc": '
+            raise httpx.ReadError("connection reset")
+
+    agent = FakeAgent(
+        overrides={("jsonrpc", "GetTask"): lambda r: httpx.Response(200, stream=Broken())}
+    )
+    report = _run(agent, checks=["task_not_found"], bindings=["jsonrpc"])
+    found = report.result("task_not_found", "jsonrpc")
+    assert found.status is CheckStatus.ERROR
+    assert found.notes == ("no answer: connection reset",)
+    assert "no answer" in report.to_text()
+
+
+def test_an_endless_stream_without_events_is_read_only_so_far() -> None:
+    """Keep-alive comments and nothing else: the probe stops reading, and the check fails."""
+    stream = httpx.Response(
+        200, headers={"Content-Type": "text/event-stream"}, content=b": ka\n" * 10_005
+    )
+    agent = FakeAgent(overrides={("jsonrpc", "SendStreamingMessage"): _respond(stream)})
+    found = _run(agent, checks=["streaming_not_supported"], bindings=["jsonrpc"]).result(
+        "streaming_not_supported", "jsonrpc"
+    )
+    assert found.status is CheckStatus.FAILED
+
+
+def test_interfaces_without_a_usable_url_are_listed_not_probed() -> None:
+    """An interface with no host, or an HTTP binding on a URL that is not http(s)."""
+    card = _card()
+    card["supportedInterfaces"] = [
+        {"url": "/relative/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": "ws://agent.test/api", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+    ]
+    report = _run(FakeAgent(card))
+    assert [i.note for i in report.interfaces] == [
+        "the card gives no host for it",
+        "not an http(s) URL (ws)",
+    ]
+    assert report.exit_status == 2
+
+
+def test_a_grpc_interface_without_grpcio_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No grpcio (or no a2a-sdk): the gRPC interface is listed with the install line."""
+    monkeypatch.setitem(sys.modules, "grpc", None)
+    card = _card()
+    card["supportedInterfaces"].append(
+        {"url": "agent.test:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    )
+    report = _run(FakeAgent(card), checks=["task_not_found"])
+    grpc_interface = report.interfaces[2]
+    assert not grpc_interface.probed
+    assert grpc_interface.note == (
+        "gRPC needs grpcio and a2a-sdk (grpc is missing): pip install 'a2a-client-errors[probe]'"
+    )
+    assert report.ok
+
+
+def test_an_unreachable_grpc_interface_errs_once_and_is_left_alone() -> None:
+    """TLS gRPC on a closed port: the first check gets no answer, the others are not sent."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    card = _card()
+    card["supportedInterfaces"] = [
+        {"url": f"https://127.0.0.1:{port}", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    ]
+    report = probe(
+        "http://127.0.0.1:9",
+        transport=FakeAgent(card).transport(),
+        checks=["task_not_found", "version_not_supported"],
+        timeout=5,
+    )
+    first, second = report.checks
+    assert first.status is CheckStatus.ERROR
+    assert first.observed is not None
+    assert first.observed.outcome == "no_answer"
+    assert first.observed.grpc_status == "UNAVAILABLE"
+    assert second.status is CheckStatus.ERROR
+    assert second.notes[0].startswith("not sent: the interface did not answer (UNAVAILABLE")
+
+
+def test_grpc_hops_name_envoy_and_survive_unreadable_metadata() -> None:
+    """Metadata of a gRPC call names the hops; metadata that cannot be read names none."""
+
+    class Call:
+        def initial_metadata(self) -> list[tuple[str, str]]:
+            return [("server", "envoy"), ("x-envoy-upstream-service-time", "3"), ("x", "y")]
+
+        def trailing_metadata(self) -> list[tuple[str, str]]:
+            raise RuntimeError("gone")
+
+    assert _grpc_hops(Call()) == {"server": "envoy", "envoy": "x-envoy-*"}
+    assert _grpc_hops(object()) == {}
+
+
+def test_credentials_and_ports_in_urls() -> None:
+    """The port stays in reported URLs; the credentials do not."""
+    assert _public("http://u:p@agent.test:8080/a?b=1") == "http://agent.test:8080/a?b=1"
+    assert _public("http://agent.test/a") == "http://agent.test/a"
+    assert _public("http://[::1") == "http://[::1"
+
+
+def test_the_strict_table_is_shown() -> None:
+    """A report made with a strict table says so."""
+    report = _run(FakeAgent(), checks=["task_not_found"], strict_table="1.0.0")
+    assert "strict table: 1.0.0" in report.to_text()
+    assert report.ok
