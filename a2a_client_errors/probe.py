@@ -1228,7 +1228,9 @@ class _Session:
                 f"the task came back in {outcome.state}, not in a terminal state "
                 "(the probe does not wait for it, and leaves it as it is)"
             )
-        return outcome.task_id, f"task {outcome.task_id} came back in {outcome.state}"
+        return outcome.task_id, (
+            f"task {outcome.task_id}, which came back in {outcome.state} from SendMessage"
+        )
 
     def some_task(self) -> tuple[str, list[str]]:
         """A terminal task's id when the agent gives one; else a random id, said in a note."""

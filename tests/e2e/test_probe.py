@@ -136,7 +136,7 @@ def test_streaming_and_subscribe_refused_when_the_card_says_so(
     }
     assert found.ok
     subscribe = found.result("subscribe_not_supported", "grpc")
-    assert subscribe.notes[0].endswith("came back in TASK_STATE_COMPLETED")
+    assert subscribe.notes[0].endswith("which came back in TASK_STATE_COMPLETED from SendMessage")
 
 
 def test_the_card_url_and_filters(peer: EmbeddedPeer) -> None:
@@ -384,3 +384,23 @@ def test_cli_refuses_a_timeout_that_is_not_a_positive_number(
         main(["probe", "http://127.0.0.1:9", "--timeout", timeout])
     assert raised.value.code == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+def test_a_grpc_stream_is_read_up_to_its_first_event(peer: EmbeddedPeer) -> None:
+    """An agent that streams: the probe keeps the first event and cancels the rest."""
+    import grpc
+
+    from a2a_client_errors.probe import _GrpcWire
+
+    with grpc.insecure_channel(peer.grpc_target) as channel:
+        wire = _GrpcWire(channel, [("x-probe", "1")], None, 5.0)
+        message = {"messageId": "probe-stream-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        answer = wire.call(
+            "SendStreamingMessage",
+            {"message": message},
+            version="1.0",
+            extensions=[peer.required_extension or ""],
+        )
+    assert answer.error is None
+    assert isinstance(answer.payload, dict)
+    assert answer.payload["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
