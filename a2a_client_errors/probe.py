@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -102,6 +103,8 @@ _STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _OWN_HEADERS: Final = frozenset({"a2a-version", "a2a-extensions", "content-type"})
 _HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
 _GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE: Final = re.compile(r"[\x20-\x7e\t]*")
 
 
 class CheckStatus(str, enum.Enum):
@@ -626,11 +629,9 @@ def _public(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return url
-    if parts.username is None and parts.password is None:
+    if "@" not in parts.netloc:
         return url
-    netloc = parts.hostname or ""
-    if parts.port is not None:
-        netloc += f":{parts.port}"
+    netloc = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
@@ -866,6 +867,7 @@ def _exchange(
 
 
 def _read_capped(response: httpx.Response) -> bytes:
+    """The body, read up to the cap and one byte more (so that a caller can tell it was cut)."""
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
@@ -873,7 +875,7 @@ def _read_capped(response: httpx.Response) -> bytes:
         size += len(chunk)
         if size > _MAX_BODY:
             break
-    return b"".join(chunks)[:_MAX_BODY]
+    return b"".join(chunks)[: _MAX_BODY + 1]
 
 
 def _first_event(response: httpx.Response, hops: dict[str, str], timeout: float) -> _Answer:
@@ -1144,10 +1146,10 @@ def _reason_problems(binding: str, expected: Expected, seen: Observed) -> list[s
             note += "; A2A 1.0.0 requires ErrorInfo in error.data, 1.0.1 recommends it"
         return [note]
     if seen.domain != A2A_DOMAIN:
-        return [f"ErrorInfo domain '{seen.domain}', expected {A2A_DOMAIN!r}"]
+        return [f"ErrorInfo domain '{_capped(str(seen.domain))}', expected {A2A_DOMAIN!r}"]
     sent = seen.error_info_reason or ""
     if canonical_reason(sent) != Reason(expected.reason):
-        return [f"ErrorInfo reason '{sent}', expected {expected.reason}"]
+        return [f"ErrorInfo reason '{_capped(sent)}', expected {expected.reason}"]
     return []
 
 
@@ -1161,6 +1163,10 @@ class _Options:
     timeout: float
     strict_table: str | None
     message: str
+
+
+class _NotCheckedError(Exception):
+    """A check that got no answer to judge (the setup it needs was refused or unanswered)."""
 
 
 class _Session:
@@ -1180,7 +1186,7 @@ class _Session:
         self.options = options
         self.version = interface.version or "1.0"
         self.unreachable: str | None = None
-        self._terminal: tuple[str | None, str] | None = None
+        self._terminal: tuple[str | None, str] | _NotCheckedError | None = None
 
     # -- exchanges -------------------------------------------------------------------------
 
@@ -1212,13 +1218,25 @@ class _Session:
     def terminal_task(self) -> tuple[str | None, str]:
         """A task of the agent's in a terminal state (its id), or why there is none."""
         if self._terminal is None:
-            self._terminal = self._new_terminal_task()
+            try:
+                self._terminal = self._new_terminal_task()
+            except _NotCheckedError as exc:
+                self._terminal = exc
+        if isinstance(self._terminal, _NotCheckedError):
+            raise self._terminal
         return self._terminal
 
     def _new_terminal_task(self) -> tuple[str | None, str]:
         answer = self.send("SendMessage", {"message": _user_message(self.options.message)})
         if answer.error is not None:
             seen = _observed(answer)
+            if seen.outcome == "no_answer":
+                raise _NotCheckedError(f"SendMessage got no answer: {_capped(seen.message)}")
+            if answer.error.kind is ErrorKind.AUTH:
+                raise _NotCheckedError(
+                    f"SendMessage refused: {seen.text()} (pass the credentials the agent needs "
+                    "with -H/headers=)"
+                )
             return None, f"SendMessage failed ({seen.text()}: {_capped(seen.message)})"
         outcome = task_outcome(answer.payload) if isinstance(answer.payload, dict) else None
         if outcome is None or outcome.task_id is None:
@@ -1272,7 +1290,8 @@ class _Session:
         problems: list[str] = []
         status = CheckStatus.FAILED
         if seen.outcome == "success":
-            problems.append(f"the call succeeded ({seen.message}): {on_success}".rstrip(": "))
+            said = f": {on_success}" if on_success else ""
+            problems.append(f"the call succeeded ({seen.message}){said}")
         elif seen.outcome == "no_answer":
             status = CheckStatus.ERROR
             problems.append(f"no answer: {_capped(seen.message)}")
@@ -1518,6 +1537,15 @@ def _run(session: _Session, check: str) -> CheckResult:
         )
     try:
         return _RUNNERS[check](session)
+    except _NotCheckedError as exc:
+        return CheckResult(
+            check,
+            session.binding,
+            session.interface.url,
+            _SPECS[check].operation,
+            CheckStatus.ERROR,
+            notes=(str(exc),),
+        )
     except Exception as exc:  # the promise: one odd answer never ends the probe
         return CheckResult(
             check,
@@ -1546,47 +1574,59 @@ def _card_urls(url: str) -> list[str]:
     return urls
 
 
+def _fetch(client: httpx.Client, card_url: str) -> tuple[int, httpx.Headers, bytes] | str:
+    """(status, headers, body up to the cap and one byte) of the card, or why there is none."""
+    try:
+        with client.stream("GET", card_url, headers={"Accept": "application/json"}) as response:
+            return response.status_code, response.headers, _read_capped(response)
+    except Exception as exc:  # unreachable, TLS, a broken URL: the probe cannot run
+        error = normalize(exc)
+        kind = error.transport.value if error and error.transport else type(exc).__name__
+        detail = _capped(error.message if error else str(exc))
+        return f"cannot read the agent card at {_public(card_url)}: {kind}: {detail}"
+
+
+def _card(
+    card_url: str, fetched: tuple[int, httpx.Headers, bytes] | str, missing: str
+) -> tuple[str, dict[str, Any]] | str:
+    """The card read at ``card_url``, or why it cannot be used."""
+    if isinstance(fetched, str):
+        return fetched
+    status, headers, body = fetched
+    where = _public(card_url)
+    hops = _hops(headers)
+    through = f" (answered through: {_hops_text(hops)})" if hops else ""
+    if 300 <= status < 400:
+        location = _public(headers.get("location", "")) or "nowhere"
+        return f"the agent card at {where} redirects (HTTP {status}) to {location}: probe that URL"
+    if status != 200:
+        content = headers.get("content-type", "no content type")
+        prior = f" ({missing})" if missing else ""
+        return f"cannot read the agent card at {where}: HTTP {status} {content}{through}{prior}"
+    if len(body) > _MAX_BODY:
+        return f"the agent card at {where} is larger than {_MAX_BODY} bytes"
+    try:
+        card = json.loads(body)
+    except (ValueError, RecursionError):
+        return f"the agent card at {where} is not JSON{through}"
+    if not isinstance(card, dict):
+        return f"the agent card at {where} is not a JSON object"
+    return card_url, card
+
+
 def _read_card(client: httpx.Client, url: str) -> tuple[str, dict[str, Any]] | str:
-    """The card and where it was read, or why it could not be read."""
-    why = ""
-    for card_url in _card_urls(url):
-        where = _public(card_url)
-        try:
-            response = client.get(card_url, headers={"Accept": "application/json"})
-        except Exception as exc:  # unreachable, TLS, a broken URL: the probe cannot run
-            error = normalize(exc)
-            kind = error.transport.value if error and error.transport else type(exc).__name__
-            detail = _capped(error.message if error else str(exc))
-            return f"cannot read the agent card at {where}: {kind}: {detail}"
-        hops = _hops(response.headers)
-        through = f" (answered through: {_hops_text(hops)})" if hops else ""
-        if response.status_code == 404 and card_url != _card_urls(url)[-1]:
-            why = f"HTTP 404 at {where}"
-            continue
-        if 300 <= response.status_code < 400:
-            location = _public(response.headers.get("location", ""))
-            return (
-                f"the agent card at {where} redirects (HTTP {response.status_code}) to "
-                f"{location or 'nowhere'}: probe that URL"
-            )
-        if response.status_code != 200:
-            content = response.headers.get("content-type", "no content type")
-            prior = f" ({why})" if why else ""
-            return (
-                f"cannot read the agent card at {where}: HTTP {response.status_code} "
-                f"{content}{through}{prior}"
-            )
-        body = response.content[: _MAX_BODY + 1]
-        if len(body) > _MAX_BODY:
-            return f"the agent card at {where} is larger than {_MAX_BODY} bytes"
-        try:
-            card = json.loads(body)
-        except (ValueError, RecursionError):
-            return f"the agent card at {where} is not JSON{through}"
-        if not isinstance(card, dict):
-            return f"the agent card at {where} is not a JSON object"
-        return str(response.url), card
-    return f"cannot read the agent card: {why}"  # pragma: no cover (the loop always returns)
+    """The card and where it was read, or why it could not be read.
+
+    A base URL with a path whose well-known card is missing (404) falls back to the origin's.
+    """
+    *first, last = _card_urls(url)
+    missing = ""
+    for card_url in first:
+        fetched = _fetch(client, card_url)
+        if not (isinstance(fetched, tuple) and fetched[0] == 404):
+            return _card(card_url, fetched, "")
+        missing = f"HTTP 404 at {_public(card_url)}"
+    return _card(last, _fetch(client, last), missing)
 
 
 def _validated(
@@ -1613,12 +1653,18 @@ def _header_items(
         return []
     items = list(headers.items()) if hasattr(headers, "items") else list(headers)
     out: list[tuple[str, str]] = []
-    for name, value in items:
-        if not isinstance(name, str) or not isinstance(value, str) or not name.strip():
+    for raw_name, value in items:
+        if not isinstance(raw_name, str) or not isinstance(value, str):
             raise ValueError("headers must be names and values, both strings")
-        if name.strip().lower() in _OWN_HEADERS:
-            raise ValueError(f"the probe sets {name.strip()} itself; leave it out of headers")
-        out.append((name.strip(), value))
+        name = raw_name.strip()
+        if not _TOKEN.fullmatch(name):
+            raise ValueError("a header name must be a token (RFC 9110): letters, digits, -_.")
+        if not _FIELD_VALUE.fullmatch(value):
+            # Never the value itself in the message: it is likely a credential.
+            raise ValueError(f"the value of header {name} must be printable ASCII (not shown)")
+        if name.lower() in _OWN_HEADERS:
+            raise ValueError(f"the probe sets {name} itself; leave it out of headers")
+        out.append((name, value))
     return out
 
 
@@ -1743,7 +1789,7 @@ def _probe_interfaces(
             note = "another port of the host given: reached directly"
         elif interface.binding == GRPC:
             note = "reached directly: gRPC does not go through the URL given"
-        with _wire_for(client, interface, given.scheme, items, options.timeout) as opened:
+        with _WireContext(client, interface, given.scheme, items, options.timeout) as opened:
             wire, why = opened
             if wire is None:
                 interfaces.append(_interface_result(interface, probed=False, note=why))
@@ -1839,9 +1885,6 @@ class _WireContext:
     def __exit__(self, *exc: object) -> None:
         if self.channel is not None:
             self.channel.close()
-
-
-_wire_for = _WireContext
 
 
 def _grpc_target(url: str, given_scheme: str) -> tuple[str, bool]:

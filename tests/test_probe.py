@@ -906,7 +906,10 @@ def test_credentials_in_the_url_are_not_reported() -> None:
         ({"strict_table": "2.0"}, "strict_table"),
         ({"timeout": 0}, "timeout"),
         ({"headers": {"A2A-Version": "1.0"}}, "sets A2A-Version itself"),
-        ({"headers": [("", "x")]}, "names and values"),
+        ({"headers": [("", "x")]}, "a header name must be a token"),
+        ({"headers": [("X", 1)]}, "names and values"),
+        ({"headers": {"X-Key": "s3cret\r\nInjected: 1"}}, "X-Key must be printable ASCII"),
+        ({"headers": {"X-Key": "sécret"}}, "X-Key must be printable ASCII"),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_is_sent(
@@ -1169,6 +1172,7 @@ def test_credentials_and_ports_in_urls() -> None:
     """The port stays in reported URLs; the credentials do not."""
     assert _public("http://u:p@agent.test:8080/a?b=1") == "http://agent.test:8080/a?b=1"
     assert _public("http://agent.test/a") == "http://agent.test/a"
+    assert _public("http://u:p@[::1]:8080/x") == "http://[::1]:8080/x"
     assert _public("http://[::1") == "http://[::1"
 
 
@@ -1177,3 +1181,29 @@ def test_the_strict_table_is_shown() -> None:
     report = _run(FakeAgent(), checks=["task_not_found"], strict_table="1.0.0")
     assert "strict table: 1.0.0" in report.to_text()
     assert report.ok
+
+
+def test_a_refused_or_unanswered_send_is_an_error_not_a_skip() -> None:
+    """No terminal task because SendMessage needs credentials: the checks needing it err."""
+    agent = FakeAgent(
+        overrides={("jsonrpc", "SendMessage"): _respond(httpx.Response(401, text="who?"))}
+    )
+    report = _run(agent, checks=["task_not_cancelable", "push_not_supported"], bindings=["jsonrpc"])
+    for check in ("task_not_cancelable", "push_not_supported"):
+        found = report.result(check, "jsonrpc")
+        assert found.status is CheckStatus.ERROR
+        assert found.notes[0].startswith("SendMessage refused: 401")
+    sends = [r for r in agent.requests if b"SendMessage" in r.content]
+    assert len(sends) == 1
+
+    def drop(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    dropped = _run(
+        FakeAgent(overrides={("jsonrpc", "SendMessage"): drop}),
+        checks=["task_not_cancelable"],
+        bindings=["jsonrpc"],
+    )
+    assert dropped.result("task_not_cancelable", "jsonrpc").notes == (
+        "SendMessage got no answer: timed out",
+    )
