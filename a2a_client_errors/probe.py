@@ -103,6 +103,7 @@ _STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _OWN_HEADERS: Final = frozenset({"a2a-version", "a2a-extensions", "content-type"})
 _HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
 _GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
+_USER_AGENT: Final = ("User-Agent", "a2a-errors-probe")
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE: Final = re.compile(r"[\x20-\x7e\t]*")
 
@@ -1729,7 +1730,10 @@ def probe(
         transport=transport,
         timeout=timeout,
         follow_redirects=False,
-        headers=[("User-Agent", "a2a-errors-probe"), *items],
+        headers=[
+            *([] if any(n.lower() == "user-agent" for n in names) else [_USER_AGENT]),
+            *items,
+        ],
     )
     with client:
         found = _read_card(client, url)

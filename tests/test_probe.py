@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -1207,3 +1208,30 @@ def test_a_refused_or_unanswered_send_is_an_error_not_a_skip() -> None:
     assert dropped.result("task_not_cancelable", "jsonrpc").notes == (
         "SendMessage got no answer: timed out",
     )
+
+
+def test_a_user_agent_given_replaces_the_probe_s_own() -> None:
+    """The probe names itself unless a User-Agent is given, and never sends two."""
+    agent = FakeAgent()
+    _run(agent, checks=["task_not_found"], bindings=["jsonrpc"])
+    assert {r.headers.get_list("User-Agent")[0] for r in agent.requests} == {"a2a-errors-probe"}
+    mine = FakeAgent()
+    _run(mine, checks=["task_not_found"], bindings=["jsonrpc"], headers={"user-agent": "ci/1"})
+    assert {tuple(r.headers.get_list("User-Agent")) for r in mine.requests} == {("ci/1",)}
+
+
+def test_importing_the_probe_imports_no_optional_dependency() -> None:
+    """Neither grpc nor a2a-sdk is imported until a gRPC interface is probed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, a2a_client_errors.probe, a2a_client_errors.cli; "
+            "print(sorted(m for m in ('grpc', 'a2a') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "[]"
