@@ -292,6 +292,7 @@ class RedisRetryBudget:
         self.is_async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
         self._script = register_script(SCRIPT)
         self._worker = _Worker()
+        weakref.finalize(self, self._worker.stop)  # a budget dropped unclosed ends its thread
         self._lock = threading.Lock()
         self._peers: dict[str, RedisPeerBudget] = {}
         self._listeners: list[Callable[[], Callable[[BudgetFallback], object] | None]] = []
