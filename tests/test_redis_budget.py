@@ -466,6 +466,19 @@ class CountingClient:
         return call
 
 
+def test_a_failed_background_send_falls_back_too() -> None:
+    """Credits sent in the background to a dead Redis: the budget falls back, and says so."""
+    store = store_for(f"redis://127.0.0.1:{free_port()}/0", credit_batch=0)
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    budget = store.get(PEER)
+    budget.credit()
+    drain(store)
+    assert budget.state is BudgetState.LOCAL
+    assert [(e.state, e.cause) for e in told] == [(BudgetState.LOCAL, "ConnectionError")]
+    store.close()
+
+
 def test_the_breaker_leaves_a_dead_redis_alone_for_retry_interval() -> None:
     """After a failure nothing is sent for ``retry_interval``; then one probe."""
     client = CountingClient(sync_client(f"redis://127.0.0.1:{free_port()}/0"))
@@ -495,7 +508,13 @@ def test_a_frozen_redis_costs_a_call_at_most_timeout_then_recovers(
     hook = RecordingHook()
     client = sync_client(redis_server.url, socket_timeout=None)
     store = RedisRetryBudget(
-        client, timeout=0.3, lease=1, retry_interval=2.0, fallback_capacity=5, clock=clock
+        client,
+        timeout=0.3,
+        lease=1,
+        credit_batch=0,
+        retry_interval=2.0,
+        fallback_capacity=5,
+        clock=clock,
     )
     guard = Guard(budget=store, hooks=[hook])
     budget = store.get(PEER)
@@ -505,9 +524,15 @@ def test_a_frozen_redis_costs_a_call_at_most_timeout_then_recovers(
         assert budget.try_spend()  # waited 0.3 s, then the local bucket said yes
         assert budget.try_spend()  # the breaker: no wait at all
         assert budget.state is BudgetState.LOCAL
+        clock.advance(2.0)  # the breaker's interval is over, but the command is still stuck:
+        assert budget.try_spend()  # nothing queues behind it, the local bucket decides at once
+        budget.credit()
+        budget.credit()  # a send that is due is not queued behind it either
+        assert store._stalled
     finally:
         redis_server.resume()
     drain(store)  # the stuck command ended
+    assert not store._stalled
     clock.advance(2.0)
     assert budget.try_spend()
     assert budget.state is BudgetState.SHARED
