@@ -12,6 +12,8 @@ Normalise any wire shape a peer sends into one `CallError`, decide what to do ab
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from a2a_client_errors.errors import (
     AuthFailed,
     BudgetExhausted,
@@ -45,7 +47,13 @@ from a2a_client_errors.reasons import (
     Reason,
     TransportFailure,
 )
-from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
+from a2a_client_errors.retry import (
+    Backoff,
+    BudgetFallback,
+    BudgetRegistry,
+    BudgetState,
+    RetryBudget,
+)
 from a2a_client_errors.server import (
     A2AError,
     from_failure,
@@ -54,6 +62,9 @@ from a2a_client_errors.server import (
     to_http,
     to_jsonrpc,
 )
+
+if TYPE_CHECKING:
+    from a2a_client_errors.integrations.redis import RedisRetryBudget
 
 __version__ = "0.1.0.dev0"
 
@@ -68,7 +79,9 @@ __all__ = [
     "AuthFailed",
     "Backoff",
     "BudgetExhausted",
+    "BudgetFallback",
     "BudgetRegistry",
+    "BudgetState",
     "CallError",
     "CallFailed",
     "DeadlineExceeded",
@@ -85,6 +98,7 @@ __all__ = [
     "Policy",
     "Reason",
     "ReconcileNeeded",
+    "RedisRetryBudget",
     "ReportNeeded",
     "RetryBudget",
     "RetryExhausted",
@@ -104,3 +118,16 @@ __all__ = [
     "to_http",
     "to_jsonrpc",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Optional names, imported on first use (``RedisRetryBudget``: extra ``redis``)."""
+    if name == "RedisRetryBudget":
+        from a2a_client_errors.integrations.redis import (  # noqa: PLC0415 (lazy by design)
+            RedisRetryBudget,
+        )
+
+        globals()[name] = RedisRetryBudget
+        return RedisRetryBudget
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -4,7 +4,9 @@ The first attempt runs directly; when its outcome is a retry that may happen, te
 the rest of the loop (``tenacity.Retrying`` or ``AsyncRetrying``) with this module's decision
 core as its ``retry``/``wait`` callbacks. The sync and async paths differ only in ``await``.
 Each call gets a fresh `_Call` state: nothing mutable is shared between concurrent calls but
-the (thread-safe) retry budgets.
+the (thread-safe) retry budgets. The Guard knows budgets through two protocols only
+(`RetryBudgetLike`, `BudgetRegistryLike`); ``acall`` awaits a budget's ``atry_spend`` when it
+has one, so a budget on a shared store never blocks the event loop.
 
 Every retry resends the *same* request: the same arguments to ``fn`` (so the same message and
 messageId), and on the httpx path (`GuardTransport`) the same bytes.
@@ -40,7 +42,12 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.policy import Decision, GiveUp, Policy
 from a2a_client_errors.reasons import Action, TransportFailure
-from a2a_client_errors.retry import BudgetRegistry, RetryBudgetLike
+from a2a_client_errors.retry import (
+    BudgetFallback,
+    BudgetRegistry,
+    BudgetRegistryLike,
+    RetryBudgetLike,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -121,8 +128,21 @@ class Hook:
     def on_budget_exhausted(self, event: GuardEvent) -> None:
         """A retry was refused by the peer's budget."""
 
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """A peer's shared budget fell back to a local bucket, or recovered (``event.state``).
 
-_HOOK_METHODS: Final = ("on_decision", "on_retry", "on_give_up", "on_budget_exhausted")
+        Told by budgets on a shared store (`RedisRetryBudget`) when the store is slow or down
+        and when it answers again, from whichever thread noticed.
+        """
+
+
+_HOOK_METHODS: Final = (
+    "on_decision",
+    "on_retry",
+    "on_give_up",
+    "on_budget_exhausted",
+    "on_budget_fallback",
+)
 
 
 @dataclass(slots=True)
@@ -149,8 +169,11 @@ class Guard:
 
     Args:
         policy: decides the action for each outcome and plans retries (default: the table's).
-        budget: a `RetryBudget` shared by every peer, or a `BudgetRegistry` (one per peer).
-            Default: a registry of this Guard, one `RetryBudget()` per peer.
+        budget: one budget for every peer (a `RetryBudgetLike`, such as `RetryBudget`), or a
+            source of one budget per peer (a `BudgetRegistryLike`: `BudgetRegistry`,
+            `RedisRetryBudget`). Default: a registry of this Guard, one `RetryBudget()` per
+            peer. A source that can fall back (``subscribe``) tells this Guard's hooks
+            (`Hook.on_budget_fallback`).
         max_attempts: attempts per call, the first included (3: two retries).
         deadline: seconds a call may take in all, across attempts (None: no deadline).
         hooks: observers of decisions (`Hook`).
@@ -176,7 +199,7 @@ class Guard:
         self,
         *,
         policy: Policy | None = None,
-        budget: RetryBudgetLike | BudgetRegistry | None = None,
+        budget: RetryBudgetLike | BudgetRegistryLike | None = None,
         max_attempts: int = 3,
         deadline: float | None = None,
         hooks: Iterable[Hook] = (),
@@ -193,7 +216,16 @@ class Guard:
             msg = "deadline must be positive (or None)"
             raise ValueError(msg)
         self.policy = policy or Policy()
-        self.budgets = budget if budget is not None else BudgetRegistry()
+        self.budgets: RetryBudgetLike | BudgetRegistryLike = (
+            budget if budget is not None else BudgetRegistry()
+        )
+        # One budget for every peer, or one per peer: told apart once, here.
+        self._budget: RetryBudgetLike | None = None
+        self._registry: BudgetRegistryLike | None = None
+        if isinstance(self.budgets, RetryBudgetLike):
+            self._budget = self.budgets
+        else:
+            self._registry = self.budgets
         self.max_attempts = max_attempts
         self.deadline = deadline
         self.hooks = tuple(hooks)
@@ -211,12 +243,19 @@ class Guard:
             )
             for name in _HOOK_METHODS
         }
+        subscribe = getattr(self.budgets, "subscribe", None)
+        if self._observers["on_budget_fallback"] and callable(subscribe):
+            subscribe(self._budget_fallback)  # held weakly: the budget may outlive this Guard
 
     def budget_for(self, peer: str) -> RetryBudgetLike:
         """The retry budget of ``peer``."""
-        if isinstance(self.budgets, BudgetRegistry):
-            return self.budgets.get(peer)
-        return self.budgets
+        if self._registry is not None:
+            return self._registry.get(peer)
+        assert self._budget is not None  # noqa: S101 (one of the two is set)
+        return self._budget
+
+    def _budget_fallback(self, event: BudgetFallback) -> None:
+        self._emit("on_budget_fallback", event)
 
     # --- the two loops ----------------------------------------------------------------------
 
@@ -326,10 +365,10 @@ class Guard:
         state = _Call(self, operation, peer, deadline, unsafe=unsafe, describe=describe)
         outcome = await _aattempt(fn, args, kwargs)
         while True:
-            state.judge(outcome)
+            await state.ajudge(outcome)
             if state.plan is _Plan.RETRY:
                 await self._sleep_async(state.delay)
-                outcome = await tenacity.AsyncRetrying(**state.tenacity(self._sleep_async))(
+                outcome = await tenacity.AsyncRetrying(**state.atenacity(self._sleep_async))(
                     _aattempt, fn, args, kwargs
                 )
             if state.plan is _Plan.REFRESH:
@@ -389,12 +428,14 @@ class Guard:
         if decision.action not in (Action.OK, Action.RETRY):
             self._emit("on_give_up", event)
 
-    def _emit(self, name: str, event: GuardEvent) -> None:
+    def _emit(self, name: str, event: GuardEvent | BudgetFallback) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)
 
 
-def _observe(observer: Callable[[GuardEvent], None], name: str, event: GuardEvent) -> None:
+def _observe(
+    observer: Callable[[Any], None], name: str, event: GuardEvent | BudgetFallback
+) -> None:
     try:
         observer(event)
     except Exception:
@@ -422,6 +463,7 @@ class _Call:
         "describe",
         "guard",
         "max_attempts",
+        "now",
         "operation",
         "peer",
         "plan",
@@ -456,9 +498,31 @@ class _Call:
         self.refreshed = False
         self.budget: RetryBudgetLike | None = None
         self.unsafe = unsafe
+        self.now = self.start
 
     def judge(self, outcome: _Outcome) -> bool:
         """Decide about one attempt's outcome; True when the loop should retry it."""
+        decision = self._decide(outcome)
+        if decision is None:
+            return False
+        if decision.will_retry:
+            decision = self._spent(decision, self._budget().try_spend())
+        return self._settle(decision)
+
+    async def ajudge(self, outcome: _Outcome) -> bool:
+        """`judge`, awaiting the budget when it can wait for a shared store (``atry_spend``)."""
+        decision = self._decide(outcome)
+        if decision is None:
+            return False
+        if decision.will_retry:
+            budget = self._budget()
+            atry_spend = getattr(budget, "atry_spend", None)
+            spent = await atry_spend() if atry_spend is not None else budget.try_spend()
+            decision = self._spent(decision, bool(spent))
+        return self._settle(decision)
+
+    def _decide(self, outcome: _Outcome) -> Decision | None:
+        """The decision about one outcome, before the budget's say; None for a success."""
         guard = self.guard
         self.attempt += 1
         error = None
@@ -476,10 +540,10 @@ class _Call:
             # is its result, not a body to parse.
             error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
         if error is None:
-            return self._succeeded()
+            self._succeeded()
+            return None
         self._know()
-        now = guard.clock()
-        budget = self._budget()
+        now = self.now = guard.clock()
         decision = guard.policy.decide(
             error,
             operation=self.operation,
@@ -492,21 +556,31 @@ class _Call:
         )
         if guard.override is not None:
             decision = self._override(decision, error, now)
-        if decision.will_retry:
-            if not budget.try_spend():
-                decision = Decision(
-                    decision.action,
-                    decision.reason,
-                    decision.retry_after,
-                    decision.error,
-                    decision.operation,
-                    decision.attempt,
-                    None,
-                    GiveUp.BUDGET,
-                )
-        elif decision.action is not Action.RETRY:
+        if not decision.will_retry and decision.action is not Action.RETRY:
             # The peer answered (a result, or a call error it meant): it is up.
-            budget.credit()
+            self._budget().credit()
+        return decision
+
+    @staticmethod
+    def _spent(decision: Decision, spent: bool) -> Decision:
+        """The retry the budget paid for, or the give-up it refused."""
+        if spent:
+            return decision
+        return Decision(
+            decision.action,
+            decision.reason,
+            decision.retry_after,
+            decision.error,
+            decision.operation,
+            decision.attempt,
+            None,
+            GiveUp.BUDGET,
+        )
+
+    def _settle(self, decision: Decision) -> bool:
+        """Record ``decision``, tell the hooks and plan what the loop does next."""
+        guard = self.guard
+        now = self.now
         self.decision = decision
         self.delay = decision.delay or 0.0
         observers = guard._observers
@@ -545,7 +619,7 @@ class _Call:
             budget = self.budget = self.guard.budget_for(self.peer)
         return budget
 
-    def _succeeded(self) -> bool:
+    def _succeeded(self) -> None:
         """The call returned a result: the fast path (no retry to plan, nothing to raise)."""
         guard = self.guard
         self._budget().credit()
@@ -557,7 +631,6 @@ class _Call:
         else:
             self.decision = _OK
         self.plan = _Plan.DONE
-        return False
 
     def _override(self, decision: Decision, error: CallError, now: float) -> Decision:
         guard = self.guard
@@ -589,6 +662,15 @@ class _Call:
             "wait": lambda rs: self.delay,
             "reraise": True,
         }
+
+    def atenacity(self, sleep: Callable[[float], Any]) -> dict[str, Any]:
+        """`tenacity`, for ``AsyncRetrying``: the decision core awaits the budget."""
+
+        async def retry(retry_state: tenacity.RetryCallState) -> bool:
+            assert retry_state.outcome is not None  # noqa: S101 (tenacity judges after an attempt)
+            return await self.ajudge(retry_state.outcome.result())
+
+        return {**self.tenacity(sleep), "retry": retry}
 
     def refresh_refused(self) -> None:
         """The credentials refresh said no: the auth decision stands."""

@@ -14,20 +14,30 @@ Defaults, and where they come from:
   outage a peer sees at most ``10`` retries, then only first attempts (amplification tends to
   1.0); at 20 % transient failures successes keep the bucket full, so retries flow. First
   attempts are never refused: the budget caps the *extra* load retries add.
+
+The Guard depends on two protocols only: `RetryBudgetLike` (one budget: spend for a retry,
+credit a success, read what is left; ``atry_spend`` when spending may wait for a shared store)
+and `BudgetRegistryLike` (one budget per peer). `RetryBudget` and `BudgetRegistry` are the
+in-process defaults; `a2a_client_errors.integrations.redis.RedisRetryBudget` shares one
+bucket per peer across a fleet of processes.
 """
 
 from __future__ import annotations
 
+import enum
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
     "Backoff",
+    "BudgetFallback",
     "BudgetRegistry",
+    "BudgetRegistryLike",
+    "BudgetState",
     "RetryBudget",
     "RetryBudgetLike",
 ]
@@ -70,8 +80,15 @@ class Backoff:
         return ceiling * (1.0 - self.jitter) + ceiling * self.jitter * min(max(draw, 0.0), 1.0)
 
 
+@runtime_checkable
 class RetryBudgetLike(Protocol):
-    """What the Guard needs of a budget: spend for a retry, credit a success, read what is left."""
+    """What the Guard needs of a budget: spend for a retry, credit a success, read what is left.
+
+    None of the three may block for long or raise: they run inside every guarded call. A
+    budget whose spending may wait for a shared store can also offer
+    ``async def atry_spend(self) -> bool``, which ``Guard.acall`` awaits instead of
+    `try_spend` (see `a2a_client_errors.integrations.redis.RedisRetryBudget`).
+    """
 
     def try_spend(self) -> bool:
         """Take the cost of one retry; False (and nothing taken) when the budget cannot pay."""
@@ -170,6 +187,45 @@ class RetryBudget:
 
     def __repr__(self) -> str:
         return f"RetryBudget(tokens={self.tokens:.2f}, capacity={self.capacity:g})"
+
+
+class BudgetRegistryLike(Protocol):
+    """What the Guard needs of a source of budgets: the budget of each peer."""
+
+    def get(self, peer: str) -> RetryBudgetLike:
+        """The budget of ``peer`` (the same object for the same peer)."""
+        ...
+
+
+class BudgetState(str, enum.Enum):
+    """Where a shared budget decides now."""
+
+    SHARED = "shared"
+    """The shared store (the whole fleet's bucket) decides."""
+    LOCAL = "local"
+    """The shared store cannot be reached: a local bucket decides (or, failing closed, no retry)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetFallback:
+    """What a hook is told when a peer's shared budget falls back to local, or recovers.
+
+    Attributes:
+        peer: the peer's key.
+        state: `BudgetState.LOCAL` when it fell back, `BudgetState.SHARED` when it recovered.
+        cause: why it fell back: the name of the error's type (``"ConnectionError"``,
+            ``"TimeoutError"``, ...), never its message; None on recovery.
+        fail_open: True when a local bucket grants retries meanwhile, False when every retry
+            is refused until the shared store is back.
+        tokens: the peer's retry tokens left, as the budget now counts them.
+
+    """
+
+    peer: str
+    state: BudgetState
+    cause: str | None
+    fail_open: bool
+    tokens: float
 
 
 class BudgetRegistry:

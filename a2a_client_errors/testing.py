@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
 
+    from a2a_client_errors.retry import BudgetFallback
+
 __all__ = [
     "FakeClock",
     "RecordingHook",
@@ -82,10 +84,13 @@ class RecordingHook(Hook):
     Attributes:
         events: ``(name, event)`` pairs; names are ``"decision"``, ``"retry"``, ``"give_up"``
             and ``"budget_exhausted"``.
+        fallbacks: every `BudgetFallback` told (a shared budget fell back or recovered), in
+            order; they may come from another thread.
     """
 
     def __init__(self) -> None:
         self.events: list[tuple[str, GuardEvent]] = []
+        self.fallbacks: list[BudgetFallback] = []
 
     def on_decision(self, event: GuardEvent) -> None:
         """Keep a decision."""
@@ -102,6 +107,10 @@ class RecordingHook(Hook):
     def on_budget_exhausted(self, event: GuardEvent) -> None:
         """Keep a retry the budget refused."""
         self.events.append(("budget_exhausted", event))
+
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """Keep a shared budget's fallback or recovery."""
+        self.fallbacks.append(event)
 
     def names(self) -> list[str]:
         """The kinds of event kept, in order."""

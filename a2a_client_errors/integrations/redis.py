@@ -1,0 +1,817 @@
+"""Fleet-wide retry budgets on Redis: one token bucket per peer, shared by every process.
+
+A `RetryBudget` protects a peer from one process. An orchestrator that runs as a hundred
+replicas gives the peer a hundred budgets: a hundred bursts of retries, a retry storm again.
+`RedisRetryBudget` keeps one bucket per peer in Redis, shared by the whole fleet::
+
+    import redis
+    from a2a_client_errors import Guard, RedisRetryBudget
+
+    budget = RedisRetryBudget(redis.Redis(host="redis", socket_timeout=0.05), capacity=50)
+    guard = Guard(budget=budget)  # in every replica: 50 retries per peer for the fleet
+
+The bucket
+    A hash per peer (``prefix + peer``: ``tokens``, ``ts``), changed only by one Lua script,
+    so every change is atomic. The script reads the server's clock (``TIME``): replicas with
+    skewed clocks refill it alike. It refills ``refill_per_second`` with time and
+    ``success_credit`` per success, both capped at ``capacity``, and grants tokens only in
+    whole retries. A key expires after ``idle_ttl`` seconds without use (the peer starts again
+    with a full bucket, as a restarted process would).
+
+The local lease (why the hot path does not wait for Redis)
+    A process takes up to ``lease`` retries' worth of tokens at once and spends them locally;
+    successes are credited locally and sent in batches (``credit_batch`` tokens, or after
+    ``sync_interval`` seconds), and while the fleet bucket was full at the last exchange,
+    credits are not sent at all (a full bucket drops them). A success costs a clock read and a
+    comparison; a retry costs a round trip only when the lease is spent. The price: tokens
+    leased by one process wait there, unused by the others, for up to ``sync_interval``
+    (then they go back); credits reach the fleet up to ``sync_interval`` late; the tokens
+    reported to hooks are as of the last exchange. Leases never add retries: every token
+    spent was taken from the fleet bucket first, so the fleet retries at most ``capacity``
+    plus what time and successes refilled, whatever the number of processes.
+
+When Redis is slow or down
+    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds (a sync
+    client's commands run in one worker thread; an asyncio client's are awaited under
+    ``asyncio.wait_for``). A command that fails or times out trips a breaker: for
+    ``retry_interval`` seconds nothing is sent, and the peer's budget decides locally. With
+    ``fail_open=True`` (the default) a local `RetryBudget` of ``fallback_capacity`` tokens per
+    peer and process decides (the fleet retries at most ``processes * fallback_capacity``
+    meanwhile); with ``fail_open=False`` every retry is refused (first attempts still go). The
+    Guard's hooks are told both ways (`Hook.on_budget_fallback`), and a warning is logged.
+    After the breaker's interval the next exchange probes Redis; when it answers, the
+    fleet bucket decides again. Every failure errs toward fewer retries: credits that may not
+    have arrived are dropped, and tokens a lost answer granted stay spent.
+
+Sync and async
+    A sync client (``redis.Redis``) serves `Guard.call` and `GuardTransport`: a retry whose
+    lease is spent waits (at most ``timeout``) for the worker thread. ``Guard.acall`` and
+    `AsyncGuardTransport` await ``atry_spend``, so they never block the event loop, with either
+    client. An asyncio client (``redis.asyncio.Redis``) serves async code only: from sync code
+    (no running event loop) its budget decides locally and says so.
+
+redis-py is never imported by this module, only used through the client given (and
+imported by `RedisRetryBudget.from_url`): importing ``a2a_client_errors`` never needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import logging
+import math
+import os
+import queue
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.errors import escape
+from a2a_client_errors.retry import BudgetFallback, BudgetState, RetryBudget
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["SCRIPT", "RedisPeerBudget", "RedisRetryBudget"]
+
+_log = logging.getLogger("a2a_client_errors")
+
+SCRIPT: Final = """
+-- One peer's retry budget: a token bucket in a hash {tokens, ts}, refilled by the server's
+-- clock. KEYS[1]: the bucket. ARGV: capacity, refill per second, credit, want, need, idle ms.
+-- Adds the refill since the last change and the credit (capped at capacity), then grants
+-- `want` tokens, or as many whole `need`s as there are (none when there is less than `need`).
+-- Returns {granted, tokens left} as strings (Lua numbers would be cut to integers).
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local credit = tonumber(ARGV[3])
+local want = tonumber(ARGV[4])
+local need = tonumber(ARGV[5])
+local idle = tonumber(ARGV[6])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local saved = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(saved[1])
+local ts = tonumber(saved[2])
+if tokens == nil or ts == nil then
+  tokens = capacity
+elseif now > ts then
+  tokens = tokens + (now - ts) / 1000000 * rate
+end
+tokens = math.min(capacity, math.max(0, tokens) + credit)
+local granted = 0
+if want > 0 and tokens + 1e-9 >= need then
+  granted = math.min(want, math.floor(tokens / need + 1e-9) * need)
+  tokens = math.max(0, tokens - granted)
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens),
+  'ts', string.format('%.0f', now))
+redis.call('PEXPIRE', KEYS[1], idle)
+return {string.format('%.17g', granted), string.format('%.17g', tokens)}
+"""
+"""The Lua script that updates one peer's bucket (public for tests and other clients)."""
+
+_EPSILON: Final = 1e-9
+_SYNC_USE: Final = "AsyncClientInSyncCode"
+"""The cause told when an asyncio client's budget is used where it cannot be awaited."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Op:
+    """One exchange with the fleet bucket: send ``credit`` tokens, take up to ``want``."""
+
+    credit: float
+    want: float
+
+
+_Reply = tuple[float, float]  # (tokens granted, tokens left in the fleet bucket)
+
+
+class _Worker:
+    """One daemon thread that runs a sync client's commands: callers wait as long as they choose.
+
+    Made again in a forked child (threads do not survive a fork).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Any] | None = None
+        self._pid = 0
+
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``fn`` on the worker thread; its future."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            if self._queue is None or self._pid != os.getpid():
+                self._queue, self._pid = queue.SimpleQueue(), os.getpid()
+                threading.Thread(
+                    target=self._run, args=(self._queue,), name="a2a-budget-redis", daemon=True
+                ).start()
+            self._queue.put((fn, future))
+        return future
+
+    def stop(self) -> None:
+        """End the thread once it has run what was submitted before."""
+        with self._lock:
+            if self._queue is not None and self._pid == os.getpid():
+                self._queue.put(None)
+            self._queue = None
+
+    @staticmethod
+    def _run(jobs: queue.SimpleQueue[Any]) -> None:
+        while (job := jobs.get()) is not None:
+            fn, future = job
+            if not future.set_running_or_notify_cancel():
+                continue  # its caller stopped waiting before it started
+            try:
+                result = fn()
+            except Exception as exc:  # handed to the caller, who decides locally
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+
+def _reply(raw: object) -> _Reply:
+    """The script's answer as numbers (bytes or str, as the client decodes)."""
+    if not isinstance(raw, (list, tuple)) or len(raw) != 2:
+        msg = "unexpected reply from the budget script"
+        raise TypeError(msg)
+    granted, left = float(raw[0]), float(raw[1])
+    if not (math.isfinite(granted) and math.isfinite(left)):
+        msg = "unexpected reply from the budget script"
+        raise ValueError(msg)
+    return max(0.0, granted), max(0.0, left)
+
+
+class RedisRetryBudget:
+    """One retry budget per peer, shared by every process through Redis (a `BudgetRegistryLike`).
+
+    Give it to every replica's Guard (``Guard(budget=RedisRetryBudget(client))``): each peer's
+    budget is one token bucket in Redis, under ``prefix + peer``. The module docstring tells
+    how the bucket, the lease and the fallback work; the README has the figures.
+
+    Args:
+        client: a redis-py client, ``redis.Redis`` or ``redis.asyncio.Redis`` (or a cluster
+            client). Give it short socket timeouts; `from_url` makes one so.
+        prefix: the key prefix, one per fleet that shares budgets (deployments with different
+            settings need different prefixes).
+        capacity: the most tokens a peer's fleet bucket holds, and its starting fill.
+        retry_cost: tokens one retry takes.
+        success_credit: tokens a successful call gives back.
+        refill_per_second: tokens the server's clock gives back per second (0: successes only).
+        lease: retries' worth of tokens a process takes per exchange (1: one per retry).
+        credit_batch: credited tokens kept locally before they are sent (default: one lease's
+            worth; 0: every success is sent, in the background).
+        sync_interval: seconds after which pending credits are sent, unused leases go back, a
+            refused process asks the fleet bucket again, and a full bucket is read again.
+        idle_ttl: seconds after which a peer's key expires when nobody uses it.
+        timeout: the most seconds a call waits for Redis before it decides locally.
+        retry_interval: seconds Redis is left alone after a failure, before it is probed.
+        fail_open: while Redis cannot be reached, a local bucket grants retries (True), or
+            every retry is refused (False).
+        fallback_capacity: the local bucket's capacity, per peer and process (default: one
+            lease's worth of tokens).
+        clock: a monotonic clock in seconds for the intervals above (the fleet bucket itself
+            runs on the Redis server's clock).
+
+    Example:
+        >>> import redis
+        >>> from a2a_client_errors import Guard, RedisRetryBudget
+        >>> budget = RedisRetryBudget(redis.Redis(socket_timeout=0.05), capacity=50)
+        >>> guard = Guard(budget=budget)
+
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "a2a:retry-budget:",
+        capacity: float = 10.0,
+        retry_cost: float = 1.0,
+        success_credit: float = 0.5,
+        refill_per_second: float = 0.0,
+        lease: int = 2,
+        credit_batch: float | None = None,
+        sync_interval: float = 1.0,
+        idle_ttl: float = 600.0,
+        timeout: float = 0.05,
+        retry_interval: float = 1.0,
+        fail_open: bool = True,
+        fallback_capacity: float | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        lowest = {
+            "capacity": (capacity, 0.0),
+            "retry_cost": (retry_cost, _EPSILON),
+            "success_credit": (success_credit, 0.0),
+            "refill_per_second": (refill_per_second, 0.0),
+            "lease": (lease, 1),
+            "credit_batch": (0.0 if credit_batch is None else credit_batch, 0.0),
+            "sync_interval": (sync_interval, _EPSILON),
+            "idle_ttl": (idle_ttl, 0.001),
+            "timeout": (timeout, _EPSILON),
+            "retry_interval": (retry_interval, 0.0),
+            "fallback_capacity": (0.0 if fallback_capacity is None else fallback_capacity, 0.0),
+        }
+        wrong = [
+            f"{name} >= {least:g}"
+            for name, (value, least) in lowest.items()
+            if not (math.isfinite(value) and value >= least)
+        ]
+        if wrong or int(lease) != lease:
+            wanted = ", ".join(wrong or ["lease a whole number"])
+            msg = f"RedisRetryBudget needs finite settings, with {wanted}"
+            raise ValueError(msg)
+        register_script = getattr(client, "register_script", None)
+        if not callable(register_script):
+            msg = "RedisRetryBudget needs a redis-py client (redis.Redis or redis.asyncio.Redis)"
+            raise TypeError(msg)
+        self.client = client
+        self.prefix = prefix
+        self.capacity = float(capacity)
+        self.retry_cost = float(retry_cost)
+        self.success_credit = float(success_credit)
+        self.refill_per_second = float(refill_per_second)
+        self.lease = lease
+        self.credit_batch = lease * self.retry_cost if credit_batch is None else credit_batch
+        self.sync_interval = float(sync_interval)
+        self.idle_ttl = float(idle_ttl)
+        self.timeout = float(timeout)
+        self.retry_interval = float(retry_interval)
+        self.fail_open = fail_open
+        self.fallback_capacity = (
+            lease * self.retry_cost if fallback_capacity is None else float(fallback_capacity)
+        )
+        self.clock = clock or time.monotonic
+        self.is_async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
+        self._script = register_script(SCRIPT)
+        self._worker = _Worker()
+        weakref.finalize(self, self._worker.stop)  # a budget dropped unclosed ends its thread
+        self._lock = threading.Lock()
+        self._peers: dict[str, RedisPeerBudget] = {}
+        self._listeners: list[Callable[[], Callable[[BudgetFallback], object] | None]] = []
+        self._down_until = -math.inf
+        self._cause: str | None = None
+        self._stalled = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        async_client: bool = False,
+        timeout: float = 0.05,
+        **options: Any,
+    ) -> RedisRetryBudget:
+        """A budget on a new client for ``url`` (``redis://host:6379/0``), set up for budgets.
+
+        The client's socket timeouts are ``timeout`` and it does not retry by itself (redis-py
+        retries ten times by default: a budget would rather decide locally at once).
+
+        Args:
+            url: the Redis URL.
+            async_client: make a ``redis.asyncio.Redis`` (for ``Guard.acall``) instead of a
+                ``redis.Redis``.
+            timeout: the budget's ``timeout``, and the client's socket timeouts.
+            options: the other settings of `RedisRetryBudget`.
+
+        """
+        try:
+            import redis  # noqa: PLC0415 (the extra is imported when used, never before)
+            import redis.asyncio  # noqa: PLC0415
+            import redis.asyncio.retry  # noqa: PLC0415
+            from redis.backoff import NoBackoff  # noqa: PLC0415
+            from redis.retry import Retry  # noqa: PLC0415
+        except ImportError as exc:  # the extra is not installed
+            raise ImportError(
+                "RedisRetryBudget.from_url needs redis: pip install 'a2a-client-errors[redis]'",
+                name=exc.name,
+            ) from exc
+        settings: dict[str, Any] = {
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+        }
+        client: Any
+        if async_client:
+            client = redis.asyncio.Redis.from_url(
+                url, retry=redis.asyncio.retry.Retry(NoBackoff(), 0), **settings
+            )
+        else:
+            client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **settings)
+        return cls(client, timeout=timeout, **options)
+
+    # --- the registry -----------------------------------------------------------------------
+
+    def get(self, peer: str) -> RedisPeerBudget:
+        """The budget of ``peer`` in this process (its bucket is ``prefix + peer`` in Redis)."""
+        budget = self._peers.get(peer)
+        if budget is None:
+            with self._lock:
+                budget = self._peers.get(peer)
+                if budget is None:
+                    budget = self._peers[peer] = RedisPeerBudget(self, peer)
+        return budget
+
+    def peers(self) -> list[str]:
+        """The peers that have a budget in this process so far."""
+        with self._lock:
+            return list(self._peers)
+
+    def subscribe(self, listener: Callable[[BudgetFallback], object]) -> None:
+        """Tell ``listener`` each time a peer's budget falls back to local, or recovers.
+
+        A bound method is held weakly (a Guard subscribes its hooks, and may go away before
+        the budget); any other callable, strongly. A listener that raises is logged.
+        """
+        if inspect.ismethod(listener):
+            ref: Callable[[], Callable[[BudgetFallback], object] | None] = weakref.WeakMethod(
+                listener
+            )
+        else:
+            ref = lambda: listener  # noqa: E731 (a strong "reference" with a weakref's shape)
+        with self._lock:
+            self._listeners.append(ref)
+
+    def _notify(self, event: BudgetFallback) -> None:
+        if event.state is BudgetState.LOCAL:
+            _log.warning(
+                "a2a_client_errors: the retry budget of %s decides locally (%s; %s)",
+                escape(event.peer),
+                event.cause,
+                "fail open" if event.fail_open else "fail closed: no retries",
+            )
+        else:
+            _log.info(
+                "a2a_client_errors: the retry budget of %s is shared again", escape(event.peer)
+            )
+        with self._lock:
+            refs = list(self._listeners)
+        for ref in refs:
+            listener = ref()
+            if listener is None:
+                with self._lock:
+                    if ref in self._listeners:
+                        self._listeners.remove(ref)
+                continue
+            try:
+                listener(event)
+            except Exception:
+                _log.exception("a2a_client_errors: a budget fallback listener failed")
+
+    # --- talking to Redis -------------------------------------------------------------------
+
+    def _args(self, op: _Op) -> list[str]:
+        return [
+            repr(self.capacity),
+            repr(self.refill_per_second),
+            repr(op.credit),
+            repr(op.want),
+            repr(self.retry_cost),
+            str(max(1, round(self.idle_ttl * 1000))),
+        ]
+
+    def _available(self, now: float) -> str | None:
+        """None when Redis may be asked now; else why not (the breaker's cause)."""
+        if now < self._down_until:
+            return self._cause or "Unavailable"
+        return None
+
+    def _trip(self, cause: str) -> None:
+        """Leave Redis alone for ``retry_interval`` seconds."""
+        self._cause = cause
+        self._down_until = self.clock() + self.retry_interval
+
+    def _run(self, key: str, op: _Op) -> tuple[_Reply | None, str | None]:
+        """Run ``op`` on a sync client, waiting at most ``timeout``: the reply, or why none."""
+        if self.is_async:
+            return None, _SYNC_USE
+        if self._stalled:
+            return None, "TimeoutError"  # the worker is still stuck on an earlier command
+        args = self._args(op)
+        future = self._worker.submit(lambda: self._script(keys=[key], args=args))
+        try:
+            return _reply(future.result(self.timeout)), None
+        except concurrent.futures.TimeoutError:
+            self._stall(future)
+            return None, "TimeoutError"
+        except Exception as exc:  # any failure of Redis or of the client: decide locally
+            return None, type(exc).__name__
+
+    async def _arun(self, key: str, op: _Op) -> tuple[_Reply | None, str | None]:
+        """Run ``op`` without blocking the event loop, for at most ``timeout`` seconds."""
+        args = self._args(op)
+        try:
+            if self.is_async:
+                raw = await asyncio.wait_for(self._script(keys=[key], args=args), self.timeout)
+            else:
+                if self._stalled:
+                    return None, "TimeoutError"
+                future = self._worker.submit(lambda: self._script(keys=[key], args=args))
+                try:
+                    raw = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+                except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
+                    self._stall(future)
+                    raise
+            return _reply(raw), None
+        except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
+            return None, "TimeoutError"
+        except Exception as exc:  # any failure of Redis or of the client: decide locally
+            return None, type(exc).__name__
+
+    def _stall(self, future: concurrent.futures.Future[Any]) -> None:
+        """A command outlived its caller's wait: send nothing more until it ends."""
+        if future.cancel():
+            return  # it had not started: the worker will skip it
+        self._stalled = True
+        future.add_done_callback(self._unstall)
+
+    def _unstall(self, _: concurrent.futures.Future[Any]) -> None:
+        self._stalled = False
+
+    def _background(self, budget: RedisPeerBudget, op: _Op) -> None:
+        """Send ``op`` without waiting for it; ``budget`` settles the reply."""
+        if self.is_async:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                budget._settle(op, None, _SYNC_USE)
+                return
+            task = loop.create_task(self._abackground(budget, op))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        if self._stalled:
+            budget._settle(op, None, "TimeoutError")
+            return
+        args = self._args(op)
+        future = self._worker.submit(lambda: self._script(keys=[budget.key], args=args))
+        future.add_done_callback(lambda done: budget._settle(op, *_outcome(done)))
+
+    async def _abackground(self, budget: RedisPeerBudget, op: _Op) -> None:
+        budget._settle(op, *await self._arun(budget.key, op))
+
+    # --- shutting down ----------------------------------------------------------------------
+
+    def flush(self) -> bool:
+        """Send every pending credit and give back every unused lease, now (sync clients).
+
+        Waits for what is in flight first, at most ``timeout`` per exchange. True when all of
+        it reached Redis. Call it before a process exits, or let `close` do it.
+        """
+        if self.is_async:
+            return False
+        try:
+            self._worker.submit(lambda: None).result(self.timeout)  # what was queued is done
+        except Exception:  # a stuck worker: what is pending is sent if it frees in time
+            _log.debug("a2a_client_errors: the budget worker is busy", exc_info=True)
+        ok = True
+        for budget in list(self._peers.values()):
+            op = budget._handover()
+            if op is not None:
+                reply, cause = self._run(budget.key, op)
+                budget._settle(op, reply, cause)
+                ok = ok and reply is not None
+        return ok
+
+    async def aflush(self) -> bool:
+        """`flush`, from async code (either client); never blocks the event loop."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if not self.is_async:
+            drained = asyncio.wrap_future(self._worker.submit(lambda: None))
+            with contextlib.suppress(asyncio.TimeoutError, concurrent.futures.TimeoutError):
+                await asyncio.wait_for(drained, self.timeout)
+        ok = True
+        for budget in list(self._peers.values()):
+            op = budget._handover()
+            if op is not None:
+                reply, cause = await self._arun(budget.key, op)
+                budget._settle(op, reply, cause)
+                ok = ok and reply is not None
+        return ok
+
+    def close(self) -> None:
+        """`flush`, then end the worker thread (the client is yours to close)."""
+        self.flush()
+        self._worker.stop()
+
+    async def aclose(self) -> None:
+        """`aflush`, then end the worker thread, if any (the client is yours to close)."""
+        await self.aflush()
+        self._worker.stop()
+
+    def __repr__(self) -> str:
+        return (
+            f"RedisRetryBudget(prefix={self.prefix!r}, capacity={self.capacity:g},"
+            f" lease={self.lease}, fail_open={self.fail_open})"
+        )
+
+
+def _outcome(future: concurrent.futures.Future[Any]) -> tuple[_Reply | None, str | None]:
+    """A finished command's reply, or why there is none."""
+    if future.cancelled():
+        return None, "CancelledError"
+    exc = future.exception()
+    if exc is not None:
+        return None, type(exc).__name__
+    try:
+        return _reply(future.result()), None
+    except Exception as error:
+        return None, type(error).__name__
+
+
+class RedisPeerBudget:
+    """One peer's share of the fleet bucket, as this process holds it (a `RetryBudgetLike`).
+
+    Made by `RedisRetryBudget.get`. Thread-safe; its methods never raise and never wait for
+    Redis longer than the budget's ``timeout``.
+
+    Attributes:
+        peer: the peer's key.
+        key: its bucket's key in Redis.
+
+    """
+
+    __slots__ = (
+        "_empty_until",
+        "_fallback",
+        "_flushing",
+        "_full_until",
+        "_lease",
+        "_lease_at",
+        "_level",
+        "_lock",
+        "_pending",
+        "_pending_at",
+        "_state",
+        "_store",
+        "key",
+        "peer",
+    )
+
+    def __init__(self, store: RedisRetryBudget, peer: str) -> None:
+        self._store = store
+        self.peer = peer
+        self.key = store.prefix + peer
+        self._lock = threading.Lock()
+        self._state = BudgetState.SHARED
+        self._lease = 0.0  # tokens taken from the fleet bucket, not spent yet
+        self._lease_at = 0.0
+        self._pending = 0.0  # credits (and leases given back) not sent yet
+        self._pending_at: float | None = None
+        self._level: float | None = None  # the fleet bucket at the last exchange
+        self._full_until = -math.inf  # credits are dropped until then: the bucket was full
+        self._empty_until = -math.inf  # retries are refused until then: the bucket was empty
+        self._flushing = False
+        self._fallback: RetryBudget | None = None
+
+    # --- RetryBudgetLike --------------------------------------------------------------------
+
+    def try_spend(self) -> bool:
+        """Take one retry's cost: from the lease, else the fleet bucket, else the fallback.
+
+        Waits for Redis at most ``timeout`` seconds (only when the lease is spent); never raises.
+        """
+        store = self._store
+        now = store.clock()
+        decided, notice = self._begin(now)
+        if notice is not None:
+            store._notify(notice)
+        if isinstance(decided, bool):
+            return decided
+        reply, cause = store._run(self.key, decided)
+        return self._settle(decided, reply, cause, spend=True)
+
+    async def atry_spend(self) -> bool:
+        """`try_spend` for async code: awaits Redis (never blocking the event loop)."""
+        store = self._store
+        now = store.clock()
+        decided, notice = self._begin(now)
+        if notice is not None:
+            store._notify(notice)
+        if isinstance(decided, bool):
+            return decided
+        reply, cause = await store._arun(self.key, decided)
+        return self._settle(decided, reply, cause, spend=True)
+
+    def credit(self) -> None:
+        """Record a successful call: credited locally, sent to the fleet in batches."""
+        store = self._store
+        now = store.clock()
+        if now < self._full_until:
+            return  # the fleet bucket was full a moment ago: a credit would be dropped there
+        with self._lock:
+            if self._fallback is not None and self._state is BudgetState.LOCAL:
+                self._fallback.credit()
+            self._pending = min(store.capacity, self._pending + store.success_credit)
+            if self._pending_at is None:
+                self._pending_at = now
+            self._give_back(now)
+            op = self._flush_op(now)
+        if op is not None:
+            store._background(self, op)
+
+    @property
+    def tokens(self) -> float:
+        """Tokens left: the lease, plus the fleet bucket as last seen (or the local bucket)."""
+        store = self._store
+        with self._lock:
+            if self._state is BudgetState.LOCAL:
+                local = self._fallback.tokens if self._fallback is not None else 0.0
+                return self._lease + local
+            return self._lease + (store.capacity if self._level is None else self._level)
+
+    @property
+    def state(self) -> BudgetState:
+        """Where this peer's budget decides now: the fleet bucket, or locally."""
+        return self._state
+
+    def subscribe(self, listener: Callable[[BudgetFallback], object]) -> None:
+        """`RedisRetryBudget.subscribe` (a Guard given this one budget subscribes here)."""
+        self._store.subscribe(listener)
+
+    # --- the state machine ------------------------------------------------------------------
+
+    def _begin(self, now: float) -> tuple[bool | _Op, BudgetFallback | None]:
+        """Decide a spend locally when possible; else the exchange that will decide it."""
+        store = self._store
+        with self._lock:
+            if self._lease + _EPSILON >= store.retry_cost:
+                self._lease = max(0.0, self._lease - store.retry_cost)
+                return True, None
+            cause = store._available(now)
+            if cause is not None:  # Redis is left alone for now
+                return self._spend_locally(), self._fall_back(cause)
+            if self._state is BudgetState.SHARED and now < self._empty_until:
+                return False, None  # the fleet bucket was empty a moment ago
+            self._give_back(now)
+            op = _Op(credit=self._pending, want=store.lease * store.retry_cost)
+            self._pending, self._pending_at = 0.0, None
+            return op, None
+
+    def _flush_op(self, now: float) -> _Op | None:
+        """The exchange that sends pending credits, when one is due (under the lock)."""
+        store = self._store
+        if self._flushing or self._pending <= 0:
+            return None
+        age = now - (self._pending_at if self._pending_at is not None else now)
+        if self._pending < store.credit_batch and age < store.sync_interval:
+            return None
+        if store._available(now) is not None:
+            return None  # kept for when Redis is back (capped at capacity)
+        self._flushing = True
+        op = _Op(credit=self._pending, want=0.0)
+        self._pending, self._pending_at = 0.0, None
+        return op
+
+    def _give_back(self, now: float) -> None:
+        """An unused lease older than ``sync_interval`` goes back to the fleet (under the lock)."""
+        if self._lease > 0 and now - self._lease_at >= self._store.sync_interval:
+            self._pending = min(self._store.capacity, self._pending + self._lease)
+            self._lease = 0.0
+            # As old as the lease: due to be sent now.
+            self._pending_at = min(
+                now if self._pending_at is None else self._pending_at, self._lease_at
+            )
+
+    def _handover(self) -> _Op | None:
+        """Everything held locally, to send now (for `RedisRetryBudget.flush`)."""
+        with self._lock:
+            credit = min(self._store.capacity, self._pending + self._lease)
+            if credit <= 0 or self._flushing:
+                return None
+            self._flushing = True
+            self._pending, self._pending_at, self._lease = 0.0, None, 0.0
+            return _Op(credit=credit, want=0.0)
+
+    def _spend_locally(self) -> bool:
+        """The fallback's decision (under the lock)."""
+        if not self._store.fail_open:
+            return False
+        return self._local().try_spend()
+
+    def _local(self) -> RetryBudget:
+        if self._fallback is None:
+            store = self._store
+            self._fallback = RetryBudget(
+                store.fallback_capacity,
+                retry_cost=store.retry_cost,
+                success_credit=store.success_credit,
+                refill_per_second=store.refill_per_second,
+                clock=store.clock,
+            )
+        return self._fallback
+
+    def _fall_back(self, cause: str) -> BudgetFallback | None:
+        """Decide locally from now on; the notice to send when that is news (under the lock)."""
+        self._full_until = self._empty_until = -math.inf
+        if self._state is BudgetState.LOCAL:
+            return None
+        self._state = BudgetState.LOCAL
+        store = self._store
+        tokens = self._lease + (self._local().tokens if store.fail_open else 0.0)
+        return BudgetFallback(self.peer, BudgetState.LOCAL, cause, store.fail_open, tokens)
+
+    def _settle(
+        self, op: _Op, reply: _Reply | None, cause: str | None, *, spend: bool = False
+    ) -> bool:
+        """Take in an exchange's reply (or its failure); for a spend, its decision."""
+        store = self._store
+        now = store.clock()
+        notice = None
+        with self._lock:
+            if not spend:
+                self._flushing = False
+            if reply is None:
+                # Credits that may not have arrived are dropped, never sent twice.
+                if cause != _SYNC_USE:
+                    store._trip(cause or "Unavailable")
+                notice = self._fall_back(cause or "Unavailable")
+                decision = self._spend_locally() if spend else False
+            else:
+                granted, level = reply
+                self._level = level
+                if self._state is BudgetState.LOCAL:
+                    self._state = BudgetState.SHARED
+                    notice = BudgetFallback(
+                        self.peer, BudgetState.SHARED, None, store.fail_open, self._lease + level
+                    )
+                full = level + _EPSILON >= store.capacity
+                self._full_until = now + store.sync_interval if full else -math.inf
+                if full:  # credits made before a full bucket's answer would be dropped there
+                    self._pending, self._pending_at = 0.0, None
+                decision = False
+                if granted > 0:
+                    if self._lease <= 0:
+                        self._lease_at = now
+                    self._lease += granted
+                if spend:
+                    if self._lease + _EPSILON >= store.retry_cost:
+                        self._lease = max(0.0, self._lease - store.retry_cost)
+                        decision = True
+                    else:
+                        self._empty_until = now + self._recheck(level)
+        if notice is not None:
+            store._notify(notice)
+        return decision
+
+    def _recheck(self, level: float) -> float:
+        """Seconds before a refused process asks the fleet bucket again."""
+        store = self._store
+        if store.refill_per_second > 0:
+            missing = max(0.0, store.retry_cost - level)
+            return min(store.sync_interval, missing / store.refill_per_second)
+        return store.sync_interval
+
+    def __repr__(self) -> str:
+        return (
+            f"RedisPeerBudget(peer={self.peer!r}, state={self._state.value},"
+            f" tokens={self.tokens:.2f})"
+        )
