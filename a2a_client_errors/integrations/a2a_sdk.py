@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import uuid
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.errors import (
@@ -36,7 +37,7 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import Guard, failure_for
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
-from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
 
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
 __all__ = ["GuardedClient", "guard_client"]
 
 _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
+SKILL_METADATA_KEY: Final = "skill"
+"""The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
+_TASKS_REMEMBERED: Final = 1024
 
 
 def _a2a_types() -> Any:
@@ -113,6 +117,9 @@ class GuardedClient:
         self.peer = peer or _peer_of(client)
         self.max_reconnects = max_reconnects
         self.handlers = handlers
+        # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
+        self._skills: OrderedDict[str, str] = OrderedDict()
+        self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     async def _handled(
         self, failure: CallFailed, operation: str, request: Any, context: Any
@@ -125,6 +132,29 @@ class GuardedClient:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
+
+    def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
+        """Tell the Guard's hooks about a task that reached a final state, once per state.
+
+        Costs nothing when no hook observes task outcomes. The skill is remembered per task,
+        so a later GetTask or subscription of the same task is told with it.
+        """
+        if outcome is None or not self.guard._observers["on_task_outcome"]:
+            return
+        task_id = outcome.task_id
+        if task_id:
+            if skill:
+                _remember(self._skills, task_id, skill)
+            else:
+                skill = self._skills.get(task_id)
+        if not outcome.is_final:
+            return
+        if task_id:
+            key = (task_id, outcome.state)
+            if key in self._told:
+                return
+            _remember(self._told, key, None)
+        self.guard.record_task(outcome, skill=skill, peer=self.peer, operation=operation)
 
     async def __aenter__(self) -> Self:
         return self
@@ -185,12 +215,15 @@ class GuardedClient:
             handled = await self._handled(refused, operation, request, context)
             return await handled if inspect.isawaitable(handled) else handled
         try:
-            return await self.guard.acall(
+            result = await self.guard.acall(
                 method, request, context=context, operation=operation, peer=self.peer, **kw
             )
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
-            return await handled if inspect.isawaitable(handled) else handled
+            result = await handled if inspect.isawaitable(handled) else handled
+        if self.guard._observers["on_task_outcome"]:
+            self._tell(task_outcome(result), operation)
+        return result
 
     async def get_task(self, request: Any, *, context: Any = None) -> Any:
         """GetTask, guarded."""
@@ -262,10 +295,18 @@ class GuardedClient:
 
     # --- streams ----------------------------------------------------------------------------
 
-    async def send_message(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
+    async def send_message(
+        self, request: Any, *, context: Any = None, skill: str | None = None
+    ) -> AsyncIterator[Any]:
         """SendMessage (streaming when both sides can), guarded; yields ``StreamResponse``.
 
         The message gets a ``message_id`` before the first attempt when it has none.
+
+        Args:
+            request: the ``SendMessageRequest``.
+            context: a2a-sdk's call context.
+            skill: the skill the message is for, for the task outcome hooks (A2A tasks do not
+                carry one); default: the message metadata's ``"skill"`` string, if any.
         """
         message = request.message
         if not message.message_id:
@@ -276,6 +317,7 @@ class GuardedClient:
             lambda: self.client.send_message(request, context=context),
             request=request,
             context=context,
+            skill=skill or _skill_of(message),
         )
         async for event in stream:
             yield event
@@ -306,6 +348,7 @@ class _Stream:
         task_id: str = "",
         request: Any = None,
         context: Any = None,
+        skill: str | None = None,
     ) -> None:
         self.owner = owner
         self.operation = operation
@@ -313,6 +356,7 @@ class _Stream:
         self.task_id = task_id
         self.request = request
         self.context = context
+        self.skill = skill
         self.ended = False  # a Message answered, or the task reached a final state
 
     async def __aiter__(self) -> AsyncIterator[Any]:
@@ -326,8 +370,10 @@ class _Stream:
             handled = await self.owner._handled(failure, self.operation, self.request, self.context)
             if hasattr(handled, "__aiter__"):  # the request, fixed and sent again
                 async for event in handled:
+                    self._tell(event)
                     yield event
             elif handled is not None:
+                self._tell(handled)
                 yield handled
             return
         reconnects = 0
@@ -409,6 +455,30 @@ class _Stream:
         if outcome is not None:
             self.task_id = outcome.task_id or self.task_id
             self.ended = self.ended or outcome.is_final
+            self.owner._tell(outcome, self.operation, self.skill)
+
+    def _tell(self, event: Any) -> None:
+        """A fallback's event (a handler's answer): its task outcome, for the hooks."""
+        if self.owner.guard._observers["on_task_outcome"]:
+            self.owner._tell(task_outcome(event), self.operation, self.skill)
+
+
+def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """Keep ``key`` in a bounded memory, forgetting the oldest entries first."""
+    memory[key] = value
+    memory.move_to_end(key)
+    if len(memory) > _TASKS_REMEMBERED:
+        memory.popitem(last=False)
+
+
+def _skill_of(message: Any) -> str | None:
+    """The skill id a message's metadata names under `SKILL_METADATA_KEY`, if a string."""
+    metadata = getattr(message, "metadata", None)
+    try:
+        value = metadata[SKILL_METADATA_KEY] if metadata is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 def _peer_of(client: Any) -> str:
