@@ -188,8 +188,8 @@ class _Folder:
             if not isinstance(mapped, str) or not mapped:
                 return OTHER
             value = mapped
-        label = safe_peer(value)
-        if label == OTHER or label in self._kept:
+        label = safe_peer(value) or UNKNOWN
+        if label in (OTHER, UNKNOWN) or label in self._kept:
             return label
         if len(self._kept) >= self._cap:
             return OTHER
