@@ -7,7 +7,7 @@ import prometheus_client
 import pytest
 from prometheus_client import CollectorRegistry
 
-from a2a_client_errors import Guard, ReconcileNeeded, RetryExhausted
+from a2a_client_errors import BudgetRegistry, Guard, ReconcileNeeded, RetryBudget, RetryExhausted
 from a2a_client_errors.instrumentation import PrometheusHook, prometheus_series
 from a2a_client_errors.testing import error_response
 from tests.metrics_support import by_labels, expected, scrape, value, workload
@@ -167,3 +167,24 @@ def test_a_broken_registry_never_changes_the_outcome(caplog: pytest.LogCaptureFi
             guard.call(lambda: httpx.Response(503), operation="GetTask")
         assert guard.record_task(ok) is not None
     assert any("hook on_decision failed" in r.getMessage() for r in caplog.records)
+
+
+def test_the_budget_gauge_follows_a_budget_two_guards_share() -> None:
+    """Two guards, one budget per peer, one registry: the gauge always shows the budget."""
+    registry = CollectorRegistry()
+    shared = BudgetRegistry(lambda: RetryBudget(capacity=10))
+    guards = [
+        Guard(hooks=[PrometheusHook(registry=registry)], budget=shared, sleep=lambda _: None)
+        for _ in range(2)
+    ]
+    answers = iter([httpx.Response(503), TASK])
+    steps = [
+        (guards[0], lambda: TASK),
+        (guards[1], lambda: next(answers)),  # a retry spends a token, the success credits
+        (guards[0], lambda: TASK),  # back to full: the gauge must say so
+    ]
+    for guard, answer in steps:
+        guard.call(answer, operation="GetTask", peer="p")
+        tokens = shared.get("p").tokens
+        assert value(scrape(registry), "a2a_client_retry_budget_tokens", peer="p") == tokens
+    assert shared.get("p").tokens == 10

@@ -14,8 +14,8 @@ label         values
               (``HTTP_503``), ``GRPC_<CODE>`` (``GRPC_UNAVAILABLE``), else ``"UNSPECIFIED"``
 ``action``    the `Action` values
 ``peer``      the allow-list given, or the mapping function's answer, or (by default) the
-              first ``max_peers`` peers seen; anything else is ``"other"``. A URL loses its
-              credentials, query and fragment first.
+              first ``max_peers`` peers seen; anything else is ``"other"`` (and an empty
+              key ``"unknown"``). A URL loses its credentials, query and fragment first.
 ``skill``     as ``peer``, with ``max_skills``; ``"unknown"`` when the caller did not say
 ``state``     the A2A task states (``TASK_STATE_FAILED``, ...); ``"OTHER"`` for any other
 ``outcome``   ``"ok"`` or the action a call ended in

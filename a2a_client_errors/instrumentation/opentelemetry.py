@@ -11,7 +11,7 @@ instrument                          kind           unit            attributes
 ``a2a.client.errors``               counter        ``{error}``     method, reason, action, peer
 ``a2a.client.retries``              counter        ``{retry}``     method, reason, peer
 ``a2a.client.retry.delay``          histogram      ``s``           method, peer
-``a2a.client.retry_budget.tokens``  gauge          ``{token}``     peer
+``a2a.client.retry_budget.tokens``  gauge (obs.)   ``{token}``     peer
 ``a2a.client.retry_budget.exhausted``  counter     ``{call}``      method, peer
 ``a2a.client.task.outcomes``        counter        ``{task}``      skill, state, peer
 ==================================  =============  ==============  ============================
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from types import ModuleType
 
-    from opentelemetry.metrics import Meter, MeterProvider
+    from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
 
@@ -91,6 +91,8 @@ class OpenTelemetryHook(Hook):
         buckets: Sequence[float] = DEFAULT_DELAY_BUCKETS,
     ) -> None:
         api = _metrics_api()
+        self._observation = api.Observation
+        self._tokens_seen: dict[str, float] = {}
         if meter is None:
             from a2a_client_errors import __version__  # noqa: PLC0415 (no import cycle)
 
@@ -112,12 +114,14 @@ class OpenTelemetryHook(Hook):
                     explicit_bucket_boundaries_advisory=[float(b) for b in buckets],
                 )
             else:
-                instruments[spec.key] = meter.create_gauge(name, spec.unit, spec.description)
+                # Observed when the SDK collects: a call only stores the latest value.
+                instruments[spec.key] = meter.create_observable_gauge(
+                    name, [self._observe_tokens], spec.unit, spec.description
+                )
         self._calls = instruments["calls"]
         self._errors = instruments["errors"]
         self._retries = instruments["retries"]
         self._delay = instruments["retry_delay"]
-        self._tokens_gauge = instruments["budget_tokens"]
         self._exhausted = instruments["budget_exhausted"]
         self._outcomes = instruments["task_outcomes"]
         self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
@@ -133,7 +137,15 @@ class OpenTelemetryHook(Hook):
     def _tokens(self, event: GuardEvent, peer: str) -> None:
         tokens = event.budget_tokens
         if tokens is not None:
-            self._tokens_gauge.set(tokens, self._attrs(("peer",), (peer,)))
+            self._tokens_seen[peer] = tokens
+
+    def _observe_tokens(self, options: CallbackOptions) -> Iterable[Observation]:
+        """The retry tokens last seen per peer, when the SDK collects."""
+        observation = self._observation
+        return [
+            observation(tokens, self._attrs(("peer",), (peer,)))
+            for peer, tokens in list(self._tokens_seen.items())
+        ]
 
     def on_decision(self, event: GuardEvent) -> None:
         """Count an ok call, or an error by reason; note the budget left."""

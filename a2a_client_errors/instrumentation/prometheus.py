@@ -84,6 +84,7 @@ class _Collectors:
                     name, spec.description, spec.labels, registry=registry
                 )
         self.by_key = made
+        self.tokens_seen: dict[str, float] = {}  # the gauge's value per peer, as last set
 
 
 _REGISTERED: weakref.WeakKeyDictionary[Any, dict[str, _Collectors]] = weakref.WeakKeyDictionary()
@@ -158,6 +159,7 @@ class PrometheusHook(Hook):
         metrics = _collectors(client, self.registry, prefix, tuple(float(b) for b in buckets))
         self._metrics = metrics.by_key
         # One cache of label children per metric: a dict lookup instead of .labels() per event.
+        self._tokens_seen = metrics.tokens_seen  # shared, like the gauge
         self._children: dict[str, dict[tuple[str, ...], Any]] = {key: {} for key in metrics.by_key}
 
     def _child(self, key: str, values: tuple[str, ...]) -> Any:
@@ -169,7 +171,10 @@ class PrometheusHook(Hook):
 
     def _tokens(self, event: GuardEvent, peer: str) -> None:
         tokens = event.budget_tokens
-        if tokens is not None:
+        seen = self._tokens_seen
+        if tokens is not None and seen.get(peer) != tokens:
+            # A full budget stays full on every success: set the gauge only when it moves.
+            seen[peer] = tokens
             self._child("budget_tokens", (peer,)).set(tokens)
 
     def on_decision(self, event: GuardEvent) -> None:
