@@ -8,9 +8,12 @@ import re
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from a2a_client_errors import CallFailed, Guard, GuardTransport, RetryBudget
 from a2a_client_errors.instrumentation import DEFAULT_LEVELS, LoggingHook
+from a2a_client_errors.instrumentation.logging import _render
 from a2a_client_errors.testing import FakeClock, error_response, jsonrpc_error
 
 TOKEN = "sk-live-TOKEN-7f3a9c"
@@ -210,3 +213,11 @@ def test_a_logger_given_is_used() -> None:
         logger.handlers.clear()
         logger.propagate = True
     assert [r.reason for r in lines] == ["TASK_NOT_FOUND"]  # type: ignore[attr-defined]
+
+
+@given(st.text(), st.integers(min_value=1, max_value=300))
+def test_any_peer_text_renders_safely(text: str, limit: int) -> None:
+    """Whatever a peer sends, the rendering has no control character and a bounded length."""
+    rendered = _render(text, limit)
+    assert not CONTROL.search(rendered)
+    assert len(rendered) <= limit + len(f"… ({6 * len(text)} more)")

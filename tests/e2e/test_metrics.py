@@ -150,3 +150,28 @@ async def test_metrics_of_a_real_workload(peer: EmbeddedPeer, binding: str) -> N
 async def test_without_hooks_the_same_workload_runs_alike(peer: EmbeddedPeer) -> None:
     """The workload needs no hook: the same calls end the same way with none."""
     await _workload(peer, "jsonrpc", Guard(sleep=lambda _: None))
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_degraded_stream_tells_its_task_once_with_its_skill(
+    peer_no_streaming: EmbeddedPeer, binding: str
+) -> None:
+    """A refused stream, sent again and polled: its final task is one outcome, of its skill."""
+    card = a2a_pb2.AgentCard()
+    card.CopyFrom(peer_no_streaming.agent_card)
+    card.capabilities.streaming = True  # the card says so; the server says no
+    registry = CollectorRegistry()
+    guard = Guard(sleep=lambda _: None, hooks=[PrometheusHook(registry=registry)])
+    client, http = await sdk_client(peer_no_streaming, binding, guard=guard, card=card)
+    client.peer = PEER
+    try:
+        events = [e async for e in client.send_message(_message("hello"), skill="echo")]
+    finally:
+        await client.close()
+        await http.aclose()
+    assert events
+    samples = scrape(registry)
+    assert value(samples, "a2a_client_errors_total", reason="UNSUPPORTED_OPERATION") == 1
+    assert by_labels(samples, "a2a_client_task_outcomes_total", ("skill", "state", "peer")) == {
+        ("echo", "TASK_STATE_COMPLETED", PEER): 1
+    }
