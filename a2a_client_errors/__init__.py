@@ -47,7 +47,14 @@ from a2a_client_errors.reasons import (
     TransportFailure,
 )
 from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
-from a2a_client_errors.server import A2AError, from_failure, to_grpc, to_http, to_jsonrpc
+from a2a_client_errors.server import (
+    A2AError,
+    from_failure,
+    internal_error,
+    to_grpc,
+    to_http,
+    to_jsonrpc,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -92,6 +99,7 @@ __all__ = [
     "default_action",
     "escape",
     "from_failure",
+    "internal_error",
     "normalize",
     "task_outcome",
     "to_grpc",

@@ -433,6 +433,27 @@ class Guard:
         if inspect.isawaitable(result):
             await result
 
+    def observe(
+        self,
+        decision: Decision,
+        *,
+        peer: str,
+        operation: str | None = None,
+        attempt: int = 0,
+    ) -> None:
+        """Tell the hooks of a decision made outside a guarded attempt.
+
+        For decisions an integration makes itself: a call the agent card says must fail, so
+        not sent (``attempt`` 0), or an error in the middle of a stream. The hooks get
+        ``on_decision``, and ``on_give_up`` unless the decision is ``ok`` or ``retry``.
+        """
+        if not (self._observers["on_decision"] or self._observers["on_give_up"]):
+            return
+        event = GuardEvent(decision, peer, operation, attempt, 0.0, self.budget_for(peer).tokens)
+        self._emit("on_decision", event)
+        if decision.action not in (Action.OK, Action.RETRY):
+            self._emit("on_give_up", event)
+
     def _emit(self, name: str, event: GuardEvent | TaskOutcomeEvent) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)

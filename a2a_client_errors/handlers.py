@@ -23,17 +23,25 @@ Defaults:
       without streaming (``return_immediately``), and the task polled with GetTask
       (`poll_task`: capped backoff, bounded) until it is terminal or interrupted; the stream
       yields the first answer and the last task read.
-    * anything else is raised (push notifications refused: poll instead; the orchestrator
-      knows what to poll for).
+    * A SendMessage that asks for push notifications, refused with
+      PUSH_NOTIFICATION_NOT_SUPPORTED (or not sent, the card saying so): the message is sent
+      without the push configuration, and its task polled the same way.
+    * CreateTaskPushNotificationConfig refused: a `Polling` of the task is returned instead of
+      the configuration: iterate it for the task's changes, as the push notifications would
+      have told them.
+    * anything else is raised.
 * fix_request, once per call:
-    * VERSION_NOT_SUPPORTED: the best version both sides support (this client's ``versions``,
-      in order of preference; the peer's from its card's interfaces and from the error's
+    * VERSION_NOT_SUPPORTED: the agent card is read again (the peer may have changed since the
+      client was built), and the best version both sides support (this client's ``versions``,
+      in order of preference; the peer's from the card's interfaces and from the error's
       ``supportedVersions``) is sent as ``A2A-Version``, and the request resent once. Never a
       silent downgrade: a version older than the one refused is taken only with
       ``allow_downgrade=True``.
-    * EXTENSION_SUPPORT_REQUIRED: the card's required extensions the request did not declare
-      are added to ``A2A-Extensions``, and the request resent once, only if every one of them
-      is in ``allowed_extensions``.
+    * EXTENSION_SUPPORT_REQUIRED: the agent card is read again, the extensions it requires
+      that the request did not declare are added to ``A2A-Extensions``, and the request resent
+      once, only if every one of them is in ``allowed_extensions``. (Before any call,
+      `DecisionHandlers.prepare` already declares the card's required extensions that are
+      allowed, so that a peer enforcing them is not asked in vain first.)
     * anything else (CONTENT_TYPE_NOT_SUPPORTED: the BadRequest detail names the part) raises.
 * report, auth: raised as they are (a peer that broke the contract; credentials the Guard
   already tried to refresh once).
@@ -54,7 +62,7 @@ if TYPE_CHECKING:
     from a2a_client_errors.errors import CallFailed
     from a2a_client_errors.policy import Decision
 
-__all__ = ["LOST_RACE", "DecisionHandlers", "Situation", "poll_task"]
+__all__ = ["LOST_RACE", "DecisionHandlers", "Polling", "Situation", "poll_task"]
 
 LOST_RACE: Final = {"a2a_client_errors": {"cancel": "lost_race"}}
 """The metadata a task read after a lost cancel race carries."""
@@ -62,6 +70,9 @@ LOST_RACE: Final = {"a2a_client_errors": {"cancel": "lost_race"}}
 VERSION_HEADER: Final = "A2A-Version"
 EXTENSIONS_HEADER: Final = "A2A-Extensions"
 _RESENT: Final = "a2a_client_errors.resent"
+_SENT_AGAIN: Final = frozenset(
+    {Reason.UNSUPPORTED_OPERATION, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED}
+)
 _METHODS: Final = {
     "SendMessage": "send_message",
     "SendStreamingMessage": "send_message",
@@ -161,10 +172,17 @@ class DecisionHandlers:
             card = getattr(situation.client.client, "_card", None)
             if card is not None:
                 return card
-        if operation == "SendMessage" and situation.reason == Reason.UNSUPPORTED_OPERATION:
+        if operation == "SendMessage" and situation.reason in _SENT_AGAIN:
             transport = getattr(situation.client.client, "_transport", None)
             if transport is not None:
                 return _send_and_poll(situation, transport)
+        task_id: str = getattr(situation.request, "task_id", "")
+        if (
+            operation == "CreateTaskPushNotificationConfig"
+            and situation.reason == Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
+            and task_id
+        ):
+            return Polling(situation.client, task_id, situation.decision)
         if operation == "SubscribeToTask" and situation.reason == Reason.UNSUPPORTED_OPERATION:
             types = _types()
             task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
@@ -178,18 +196,21 @@ class DecisionHandlers:
             raise situation.failure  # resent once already: the fix did not help
         parameters = dict(getattr(situation.context, "service_parameters", None) or {})
         if situation.reason == Reason.VERSION_NOT_SUPPORTED:
-            parameters[VERSION_HEADER] = self._version(situation, parameters.get(VERSION_HEADER))
+            card = await _fresh_card(situation.client)
+            parameters[VERSION_HEADER] = self._version(
+                situation, card, parameters.get(VERSION_HEADER)
+            )
         elif situation.reason == Reason.EXTENSION_SUPPORT_REQUIRED:
+            card = await _fresh_card(situation.client)
             parameters[EXTENSIONS_HEADER] = self._extensions(
-                situation, parameters.get(EXTENSIONS_HEADER, "")
+                situation, card, parameters.get(EXTENSIONS_HEADER, "")
             )
         else:
             raise situation.failure
         return _resend(situation, parameters)
 
-    def _version(self, situation: Situation, refused: str | None) -> str:
+    def _version(self, situation: Situation, card: Any, refused: str | None) -> str:
         """The best version both sides speak, or the failure when there is none to take."""
-        card = getattr(situation.client.client, "_card", None)
         theirs = {
             interface.protocol_version
             for interface in getattr(card, "supported_interfaces", ())
@@ -206,20 +227,41 @@ class DecisionHandlers:
             return version
         raise situation.failure
 
-    def _extensions(self, situation: Situation, declared: str) -> str:
+    def _extensions(self, situation: Situation, card: Any, declared: str) -> str:
         """The declared extensions plus the card's required ones, when all are allowed."""
-        card = getattr(situation.client.client, "_card", None)
-        capabilities = getattr(card, "capabilities", None)
-        required = {
-            extension.uri
-            for extension in getattr(capabilities, "extensions", ())
-            if extension.required
-        }
-        have = {uri.strip() for uri in declared.split(",") if uri.strip()}
-        missing = required - have
+        have = _uris(declared)
+        missing = required_extensions(card) - have
         if not missing or not missing <= self.allowed_extensions:
             raise situation.failure
         return ",".join(sorted(have | missing))
+
+    def prepare(self, card: Any, context: Any) -> Any:
+        """The call context to send with: the card's required extensions that are allowed, added.
+
+        Run before every call of a guarded client. An extension the card requires but
+        ``allowed_extensions`` does not name is not declared, and the call is sent as it is:
+        the extension may come from an interceptor, and not every peer enforces what its card
+        says. If the peer does, its EXTENSION_SUPPORT_REQUIRED reaches `fix_request`.
+
+        Args:
+            card: the peer's agent card (None: the context is returned as it is).
+            context: the a2a-sdk ``ClientCallContext`` of the call, or None.
+        """
+        if not self.allowed_extensions:
+            return context
+        wanted = required_extensions(card) & self.allowed_extensions
+        if not wanted:
+            return context
+        parameters = dict(getattr(context, "service_parameters", None) or {})
+        have = _uris(parameters.get(EXTENSIONS_HEADER, ""))
+        if wanted <= have:
+            return context
+        parameters[EXTENSIONS_HEADER] = ",".join(sorted(have | wanted))
+        from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients call)
+
+        if context is None:
+            return ClientCallContext(service_parameters=parameters)
+        return context.model_copy(update={"service_parameters": parameters})
 
     async def report(self, situation: Situation) -> Any:
         """The peer broke the contract, or said something unknown. Default: raise."""
@@ -230,9 +272,47 @@ class DecisionHandlers:
         raise situation.failure
 
 
+async def _fresh_card(client: Any) -> Any:
+    """The peer's card read again when the client can (`GuardedClient.read_card`), else held."""
+    read_card = getattr(client, "read_card", None)
+    if callable(read_card):
+        return await read_card()
+    return getattr(getattr(client, "client", None), "_card", None)
+
+
+def required_extensions(card: Any) -> frozenset[str]:
+    """The extension URIs an agent card marks ``required`` (none for no card)."""
+    capabilities = getattr(card, "capabilities", None)
+    return frozenset(
+        extension.uri
+        for extension in getattr(capabilities, "extensions", ())
+        if extension.required and extension.uri
+    )
+
+
+def _uris(declared: str) -> set[str]:
+    """The URIs of an ``A2A-Extensions`` value (comma-separated)."""
+    return {uri.strip() for uri in declared.split(",") if uri.strip()}
+
+
 def _is_final(task: Any) -> bool:
     outcome = task_outcome(task)
     return outcome is not None and outcome.is_final
+
+
+async def _polls(
+    client: Any, task_id: str, *, initial: float, cap: float, max_polls: int
+) -> AsyncIterator[Any]:
+    """Every read of a task, spaced by a capped backoff, until final or ``max_polls`` reads."""
+    types = _types()
+    delay = initial
+    for poll in range(max_polls):
+        task = await client.get_task(types.GetTaskRequest(id=task_id))
+        yield task
+        if _is_final(task) or poll == max_polls - 1:
+            return
+        await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
+        delay = min(cap, delay * 2)
 
 
 async def poll_task(
@@ -256,24 +336,71 @@ async def poll_task(
         cap: the longest pause, in seconds.
         max_polls: the most GetTask calls made.
     """
-    types = _types()
-    task = None
-    delay = initial
-    for poll in range(max_polls):
-        task = await client.get_task(types.GetTaskRequest(id=task_id))
-        if _is_final(task) or poll == max_polls - 1:
-            break
-        await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
-        delay = min(cap, delay * 2)
-    return task
+    last = None
+    async for task in _polls(client, task_id, initial=initial, cap=cap, max_polls=max_polls):
+        last = task
+    return last
+
+
+class Polling:
+    """What a refused push configuration gives instead: the task's changes, read by polling.
+
+    Iterate it (``async for task in polling``) to get the task each time it has changed
+    since the last read (its status, artifacts or history), the first read included, until it
+    is terminal or interrupted, or ``max_polls`` reads were made. Each iteration polls afresh.
+
+    Attributes:
+        client: the `GuardedClient` that reads the task (every GetTask is guarded).
+        task_id: the task.
+        decision: the decision that made polling necessary (PUSH_NOTIFICATION_NOT_SUPPORTED).
+        initial: the first pause, in seconds.
+        cap: the longest pause, in seconds.
+        max_polls: the most GetTask calls made per iteration.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        task_id: str,
+        decision: Decision,
+        *,
+        initial: float = 0.5,
+        cap: float = 10.0,
+        max_polls: int = 60,
+    ) -> None:
+        self.client = client
+        self.task_id = task_id
+        self.decision = decision
+        self.initial = initial
+        self.cap = cap
+        self.max_polls = max_polls
+
+    def __repr__(self) -> str:
+        return f"Polling(task_id={self.task_id!r}, reason={self.decision.reason!s})"
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        seen = b""
+        reads = _polls(
+            self.client,
+            self.task_id,
+            initial=self.initial,
+            cap=self.cap,
+            max_polls=self.max_polls,
+        )
+        async for task in reads:
+            read = task.SerializeToString(deterministic=True)
+            if read != seen:
+                seen = read
+                yield task
 
 
 async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[Any]:
-    """Send the message without streaming, then poll its task to a final state."""
+    """Send the message without streaming or push, then poll its task to a final state."""
     types = _types()
     request = types.SendMessageRequest()
     request.CopyFrom(situation.request)
     request.configuration.return_immediately = True
+    request.configuration.ClearField("task_push_notification_config")
     client = situation.client
     response = await client.guard.acall(
         transport.send_message,

@@ -13,12 +13,22 @@ Servers and gateways raise (or build) one `A2AError` and encode it at the edge:
 Codes come from the 1.0.1 table (`a2a_client_errors.reasons`). A gateway that must tell its
 own caller about a peer's failure uses `from_failure`: a peer that broke the contract becomes
 INVALID_AGENT_RESPONSE (-32006 / 500 / INTERNAL), never a generic -32603.
+
+An exception nobody expected becomes `internal_error`: -32603 / 500 / INTERNAL with a generic
+message and a correlation id in the ErrorInfo metadata, the original logged with that id,
+never sent.
+
+Adapters: `exception_handlers` for Starlette and FastAPI (JSON-RPC or HTTP+JSON), and
+``a2a_client_errors.integrations.grpc.A2AErrorInterceptor`` for ``grpc.aio`` servers. A
+handler raises `A2AError`; the adapter answers in the binding's wire shape.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from a2a_client_errors.errors import CallFailed
 from a2a_client_errors.reasons import (
@@ -31,17 +41,29 @@ from a2a_client_errors.reasons import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
 
     from a2a_client_errors.errors import CallError
     from a2a_client_errors.wire import Detail
 
-__all__ = ["CONTENT_TYPE", "A2AError", "from_failure", "to_grpc", "to_http", "to_jsonrpc"]
+__all__ = [
+    "CONTENT_TYPE",
+    "A2AError",
+    "exception_handlers",
+    "from_failure",
+    "internal_error",
+    "to_grpc",
+    "to_http",
+    "to_jsonrpc",
+]
 
 CONTENT_TYPE: Final = "application/a2a+json"
 """The HTTP+JSON binding's content type (§11.1, since A2A 1.0.1)."""
 
 _FALLBACK: Final = (-32603, "INTERNAL", 500)
+CORRELATION_KEY: Final = "correlationId"
+"""The ErrorInfo metadata key of `internal_error`'s correlation id."""
+_log = logging.getLogger("a2a_client_errors.server")
 
 
 def _text(value: object) -> str:
@@ -190,3 +212,87 @@ def from_failure(failure: CallFailed | CallError) -> A2AError:
             Reason.INVALID_AGENT_RESPONSE, "the peer agent's response broke the protocol", metadata
         )
     return A2AError(Reason.INTERNAL_ERROR, "the peer agent failed")
+
+
+def internal_error(
+    exc: BaseException,
+    *,
+    correlation_id: str | None = None,
+    logger: logging.Logger | None = None,
+) -> A2AError:
+    """The error a server answers for an exception it did not expect.
+
+    -32603 / HTTP 500 / gRPC INTERNAL, with a generic message and a correlation id in the
+    ErrorInfo metadata (``correlationId``). The exception itself, its message and its stack
+    are logged at ERROR with that id, and never sent: the caller quotes the id, the operator
+    finds the log line.
+
+    Args:
+        exc: the exception.
+        correlation_id: the id to use (default: a new random one).
+        logger: where the original goes (default: ``a2a_client_errors.server``).
+    """
+    correlation = correlation_id or uuid.uuid4().hex
+    (logger or _log).error(
+        "unexpected %s, answered as an internal error [%s=%s]",
+        type(exc).__name__,
+        CORRELATION_KEY,
+        correlation,
+        exc_info=exc,
+        extra={"correlation_id": correlation},
+    )
+    return A2AError(
+        Reason.INTERNAL_ERROR,
+        f"Internal error (reference {correlation}).",
+        {CORRELATION_KEY: correlation},
+    )
+
+
+Binding = Literal["jsonrpc", "http+json"]
+
+
+def exception_handlers(
+    binding: Binding, *, logger: logging.Logger | None = None
+) -> dict[Any, Callable[[Any, Exception], Awaitable[Any]]]:
+    """Starlette / FastAPI exception handlers that answer in one binding's wire shape.
+
+    `A2AError` is encoded as it is; any other exception becomes `internal_error` (logged, then
+    answered without a trace). Starlette's own ``HTTPException`` (a 404 route, say) keeps
+    its handler. Pass the dict as it is::
+
+        app = Starlette(routes=..., exception_handlers=exception_handlers("http+json"))
+        app = FastAPI(exception_handlers=exception_handlers("jsonrpc"))
+
+    The JSON-RPC handler answers with HTTP 200 and the request's ``id`` (read from the body,
+    ``null`` when it cannot be read), as the official SDKs do.
+
+    Args:
+        binding: ``"jsonrpc"`` or ``"http+json"``.
+        logger: where unexpected exceptions are logged (see `internal_error`).
+    """
+    if binding not in ("jsonrpc", "http+json"):
+        msg = f"binding must be 'jsonrpc' or 'http+json', not {binding!r}"
+        raise ValueError(msg)
+    from starlette.responses import Response  # noqa: PLC0415 (only servers need Starlette)
+
+    async def respond(request: Any, exc: Exception) -> Any:
+        error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=logger)
+        if binding == "jsonrpc":
+            body = to_jsonrpc(error, await _request_id(request))
+            return Response(json.dumps(body), media_type="application/json")
+        status, headers, content = to_http(error)
+        return Response(content, status_code=status, headers=headers)
+
+    return {A2AError: respond, Exception: respond}
+
+
+async def _request_id(request: Any) -> str | int | None:
+    """The JSON-RPC id of the request, when its body can still be read and carries one."""
+    try:
+        call = json.loads(await request.body())
+    except Exception:  # consumed, cut short, not JSON: the id is unknown (JSON-RPC: null)
+        return None
+    request_id = call.get("id") if isinstance(call, dict) else None
+    if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+        return request_id
+    return None

@@ -2,8 +2,9 @@
 
 Against an embedded a2a-sdk peer on 127.0.0.1 that speaks A2A 1.0, the guarded a2a-sdk client:
 
-1. sends a message with ``A2A-Version: 0.3``: refused with VERSION_NOT_SUPPORTED, resent once
-   with 1.0 (the best version both sides speak), and it completes;
+1. sends a message with ``A2A-Version: 0.3``: refused with VERSION_NOT_SUPPORTED; the agent
+   card is read again, and the message resent once with 1.0 (the best version both sides
+   speak), and it completes;
 2. asks for a task with ``A2A-Version: 99.0``: 1.0 would be a downgrade, so the failure stands
    (`FixRequestNeeded`), nothing is resent;
 3. does the same with ``DecisionHandlers(allow_downgrade=True)``: resent once with 1.0, and the
@@ -29,15 +30,19 @@ from a2a_client_errors.peer import EmbeddedPeer
 
 
 class Versions(httpx.AsyncBaseTransport):
-    """Forwards every request; keeps the A2A-Version each one carried."""
+    """Forwards every request; keeps the A2A-Version of each call, and counts card reads."""
 
     def __init__(self) -> None:
         self.sent: list[str | None] = []
+        self.cards_read = 0
         self.inner = httpx.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Record, then forward."""
-        self.sent.append(request.headers.get("A2A-Version"))
+        if request.url.path == "/.well-known/agent-card.json":
+            self.cards_read += 1
+        else:
+            self.sent.append(request.headers.get("A2A-Version"))
         return await self.inner.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -74,8 +79,12 @@ async def upgrade(peer: EmbeddedPeer) -> None:
     state = a2a_pb2.TaskState.Name(
         last.task.status.state if last.HasField("task") else last.status_update.status.state
     )
-    print(f"A2A-Version 0.3: versions sent {versions.sent}, the task ended {state}")
+    print(
+        f"A2A-Version 0.3: versions sent {versions.sent}, agent card read again "
+        f"{versions.cards_read} time(s), the task ended {state}"
+    )
     assert versions.sent == ["0.3", "1.0"]
+    assert versions.cards_read == 1
     assert state == "TASK_STATE_COMPLETED"
 
 

@@ -574,3 +574,21 @@ def test_set_testing_skips_sleeps_and_caps_attempts() -> None:
     peer = Peer(_503(), OK)
     assert guard.call(peer) is OK
     assert slept == [0.25]
+
+
+def test_observe_tells_the_hooks_of_a_decision_made_outside_an_attempt() -> None:
+    """A decision an integration makes itself reaches on_decision, and on_give_up if final."""
+    recorder = RecordingHook()
+    guard = Guard(hooks=[recorder])
+    final = Decision(Action.DEGRADE, Reason.UNSUPPORTED_OPERATION)
+    guard.observe(final, peer="p", operation="SubscribeToTask")
+    guard.observe(Decision(Action.RETRY, Reason.UNSUPPORTED_OPERATION), peer="p", attempt=2)
+    assert recorder.names() == ["decision", "give_up", "decision"]
+    first = recorder.events[0][1]
+    assert (first.decision, first.peer, first.operation, first.attempt) == (
+        final,
+        "p",
+        "SubscribeToTask",
+        0,
+    )
+    assert first.budget_tokens == 10.0

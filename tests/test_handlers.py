@@ -108,6 +108,11 @@ class CardClient:
         self.contexts.append(context)
         return "resent"
 
+    async def read_card(self) -> Any:
+        """The card, as read again (the held one: these tests are about choosing)."""
+        self.cards_read = getattr(self, "cards_read", 0) + 1
+        return self.client._card
+
 
 def _card(*, versions: tuple[str, ...] = ("1.0",), required: tuple[str, ...] = ()) -> Any:
     card = a2a_pb2.AgentCard(name="peer")
@@ -242,3 +247,71 @@ async def test_poll_task_is_bounded() -> None:
     assert a2a_pb2.TaskState.Name(task.status.state) == "TASK_STATE_WORKING"
     assert client.reads == 3
     assert len(client.clock.sleeps) == 2  # no pause after the last read
+
+
+def _context(**parameters: str) -> Any:
+    from a2a.client import ClientCallContext
+
+    return ClientCallContext(service_parameters=parameters or None, state={"kept": True})
+
+
+def test_prepare_declares_the_required_extensions_that_are_allowed() -> None:
+    """Allowed required extensions join what the context declares; the rest of it is kept."""
+    handlers = DecisionHandlers(allowed_extensions=["urn:a", "urn:b", "urn:optional"])
+    card = _card(required=("urn:a", "urn:b", "urn:not-allowed"))
+    prepared = handlers.prepare(card, _context(**{"A2A-Extensions": "urn:mine", "X": "y"}))
+    assert prepared.service_parameters == {"A2A-Extensions": "urn:a,urn:b,urn:mine", "X": "y"}
+    assert prepared.state == {"kept": True}
+    fresh = handlers.prepare(card, None)
+    assert fresh.service_parameters == {"A2A-Extensions": "urn:a,urn:b"}
+
+
+def test_prepare_leaves_the_context_alone_when_nothing_is_to_add() -> None:
+    """No card, no required extension allowed, or all declared already: the same context."""
+    handlers = DecisionHandlers(allowed_extensions=["urn:a"])
+    context = _context(**{"A2A-Extensions": " urn:a , urn:z"})
+    assert handlers.prepare(None, context) is context
+    assert handlers.prepare(_card(required=("urn:b",)), context) is context
+    assert handlers.prepare(_card(required=("urn:a",)), context) is context
+    assert DecisionHandlers().prepare(_card(required=("urn:a",)), None) is None
+
+
+async def test_version_and_extension_fixes_read_the_card_again() -> None:
+    """Both fixes decide with the card as read again, not the one held when they began."""
+    client = CardClient(_card(versions=("1.0",), required=("urn:a",)))
+    resent = await DecisionHandlers().handle(_fix("VERSION_NOT_SUPPORTED", client, _context()))
+    assert await resent == "resent"
+    resent = await DecisionHandlers(allowed_extensions=["urn:a"]).handle(
+        _fix("EXTENSION_SUPPORT_REQUIRED", client, _context())
+    )
+    assert await resent == "resent"
+    assert client.cards_read == 2
+
+
+async def test_polling_yields_each_change_once() -> None:
+    """A Polling reads until final, yields a task only when it changed, and polls afresh."""
+    from a2a_client_errors.handlers import Polling
+
+    client = PollingClient(working_for=3)
+    decision = Decision(Action.DEGRADE, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED)
+    polling = Polling(client, "t-1", decision, initial=1.0, cap=1.0)
+    states = [a2a_pb2.TaskState.Name(task.status.state) async for task in polling]
+    assert states == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+    assert client.reads == 4
+    assert client.clock.sleeps == [1.0, 1.0, 1.0]
+    again = [task.id async for task in polling]
+    assert again == ["t-1"]  # the task is final now: one read
+    assert repr(polling) == "Polling(task_id='t-1', reason=PUSH_NOTIFICATION_NOT_SUPPORTED)"
+
+
+async def test_a_push_refusal_without_a_task_raises() -> None:
+    """CreateTaskPushNotificationConfig refused for no task id: nothing to poll, so raise."""
+    decision = Decision(Action.DEGRADE, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED)
+    situation = Situation(
+        DegradeNeeded(decision),
+        "CreateTaskPushNotificationConfig",
+        a2a_pb2.TaskPushNotificationConfig(url="http://127.0.0.1:9/x"),
+        FakeClient(),
+    )
+    with pytest.raises(DegradeNeeded):
+        await DecisionHandlers().handle(situation)

@@ -4,20 +4,21 @@
 metrics as `PrometheusHook`, with the same label names and values, as OpenTelemetry
 instruments named ``a2a.client.<name>`` (see `METRICS`):
 
-==================================  =============  ==============  ============================
-instrument                          kind           unit            attributes
-==================================  =============  ==============  ============================
-``a2a.client.calls``                counter        ``{call}``      method, peer, outcome
-``a2a.client.errors``               counter        ``{error}``     method, reason, action, peer
-``a2a.client.retries``              counter        ``{retry}``     method, reason, peer
-``a2a.client.retry.delay``          histogram      ``s``           method, peer
-``a2a.client.retry_budget.tokens``  gauge (obs.)   ``{token}``     peer
-``a2a.client.retry_budget.exhausted``  counter     ``{call}``      method, peer
-``a2a.client.task.outcomes``        counter        ``{task}``      skill, state, peer
-==================================  =============  ==============  ============================
+=======================================  ==========  ===========  ============================
+instrument                               kind        unit         attributes
+=======================================  ==========  ===========  ============================
+``a2a.client.calls``                     counter     ``{call}``   method, peer, outcome
+``a2a.client.errors``                    counter     ``{error}``  method, reason, action, peer
+``a2a.client.retries``                   counter     ``{retry}``  method, reason, peer
+``a2a.client.retry.delay``               histogram   ``s``        method, peer
+``a2a.client.retry_budget.tokens``       obs. gauge  ``{token}``  peer
+``a2a.client.retry_budget.exhausted``    counter     ``{call}``   method, peer
+``a2a.client.task.outcomes``             counter     ``{task}``   skill, state, peer
+=======================================  ==========  ===========  ============================
 
 Only ``opentelemetry-api`` is needed, imported when the hook is created; the SDK (or any
-other implementation) is the application's choice. Without a configured meter provider the
+other implementation) is the application's choice. The budget gauge is observed when the SDK
+collects: a call only stores the latest value. Without a configured meter provider the
 API's no-op meter records nothing.
 """
 

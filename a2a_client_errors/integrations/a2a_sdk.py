@@ -21,10 +21,14 @@ resend carries the same one.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
+
+import httpx
 
 from a2a_client_errors.errors import (
     CallError,
@@ -53,6 +57,8 @@ _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
 SKILL_METADATA_KEY: Final = "skill"
 """The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
 _TASKS_REMEMBERED: Final = 1024
+WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
+_log = logging.getLogger("a2a_client_errors")
 
 
 def _a2a_types() -> Any:
@@ -74,6 +80,7 @@ def guard_client(
     peer: str | None = None,
     max_reconnects: int = 3,
     handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
+    card_url: str | None = None,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
 
@@ -84,10 +91,18 @@ def guard_client(
         max_reconnects: how many times one stream may be resumed after interruptions.
         handlers: what to do about decisions other than retry (see
             `a2a_client_errors.handlers`); None raises every one of them.
+        card_url: where the agent card is read again when the peer refuses the client's
+            version (default: the well-known path at the origin of the card's first HTTP
+            interface).
     """
     _a2a_types()
     return GuardedClient(
-        client, guard or Guard(), peer=peer, max_reconnects=max_reconnects, handlers=handlers
+        client,
+        guard or Guard(),
+        peer=peer,
+        max_reconnects=max_reconnects,
+        handlers=handlers,
+        card_url=card_url,
     )
 
 
@@ -101,6 +116,8 @@ class GuardedClient:
         guard: the Guard.
         peer: the key of the peer's retry budget.
         handlers: the decision handlers (None: every decision but ok and retry is raised).
+        card_url: where `read_card` reads the agent card ("" when the card names no HTTP
+            interface and none was given).
     """
 
     def __init__(
@@ -111,15 +128,60 @@ class GuardedClient:
         peer: str | None = None,
         max_reconnects: int = 3,
         handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
+        card_url: str | None = None,
     ) -> None:
         self.client = client
         self.guard = guard
         self.peer = peer or _peer_of(client)
         self.max_reconnects = max_reconnects
         self.handlers = handlers
+        self.card_url = card_url if card_url is not None else _card_url_of(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    @property
+    def card(self) -> Any:
+        """The agent card the wrapped client holds (None if it holds none)."""
+        return getattr(self.client, "_card", None)
+
+    async def read_card(self, timeout: float = 10.0) -> Any:
+        """Read the agent card again from `card_url`, and hold it from now on.
+
+        A card that cannot be read (no URL, a transport error, a body that is not a card) is
+        logged, and the card held so far is returned: the caller decides with what it has.
+
+        Args:
+            timeout: the longest the read may take, in seconds.
+        """
+        if not self.card_url:
+            return self.card
+        from a2a.client import A2ACardResolver  # noqa: PLC0415 (the extra is installed here)
+
+        config = getattr(self.client, "_config", None)
+        shared = getattr(config, "httpx_client", None)
+        http = shared if shared is not None else httpx.AsyncClient()
+        try:
+            resolver = A2ACardResolver(http, self.card_url, agent_card_path="")
+            card = await asyncio.wait_for(resolver.get_agent_card(), timeout)
+        except Exception as exc:  # any failure: keep the card held
+            _log.warning(
+                "could not read the agent card again (%s); keeping the one held",
+                type(exc).__name__,
+            )
+            return self.card
+        finally:
+            if shared is None:
+                await http.aclose()
+        if hasattr(self.client, "_card"):
+            self.client._card = card
+        return card
+
+    def _prepared(self, context: Any) -> Any:
+        """The call context, with what the handlers declare from the card (see ``prepare``)."""
+        if self.handlers is None:
+            return context
+        return self.handlers.prepare(self.card, context)
 
     async def _handled(
         self, failure: CallFailed, operation: str, request: Any, context: Any
@@ -173,19 +235,21 @@ class GuardedClient:
 
     # --- unary operations -------------------------------------------------------------------
 
-    def _refused_by_card(self, operation: str) -> CallFailed | None:
+    def _refused_by_card(self, operation: str, request: Any = None) -> CallFailed | None:
         """The failure a call must meet by the card's capabilities (§3.3.4), if it must.
 
         Such a call is not sent: the decision is made from the card (source ``agent_card``).
         """
-        card = getattr(self.client, "_card", None)
-        capabilities = getattr(card, "capabilities", None)
+        capabilities = getattr(self.card, "capabilities", None)
         if capabilities is None:
             return None
         reason: Reason | None = None
         if operation == "SubscribeToTask" and not capabilities.streaming:
             reason = Reason.UNSUPPORTED_OPERATION
-        elif "PushNotificationConfig" in operation and not capabilities.push_notifications:
+        elif not capabilities.push_notifications and (
+            "PushNotificationConfig" in operation
+            or (operation == "SendMessage" and self._asks_for_push(request))
+        ):
             reason = Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
         elif operation == "GetExtendedAgentCard" and not capabilities.extended_agent_card:
             reason = Reason.UNSUPPORTED_OPERATION
@@ -199,7 +263,22 @@ class GuardedClient:
             message=f"the agent card declares no support for {operation}",
         )
         decision = self.guard.policy.decide(error, operation=operation)
+        self.guard.observe(decision, peer=self.peer, operation=operation)
         return failure_for(decision)(decision, attempts=0)
+
+    def _streams(self) -> bool:
+        """Whether the wrapped client sends messages as streams (its config and the card)."""
+        config = getattr(self.client, "_config", None)
+        capabilities = getattr(self.card, "capabilities", None)
+        return bool(getattr(config, "streaming", True) and getattr(capabilities, "streaming", True))
+
+    def _asks_for_push(self, request: Any) -> bool:
+        """Whether a SendMessage asks for push notifications (itself, or by client config)."""
+        configuration = getattr(request, "configuration", None)
+        if configuration is not None and configuration.HasField("task_push_notification_config"):
+            return True
+        config = getattr(self.client, "_config", None)
+        return getattr(config, "push_notification_config", None) is not None
 
     async def _unary(
         self,
@@ -214,6 +293,7 @@ class GuardedClient:
         if refused is not None:
             handled = await self._handled(refused, operation, request, context)
             return await handled if inspect.isawaitable(handled) else handled
+        context = self._prepared(context)
         try:
             result = await self.guard.acall(
                 method, request, context=context, operation=operation, peer=self.peer, **kw
@@ -311,6 +391,7 @@ class GuardedClient:
         message = request.message
         if not message.message_id:
             message.message_id = str(uuid.uuid4())
+        context = self._prepared(context)
         stream = _Stream(
             self,
             "SendMessage",
@@ -318,12 +399,14 @@ class GuardedClient:
             request=request,
             context=context,
             skill=skill or _skill_of(message),
+            unary=not self._streams(),
         )
         async for event in stream:
             yield event
 
     async def subscribe(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
         """SubscribeToTask, guarded; yields ``StreamResponse``."""
+        context = self._prepared(context)
         stream = _Stream(
             self,
             "SubscribeToTask",
@@ -349,6 +432,7 @@ class _Stream:
         request: Any = None,
         context: Any = None,
         skill: str | None = None,
+        unary: bool = False,
     ) -> None:
         self.owner = owner
         self.operation = operation
@@ -357,11 +441,13 @@ class _Stream:
         self.request = request
         self.context = context
         self.skill = skill
+        # A unary call seen as a stream of one: its answer is the whole result, final or not.
+        self.unary = unary
         self.ended = False  # a Message answered, or the task reached a final state
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
-            refused = self.owner._refused_by_card(self.operation)
+            refused = self.owner._refused_by_card(self.operation, self.request)
             if refused is not None:
                 raise refused
             iterator, first = await self._first(self.open_stream, self.operation)
@@ -420,7 +506,9 @@ class _Stream:
             error.kind is ErrorKind.TRANSPORT and error.transport is TransportFailure.UNKNOWN
         ):
             raise exc
-        decision = self.owner.guard.policy.decide(error, operation=self.operation)
+        owner = self.owner
+        decision = owner.guard.policy.decide(error, operation=self.operation)
+        owner.guard.observe(decision, peer=owner.peer, operation=self.operation)
         if decision.action is Action.RETRY and self.task_id:
             return
         raise failure_for(decision)(decision) from exc
@@ -432,7 +520,7 @@ class _Stream:
         request = types.SubscribeToTaskRequest(id=self.task_id)
         try:
             iterator, first = await self._first(
-                lambda: client.subscribe(request), "SubscribeToTask"
+                lambda: client.subscribe(request, context=self.context), "SubscribeToTask"
             )
         except NotImplementedError:
             iterator, first = None, None  # the client knows the peer cannot stream
@@ -442,14 +530,19 @@ class _Stream:
             iterator, first = None, None  # terminal meanwhile: subscribing is refused
         if iterator is not None or first is not None:
             return iterator, first
-        task = await self.owner.get_task(types.GetTaskRequest(id=self.task_id))
+        task = await self.owner.get_task(
+            types.GetTaskRequest(id=self.task_id), context=self.context
+        )
         self.ended = True
         return None, types.StreamResponse(task=task)
 
     def _track(self, event: Any) -> None:
         """Follow the task's id, and whether it reached a final state, through the events."""
-        if event.WhichOneof("payload") == "message":
-            self.ended = True  # a stream that answers with a Message carries only that one
+        if self.unary or event.WhichOneof("payload") == "message":
+            # A unary answer is the whole result; a stream that answers with a Message
+            # carries only that one.
+            self.ended = True
+            self._tell(event)  # a unary answer may be a task: its outcome, for the hooks
             return
         outcome = task_outcome(event)
         if outcome is not None:
@@ -458,7 +551,7 @@ class _Stream:
             self.owner._tell(outcome, self.operation, self.skill)
 
     def _tell(self, event: Any) -> None:
-        """A fallback's event (a handler's answer): its task outcome, for the hooks."""
+        """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
         if self.owner.guard._observers["on_task_outcome"]:
             self.owner._tell(task_outcome(event), self.operation, self.skill)
 
@@ -479,6 +572,16 @@ def _skill_of(message: Any) -> str | None:
     except (KeyError, TypeError, ValueError):
         return None
     return value if isinstance(value, str) and value else None
+
+
+def _card_url_of(client: Any) -> str:
+    """The well-known card URL at the origin of the card's first HTTP interface, or ""."""
+    card = getattr(client, "_card", None)
+    for interface in getattr(card, "supported_interfaces", ()):
+        url = httpx.URL(str(getattr(interface, "url", "")))
+        if url.scheme in {"http", "https"} and url.host:
+            return str(url.copy_with(path=WELL_KNOWN_CARD_PATH, query=None, fragment=None))
+    return ""
 
 
 def _peer_of(client: Any) -> str:

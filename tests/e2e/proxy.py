@@ -18,6 +18,9 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from a2a_client_errors import Reason
+from a2a_client_errors.server import A2AError, to_jsonrpc
+
 if TYPE_CHECKING:
     from starlette.requests import Request
 
@@ -54,20 +57,34 @@ class Proxy:
     * ``forward``: nothing;
     * ``strip``: error bodies lose their details (the codes and statuses stay);
     * ``bare``: error answers become a gateway's ``502`` HTML page.
+
+    With ``require_extension``, the proxy is a gateway that enforces what the agent's card
+    says: a JSON-RPC call that does not declare that extension URI in ``A2A-Extensions`` is
+    answered with EXTENSION_SUPPORT_REQUIRED (-32008, ErrorInfo in ``error.data``) and not
+    forwarded. ``declared`` keeps the ``A2A-Extensions`` value of every POST it received.
     """
 
-    def __init__(self, upstream: str, mode: str = "forward") -> None:
+    def __init__(
+        self, upstream: str, mode: str = "forward", *, require_extension: str | None = None
+    ) -> None:
         if mode not in MODES:
             msg = f"mode must be one of {MODES}"
             raise ValueError(msg)
         self.upstream = upstream.rstrip("/")
         self.mode = mode
+        self.require_extension = require_extension
+        self.declared: list[str | None] = []
         self.url = ""
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
 
     async def _forward(self, request: Request) -> Response:
+        if request.method == "POST":
+            self.declared.append(request.headers.get("A2A-Extensions"))
+            refusal = await self._refusal(request)
+            if refusal is not None:
+                return refusal
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
         async with httpx.AsyncClient(timeout=10) as client:
             answer = await client.request(
@@ -86,6 +103,24 @@ class Proxy:
             else:
                 status, body, media = 502, b"<html>Bad Gateway</html>", "text/html"
         return Response(body, status_code=status, media_type=media or None)
+
+    async def _refusal(self, request: Request) -> Response | None:
+        """EXTENSION_SUPPORT_REQUIRED, for a JSON-RPC call that leaves the extension out."""
+        if self.require_extension is None:
+            return None
+        declared = request.headers.get("A2A-Extensions", "")
+        if self.require_extension in {uri.strip() for uri in declared.split(",")}:
+            return None
+        try:
+            call: Any = json.loads(await request.body())
+        except ValueError:
+            return None
+        error = A2AError(
+            Reason.EXTENSION_SUPPORT_REQUIRED,
+            "This agent requires an extension the request did not declare.",
+        )
+        body = to_jsonrpc(error, call.get("id") if isinstance(call, dict) else None)
+        return Response(json.dumps(body), media_type="application/json")
 
     def __enter__(self) -> Proxy:
         app = Starlette(

@@ -17,8 +17,9 @@ from a2a_client_errors import (
     ReportNeeded,
     RetryExhausted,
 )
-from a2a_client_errors.handlers import DecisionHandlers, Situation
+from a2a_client_errors.handlers import DecisionHandlers, Polling, Situation
 from a2a_client_errors.testing import RecordingHook
+from tests.e2e.proxy import Proxy
 from tests.e2e.sdk import BINDINGS, sdk_client
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ class Recorder(httpx.AsyncBaseTransport):
 
     Attributes:
         bodies: the body of every POST.
-        versions: the A2A-Version of every request.
+        versions: the A2A-Version of every request but the agent card's.
+        extensions: the A2A-Extensions of every request.
         calls: the JSON-RPC method of every request, or its path.
     """
 
@@ -43,13 +45,16 @@ class Recorder(httpx.AsyncBaseTransport):
         self.failures = failures
         self.bodies: list[bytes] = []
         self.versions: list[str | None] = []
+        self.extensions: list[str | None] = []
         self.calls: list[str] = []
         self.inner = httpx.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Record; answer 503 while failures remain, else forward."""
         body = await request.aread()
-        self.versions.append(request.headers.get("A2A-Version"))
+        self.extensions.append(request.headers.get("A2A-Extensions"))
+        if request.url.path != "/.well-known/agent-card.json":
+            self.versions.append(request.headers.get("A2A-Version"))
         method = json.loads(body).get("method", "") if body.startswith(b"{") else ""
         self.calls.append(method or request.url.path)
         if request.method == "POST":
@@ -239,10 +244,42 @@ async def test_retries_end_when_the_peer_stays_down(peer: EmbeddedPeer) -> None:
     assert len(flaky.bodies) == 3
 
 
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_a_unary_send_of_a_working_task_is_the_whole_answer(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """Not streaming, ``return_immediately``: one answer, a working task; nothing resumed."""
+    recording = Recorder()
+    client, http = await sdk_client(peer, binding, streaming=False, transport=recording)
+    request = _message("slow")
+    request.configuration.return_immediately = True
+    try:
+        events = await _events(client.send_message(request))
+        await client.cancel_task(a2a_pb2.CancelTaskRequest(id=events[0].task.id))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert [_state(event) for event in events] in (
+        ["TASK_STATE_SUBMITTED"],
+        ["TASK_STATE_WORKING"],
+    )
+    assert len(recording.calls) == 2  # the message, then the cancel: no subscription between
+
+
+def _claims_push(peer: EmbeddedPeer) -> a2a_pb2.AgentCard:
+    """The peer's card, claiming push notifications its server refuses."""
+    card = a2a_pb2.AgentCard()
+    card.CopyFrom(peer.agent_card)
+    card.capabilities.push_notifications = True
+    return card
+
+
 @pytest.mark.parametrize("binding", BINDINGS)
-async def test_push_config_without_push_is_degrade(peer: EmbeddedPeer, binding: str) -> None:
-    """Push configuration on a peer without push notifications raises DegradeNeeded."""
-    client, http = await _client(peer, binding)
+async def test_push_config_refused_by_the_server_is_degrade(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """Without handlers, a push configuration the server refuses raises DegradeNeeded."""
+    client, http = await sdk_client(peer, binding, card=_claims_push(peer), raw=True)
     try:
         task_id = await _completed_task(client)
         config = a2a_pb2.TaskPushNotificationConfig(task_id=task_id, url="http://127.0.0.1:9/x")
@@ -252,6 +289,64 @@ async def test_push_config_without_push_is_degrade(peer: EmbeddedPeer, binding: 
         await client.close()
         await http.aclose()
     assert failed.value.reason == "PUSH_NOTIFICATION_NOT_SUPPORTED"
+    assert failed.value.attempts == 1  # the server said so: it was sent
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_push_config_refused_by_the_server_gives_polling(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """The default handlers answer a refused push configuration with a Polling of the task."""
+    client, http = await sdk_client(peer, binding, card=_claims_push(peer), streaming=False)
+    request = _message("slow")
+    request.configuration.return_immediately = True
+    try:
+        events = await _events(client.send_message(request))
+        task_id = events[0].task.id
+        config = a2a_pb2.TaskPushNotificationConfig(task_id=task_id, url="http://127.0.0.1:9/x")
+        polling = await client.create_task_push_notification_config(config)
+        assert isinstance(polling, Polling)
+        assert polling.decision.reason == "PUSH_NOTIFICATION_NOT_SUPPORTED"
+        first = await anext(aiter(polling))
+        assert first.id == task_id
+        assert a2a_pb2.TaskState.Name(first.status.state) == "TASK_STATE_WORKING"
+        await client.cancel_task(a2a_pb2.CancelTaskRequest(id=task_id))
+        reads = [task async for task in polling]
+    finally:
+        await client.close()
+        await http.aclose()
+    # A fresh iteration polls afresh: one read, final (canceled), so the polling ends there.
+    assert [a2a_pb2.TaskState.Name(task.status.state) for task in reads] == ["TASK_STATE_CANCELED"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_message_asking_for_push_degrades_to_polling(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """A SendMessage asking for push, the card saying no push: sent without it, then polled.
+
+    (a2a-sdk 1.3.0 servers accept such a message and ignore the push configuration, so the
+    card is what tells the client; the handler is the same for a refusal by the server.)
+    """
+    recorder = RecordingHook()
+    recording = Recorder()
+    guard = Guard(sleep=lambda _: None, hooks=[recorder])
+    client, http = await sdk_client(peer, binding, guard=guard, transport=recording)
+    request = _message("hello")
+    request.configuration.task_push_notification_config.url = "http://127.0.0.1:9/x"
+    try:
+        events = await _events(client.send_message(request))
+    finally:
+        await client.close()
+        await http.aclose()
+    first = recorder.decisions[0].decision
+    assert (first.action, first.reason) == ("degrade", "PUSH_NOTIFICATION_NOT_SUPPORTED")
+    assert first.error is not None
+    assert first.error.source.value == "agent_card"
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+    assert not any(b"127.0.0.1:9" in body for body in recording.bodies)  # push left out
+    if binding != "grpc":
+        assert recording.calls[0] in {"SendMessage", "/rest/message:send"}
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -398,6 +493,63 @@ async def test_an_older_version_is_upgraded_and_resent_once(
         await http.aclose()
     assert _state(events[-1]) == "TASK_STATE_COMPLETED"
     assert recording.versions == ["0.3", "1.0"]
+    card_read = recording.calls.index("/.well-known/agent-card.json")  # the card, read again
+    assert 0 < card_read < len(recording.calls) - 1
+
+
+def _stale_card(peer: EmbeddedPeer, version: str) -> a2a_pb2.AgentCard:
+    """The peer's card as it was once: every interface at ``version``."""
+    card = a2a_pb2.AgentCard()
+    card.CopyFrom(peer.agent_card)
+    for interface in card.supported_interfaces:
+        interface.protocol_version = version
+    return card
+
+
+async def test_the_card_is_read_again_before_picking_a_version(peer: EmbeddedPeer) -> None:
+    """A client built from a stale card (2.0 only: the peer has since rolled back to 1.0).
+
+    The fresh card says 1.0, which the client may take (downgrades allowed); the held card
+    alone offered nothing.
+    """
+    from a2a.client import ClientCallContext
+
+    recording = Recorder()
+    client, http = await sdk_client(
+        peer, "jsonrpc", transport=recording, card=_stale_card(peer, "2.0")
+    )
+    client.handlers = DecisionHandlers(versions=("2.0", "1.0"), allow_downgrade=True)
+    context = ClientCallContext(service_parameters={"A2A-Version": "2.0"})
+    try:
+        with pytest.raises(ReconcileNeeded):  # 1.0 understood: the task does not exist
+            await client.get_task(a2a_pb2.GetTaskRequest(id="no-such-task"), context=context)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert recording.calls == ["GetTask", "/.well-known/agent-card.json", "GetTask"]
+    assert recording.versions == ["2.0", "1.0"]
+    assert client.card.supported_interfaces[0].protocol_version == "1.0"  # held from now on
+
+
+async def test_a_card_that_cannot_be_read_again_keeps_the_one_held(
+    peer: EmbeddedPeer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The card URL answers 404: the held (stale) card decides, so the failure stands."""
+    from a2a.client import ClientCallContext
+
+    client, http = await sdk_client(peer, "jsonrpc", card=_stale_card(peer, "2.0"))
+    client.handlers = DecisionHandlers(versions=("2.0", "1.0"), allow_downgrade=True)
+    client.card_url = peer.jsonrpc_url + "/no-card-here"
+    context = ClientCallContext(service_parameters={"A2A-Version": "2.0"})
+    try:
+        with pytest.raises(FixRequestNeeded) as failed:
+            await client.get_task(a2a_pb2.GetTaskRequest(id="t-1"), context=context)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert failed.value.reason == "VERSION_NOT_SUPPORTED"
+    assert client.card.supported_interfaces[0].protocol_version == "2.0"
+    assert "could not read the agent card again" in caplog.text
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
@@ -459,22 +611,38 @@ async def test_subscribing_without_streaming_reads_the_task_instead(
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
 async def test_push_config_without_push_is_not_sent(peer: EmbeddedPeer, binding: str) -> None:
-    """The card says no push notifications: DegradeNeeded from the card, nothing sent."""
+    """The card says no push notifications: nothing sent; a Polling of the task instead."""
     paths = Recorder()
     client, http = await _client(peer, binding, transport=paths)
     try:
         task_id = await _completed_task(client)
         sent_before = len(paths.calls)
         config = a2a_pb2.TaskPushNotificationConfig(task_id=task_id, url="http://127.0.0.1:9/x")
+        polling = await client.create_task_push_notification_config(config)
+        assert len(paths.calls) == sent_before  # the configuration was never sent
+        reads = [task async for task in polling]
+    finally:
+        await client.close()
+        await http.aclose()
+    assert isinstance(polling, Polling)
+    assert polling.decision.error is not None
+    assert polling.decision.error.source.value == "agent_card"
+    assert [a2a_pb2.TaskState.Name(task.status.state) for task in reads] == ["TASK_STATE_COMPLETED"]
+    assert len(paths.calls) == sent_before + 1  # one GetTask: the task was final already
+
+
+async def test_push_config_without_push_raises_without_handlers(peer: EmbeddedPeer) -> None:
+    """Without handlers, the card's refusal is raised as DegradeNeeded, after zero attempts."""
+    client, http = await _client(peer, "jsonrpc", raw=True)
+    try:
+        config = a2a_pb2.TaskPushNotificationConfig(task_id="t-1", url="http://127.0.0.1:9/x")
         with pytest.raises(DegradeNeeded) as failed:
             await client.create_task_push_notification_config(config)
     finally:
         await client.close()
         await http.aclose()
-    assert len(paths.calls) == sent_before
     assert failed.value.attempts == 0
-    assert failed.value.decision.error is not None
-    assert failed.value.decision.error.source.value == "agent_card"
+    assert failed.value.reason == "PUSH_NOTIFICATION_NOT_SUPPORTED"
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -497,3 +665,89 @@ async def test_a_refused_stream_degrades_to_send_and_poll(
     assert recorder.decisions[0].decision.reason == "UNSUPPORTED_OPERATION"
     assert all(event.WhichOneof("payload") == "task" for event in events)
     assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+
+
+# --- extensions the card requires ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_allowed_required_extensions_are_declared_up_front(
+    peer: EmbeddedPeer, binding: str
+) -> None:
+    """The card requires an extension this client allows: declared on the first request."""
+    assert peer.required_extension
+    recording = Recorder()
+    client, http = await _client(peer, binding, transport=recording)
+    client.handlers = DecisionHandlers(allowed_extensions=[peer.required_extension])
+    try:
+        events = await _events(client.send_message(_message("hello")))
+        await client.get_task(a2a_pb2.GetTaskRequest(id=events[0].task.id))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert recording.extensions == [peer.required_extension] * 2  # two calls, each declared
+
+
+async def test_required_extensions_not_allowed_are_not_declared(peer: EmbeddedPeer) -> None:
+    """An extension the client does not allow is never declared for it (the call goes as is)."""
+    recording = Recorder()
+    client, http = await _client(peer, "jsonrpc", transport=recording)
+    try:
+        await _events(client.send_message(_message("hello")))
+    finally:
+        await client.close()
+        await http.aclose()
+    assert recording.extensions == [None]
+
+
+def _through(proxy: Proxy, card: a2a_pb2.AgentCard) -> a2a_pb2.AgentCard:
+    """``card`` with its HTTP interfaces moved behind ``proxy``."""
+    moved = a2a_pb2.AgentCard()
+    moved.CopyFrom(card)
+    for interface in moved.supported_interfaces:
+        url = httpx.URL(interface.url)
+        if url.scheme == "http":
+            interface.url = str(httpx.URL(proxy.url).copy_with(path=url.path))
+    return moved
+
+
+async def test_a_gateway_requiring_an_extension_gets_it_on_the_one_resend(
+    peer: EmbeddedPeer,
+) -> None:
+    """A stale card (no extension required) and a gateway that enforces the current one.
+
+    EXTENSION_SUPPORT_REQUIRED: the card is read again (through the gateway), its required
+    extension is allowed, so it is declared and the message resent once.
+    """
+    upstream = peer.jsonrpc_url.rsplit("/", 1)[0]
+    with Proxy(upstream, require_extension=peer.required_extension) as gateway:
+        stale = _through(gateway, peer.agent_card)
+        del stale.capabilities.extensions[:]
+        recorder = RecordingHook()
+        guard = Guard(sleep=lambda _: None, hooks=[recorder])
+        client, http = await sdk_client(peer, "jsonrpc", card=stale, guard=guard)
+        client.handlers = DecisionHandlers(allowed_extensions=[peer.required_extension])
+        try:
+            events = await _events(client.send_message(_message("hello")))
+        finally:
+            await client.close()
+            await http.aclose()
+    assert recorder.decisions[0].decision.reason == "EXTENSION_SUPPORT_REQUIRED"
+    assert recorder.actions[0] == "fix_request"
+    assert gateway.declared == [None, peer.required_extension]
+    assert _state(events[-1]) == "TASK_STATE_COMPLETED"
+
+
+async def test_a_gateway_requiring_an_extension_not_allowed_fails(peer: EmbeddedPeer) -> None:
+    """The same gateway, the extension not allowed: FixRequestNeeded, nothing resent."""
+    upstream = peer.jsonrpc_url.rsplit("/", 1)[0]
+    with Proxy(upstream, require_extension=peer.required_extension) as gateway:
+        client, http = await sdk_client(peer, "jsonrpc", card=_through(gateway, peer.agent_card))
+        try:
+            with pytest.raises(FixRequestNeeded) as failed:
+                await _events(client.send_message(_message("hello")))
+        finally:
+            await client.close()
+            await http.aclose()
+    assert failed.value.reason == "EXTENSION_SUPPORT_REQUIRED"
+    assert gateway.declared == [None]

@@ -60,9 +60,11 @@ def _exposed(registry: CollectorRegistry) -> Iterator[str]:
         thread.join(10)
 
 
-async def _workload(peer: EmbeddedPeer, binding: str, guard: Guard) -> None:
+async def _workload(
+    peer: EmbeddedPeer, binding: str, guard: Guard, *, streaming: bool = True
+) -> None:
     """Tasks that complete and fail, a lost cancel, an unknown task, a refused card, retries."""
-    client, http = await sdk_client(peer, binding, guard=guard)
+    client, http = await sdk_client(peer, binding, guard=guard, streaming=streaming)
     client.peer = PEER
     try:
         done = [e async for e in client.send_message(_message("hello"), skill="echo")]
@@ -112,8 +114,12 @@ def _assert_counted(samples: Samples, recorder: RecordingHook) -> None:
     assert not [labels for (name, labels) in samples if name == errors and "FAILED" in str(labels)]
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
-async def test_metrics_of_a_real_workload(peer: EmbeddedPeer, binding: str) -> None:
+@pytest.mark.parametrize(
+    ("binding", "streaming"), [*((b, True) for b in BINDINGS), ("jsonrpc", False)]
+)
+async def test_metrics_of_a_real_workload(
+    peer: EmbeddedPeer, binding: str, *, streaming: bool
+) -> None:
     """Scraped over HTTP and read in memory, both exporters count the workload alike."""
     registry = CollectorRegistry()
     reader = InMemoryMetricReader()
@@ -127,7 +133,7 @@ async def test_metrics_of_a_real_workload(peer: EmbeddedPeer, binding: str) -> N
             recorder,
         ],
     )
-    await _workload(peer, binding, guard)
+    await _workload(peer, binding, guard, streaming=streaming)
     with _exposed(registry) as url:
         response = httpx.get(url, timeout=10)
     assert response.status_code == 200
