@@ -38,7 +38,6 @@ from a2a_client_errors.reasons import (
     GRPC_CODES,
     INTERRUPTED_STATES,
     TERMINAL_STATES,
-    Action,
     Reason,
 )
 
@@ -386,6 +385,3 @@ def prometheus_series(prefix: str = "a2a_client") -> dict[str, tuple[str, ...]]:
         else:
             series[base] = spec.labels
     return series
-
-
-ACTIONS: Final[frozenset[str]] = frozenset(action.value for action in Action)
