@@ -1,10 +1,13 @@
-"""The ``a2a-errors`` command: classify a captured response, print the table, run the demo.
+"""The ``a2a-errors`` command: classify captures, print the table, run the demo, probe agents.
 
 Usage::
 
     a2a-errors classify [FILE|-] [--json] [--operation NAME]
     a2a-errors table [--json]
     a2a-errors demo [--json]
+    a2a-errors probe URL [-H NAME:VALUE]... [--check NAME]... [--binding NAME]...
+                         [--timeout S] [--strict-table 1.0.1|1.0.0] [--follow-card-hosts]
+                         [--message TEXT] [--json]
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx
 
@@ -165,6 +168,47 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return run_demo(json_output=args.json, out=out)
 
 
+def _header(text: str) -> tuple[str, str]:
+    """``NAME:VALUE`` for ``-H``; the value never appears in an error message."""
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip() or any(c in name for c in " \t\r\n"):
+        raise argparse.ArgumentTypeError("a header is NAME:VALUE (the value is not shown here)")
+    return name.strip(), value.strip()
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {escape(text)}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
+def _cmd_probe(args: argparse.Namespace, out: TextIO) -> int:
+    from a2a_client_errors.probe import probe  # noqa: PLC0415 (only this command needs it)
+
+    try:
+        report = probe(
+            args.url,
+            headers=args.header,
+            timeout=args.timeout,
+            checks=args.check,
+            bindings=args.binding,
+            strict_table=args.strict_table,
+            follow_card_hosts=args.follow_card_hosts,
+            message=args.message,
+        )
+    except ValueError as exc:
+        print(f"a2a-errors probe: {escape(str(exc))}", file=sys.stderr)
+        return 2
+    out.write(report.to_json() + "\n" if args.json else report.to_text())
+    if report.error is not None:
+        print(f"a2a-errors probe: {escape(report.error)}", file=sys.stderr)
+    return report.exit_status
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="a2a-errors",
@@ -184,7 +228,62 @@ def _parser() -> argparse.ArgumentParser:
         "demo", help="classify every error an embedded a2a-sdk peer produces (needs [a2a])"
     )
     cmd.add_argument("--json", action="store_true", help="print JSON")
+    _probe_parser(commands)
     return parser
+
+
+def _probe_parser(commands: Any) -> None:
+    from a2a_client_errors.probe import BINDINGS, CHECKS, DEFAULT_MESSAGE, TABLES  # noqa: PLC0415
+
+    cmd = commands.add_parser(
+        "probe",
+        help="trigger each A2A error on every interface of an agent and check what comes back",
+        description="Read the agent card at URL, trigger every error that can be triggered "
+        "deterministically on each interface it lists, and compare codes, statuses, reasons "
+        "and ErrorInfo with the spec. Exit status: 0 every check that ran passed, 1 a check "
+        "failed, 2 the probe could not run.",
+        epilog="checks: " + "; ".join(f"{c.name}: {c.summary}" for c in CHECKS),
+    )
+    cmd.add_argument("url", help="the agent's base URL, or its card's URL")
+    cmd.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        type=_header,
+        default=[],
+        metavar="NAME:VALUE",
+        help="a header for every request (credentials); repeatable; values are never printed",
+    )
+    cmd.add_argument(
+        "--timeout", type=_positive, default=10.0, help="seconds per request (default 10)"
+    )
+    cmd.add_argument(
+        "--check",
+        action="append",
+        choices=[c.name for c in CHECKS],
+        metavar="NAME",
+        help="run only this check; repeatable (default: all; names below)",
+    )
+    cmd.add_argument(
+        "--binding",
+        action="append",
+        choices=list(BINDINGS),
+        help="probe only this binding; repeatable (default: all)",
+    )
+    cmd.add_argument(
+        "--strict-table",
+        choices=list(TABLES),
+        help="accept only this spec table's statuses (default: either)",
+    )
+    cmd.add_argument(
+        "--follow-card-hosts",
+        action="store_true",
+        help="also probe interfaces the card lists on other hosts (they get the headers too)",
+    )
+    cmd.add_argument(
+        "--message", default=DEFAULT_MESSAGE, help="the text of the messages the probe sends"
+    )
+    cmd.add_argument("--json", action="store_true", help="print the JSON report")
 
 
 def main(
@@ -197,4 +296,6 @@ def main(
         return _cmd_classify(args, output, stdin if stdin is not None else sys.stdin)
     if args.command == "table":
         return _cmd_table(args, output)
+    if args.command == "probe":
+        return _cmd_probe(args, output)
     return _cmd_demo(args, output)

@@ -6,22 +6,21 @@ drop ``error.data``/``error.details`` or replace error bodies with their own pag
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import threading
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
 from a2a_client_errors import Reason
 from a2a_client_errors.server import A2AError, to_jsonrpc
+from tests.asgi import serve
 
 if TYPE_CHECKING:
+    import contextlib
+
     from starlette.requests import Request
 
 MODES = ("forward", "strip", "bare")
@@ -75,9 +74,7 @@ class Proxy:
         self.require_extension = require_extension
         self.declared: list[str | None] = []
         self.url = ""
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
+        self._serving: contextlib.AbstractContextManager[str] | None = None
 
     async def _forward(self, request: Request) -> Response:
         if request.method == "POST":
@@ -126,25 +123,10 @@ class Proxy:
         app = Starlette(
             routes=[Route("/{path:path}", self._forward, methods=["GET", "POST", "DELETE"])]
         )
-        config = uvicorn.Config(app, log_level="error", lifespan="off")
-        self._server = server = uvicorn.Server(config)
-        # Bound and listening before the server runs: the first requests wait in the backlog,
-        # so nobody has to poll for the server to be up.
-        listening = socket.socket()
-        listening.bind(("127.0.0.1", 0))
-        listening.listen(64)
-        self._socket = listening
-        self.url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[listening])), daemon=True
-        )
-        self._thread.start()
+        self._serving = serve(app)
+        self.url = self._serving.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        assert self._thread is not None
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        if self._socket is not None:
-            self._socket.close()
+        assert self._serving is not None
+        self._serving.__exit__(None, None, None)
