@@ -36,6 +36,7 @@ from a2a_client_errors.guard import (
     GuardEvent,
     GuardTransport,
     Hook,
+    TaskOutcomeEvent,
 )
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
@@ -104,6 +105,7 @@ __all__ = [
     "RetryExhausted",
     "Source",
     "TaskOutcome",
+    "TaskOutcomeEvent",
     "TransportFailure",
     "WireShape",
     "__version__",

@@ -40,6 +40,7 @@ from a2a_client_errors.errors import (
     RetryExhausted,
 )
 from a2a_client_errors.normalize import normalize
+from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import Decision, GiveUp, Policy
 from a2a_client_errors.reasons import Action, TransportFailure
 from a2a_client_errors.retry import (
@@ -58,6 +59,7 @@ __all__ = [
     "GuardEvent",
     "GuardTransport",
     "Hook",
+    "TaskOutcomeEvent",
     "failure_for",
     "operation_of",
 ]
@@ -135,6 +137,15 @@ class Hook:
         and when it answers again, from whichever thread noticed.
         """
 
+    # --- task outcomes: results of successful calls, kept apart from call errors ------------
+
+    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
+        """A task came back in a successful call (a result: FAILED is not a call error).
+
+        Told by the guarded a2a-sdk client for each task state it sees become final (once per
+        task and state), and by `Guard.record_task` for tasks received by other means.
+        """
+
 
 _HOOK_METHODS: Final = (
     "on_decision",
@@ -143,6 +154,29 @@ _HOOK_METHODS: Final = (
     "on_budget_exhausted",
     "on_budget_fallback",
 )
+_TASK_HOOK_METHODS: Final = ("on_task_outcome",)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcomeEvent:
+    """What `Hook.on_task_outcome` is told: a task that came back, and what its state means.
+
+    Kept apart from `GuardEvent` on purpose: a task in FAILED or REJECTED is the agent's
+    answer to a call that succeeded, not a protocol error, and belongs in its own metrics.
+
+    Attributes:
+        outcome: the task's state and what it means (`TaskOutcome`).
+        peer: the peer's key (as in `GuardEvent`).
+        operation: the A2A operation that returned the task, if known.
+        skill: the skill the task was sent to, when the caller said (A2A tasks do not carry
+            one); None when unknown.
+
+    """
+
+    outcome: TaskOutcome
+    peer: str
+    operation: str | None
+    skill: str | None
 
 
 @dataclass(slots=True)
@@ -241,7 +275,7 @@ class Guard:
                 if callable(getattr(hook, name, None))
                 and getattr(type(hook), name, None) is not getattr(Hook, name)
             )
-            for name in _HOOK_METHODS
+            for name in (*_HOOK_METHODS, *_TASK_HOOK_METHODS)
         }
         subscribe = getattr(self.budgets, "subscribe", None)
         if self._observers["on_budget_fallback"] and callable(subscribe):
@@ -256,6 +290,37 @@ class Guard:
 
     def _budget_fallback(self, event: BudgetFallback) -> None:
         self._emit("on_budget_fallback", event)
+
+    def record_task(
+        self,
+        task: object,
+        *,
+        skill: str | None = None,
+        peer: str | None = None,
+        operation: str | None = None,
+    ) -> TaskOutcome | None:
+        """Tell the hooks about a task received outside a guarded client; return its outcome.
+
+        For tasks an orchestrator gets by other means (a raw httpx call, a push notification,
+        a stream it reads itself). ``task`` is anything `task_outcome` reads (an a2a-sdk
+        ``Task`` or ``StreamResponse``, a JSON task or JSON-RPC result, an ``httpx.Response``)
+        or a `TaskOutcome`. Hooks are told only when it holds a task; never raises.
+
+        Args:
+            task: the task, or the answer that carries it.
+            skill: the skill the task was sent to (A2A tasks do not carry one).
+            peer: the peer's key (default ``"default"``, as for calls).
+            operation: the A2A operation that returned it, if any.
+
+        Returns:
+            The task's outcome, or None when ``task`` holds no task.
+
+        """
+        outcome = task if isinstance(task, TaskOutcome) else task_outcome(task)
+        if outcome is not None and self._observers["on_task_outcome"]:
+            event = TaskOutcomeEvent(outcome, peer or "default", operation, skill)
+            self._emit("on_task_outcome", event)
+        return outcome
 
     # --- the two loops ----------------------------------------------------------------------
 
@@ -428,14 +493,12 @@ class Guard:
         if decision.action not in (Action.OK, Action.RETRY):
             self._emit("on_give_up", event)
 
-    def _emit(self, name: str, event: GuardEvent | BudgetFallback) -> None:
+    def _emit(self, name: str, event: GuardEvent | BudgetFallback | TaskOutcomeEvent) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)
 
 
-def _observe(
-    observer: Callable[[Any], None], name: str, event: GuardEvent | BudgetFallback
-) -> None:
+def _observe(observer: Callable[[Any], None], name: str, event: object) -> None:
     try:
         observer(event)
     except Exception:

@@ -25,6 +25,7 @@ import asyncio
 import inspect
 import logging
 import uuid
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
@@ -40,7 +41,7 @@ from a2a_client_errors.errors import (
 from a2a_client_errors.guard import Guard, failure_for
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
-from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
 
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["GuardedClient", "guard_client"]
 
 _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
+SKILL_METADATA_KEY: Final = "skill"
+"""The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
+_TASKS_REMEMBERED: Final = 1024
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
 _log = logging.getLogger("a2a_client_errors")
 
@@ -132,6 +136,9 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self.card_url = card_url if card_url is not None else _card_url_of(client)
+        # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
+        self._skills: OrderedDict[str, str] = OrderedDict()
+        self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     @property
     def card(self) -> Any:
@@ -187,6 +194,29 @@ class GuardedClient:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
+
+    def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
+        """Tell the Guard's hooks about a task that reached a final state, once per state.
+
+        Costs nothing when no hook observes task outcomes. The skill is remembered per task,
+        so a later GetTask or subscription of the same task is told with it.
+        """
+        if outcome is None or not self.guard._observers["on_task_outcome"]:
+            return
+        task_id = outcome.task_id
+        if task_id:
+            if skill:
+                _remember(self._skills, task_id, skill)
+            else:
+                skill = self._skills.get(task_id)
+        if not outcome.is_final:
+            return
+        if task_id:
+            key = (task_id, outcome.state)
+            if key in self._told:
+                return
+            _remember(self._told, key, None)
+        self.guard.record_task(outcome, skill=skill, peer=self.peer, operation=operation)
 
     async def __aenter__(self) -> Self:
         return self
@@ -265,12 +295,15 @@ class GuardedClient:
             return await handled if inspect.isawaitable(handled) else handled
         context = self._prepared(context)
         try:
-            return await self.guard.acall(
+            result = await self.guard.acall(
                 method, request, context=context, operation=operation, peer=self.peer, **kw
             )
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
-            return await handled if inspect.isawaitable(handled) else handled
+            result = await handled if inspect.isawaitable(handled) else handled
+        if self.guard._observers["on_task_outcome"]:
+            self._tell(task_outcome(result), operation)
+        return result
 
     async def get_task(self, request: Any, *, context: Any = None) -> Any:
         """GetTask, guarded."""
@@ -342,10 +375,18 @@ class GuardedClient:
 
     # --- streams ----------------------------------------------------------------------------
 
-    async def send_message(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
+    async def send_message(
+        self, request: Any, *, context: Any = None, skill: str | None = None
+    ) -> AsyncIterator[Any]:
         """SendMessage (streaming when both sides can), guarded; yields ``StreamResponse``.
 
         The message gets a ``message_id`` before the first attempt when it has none.
+
+        Args:
+            request: the ``SendMessageRequest``.
+            context: a2a-sdk's call context.
+            skill: the skill the message is for, for the task outcome hooks (A2A tasks do not
+                carry one); default: the message metadata's ``"skill"`` string, if any.
         """
         message = request.message
         if not message.message_id:
@@ -357,6 +398,7 @@ class GuardedClient:
             lambda: self.client.send_message(request, context=context),
             request=request,
             context=context,
+            skill=skill or _skill_of(message),
             unary=not self._streams(),
         )
         async for event in stream:
@@ -389,6 +431,7 @@ class _Stream:
         task_id: str = "",
         request: Any = None,
         context: Any = None,
+        skill: str | None = None,
         unary: bool = False,
     ) -> None:
         self.owner = owner
@@ -397,6 +440,7 @@ class _Stream:
         self.task_id = task_id
         self.request = request
         self.context = context
+        self.skill = skill
         # A unary call seen as a stream of one: its answer is the whole result, final or not.
         self.unary = unary
         self.ended = False  # a Message answered, or the task reached a final state
@@ -412,8 +456,10 @@ class _Stream:
             handled = await self.owner._handled(failure, self.operation, self.request, self.context)
             if hasattr(handled, "__aiter__"):  # the request, fixed and sent again
                 async for event in handled:
+                    self._tell(event)
                     yield event
             elif handled is not None:
+                self._tell(handled)
                 yield handled
             return
         reconnects = 0
@@ -496,11 +542,36 @@ class _Stream:
             # A unary answer is the whole result; a stream that answers with a Message
             # carries only that one.
             self.ended = True
+            self._tell(event)  # a unary answer may be a task: its outcome, for the hooks
             return
         outcome = task_outcome(event)
         if outcome is not None:
             self.task_id = outcome.task_id or self.task_id
             self.ended = self.ended or outcome.is_final
+            self.owner._tell(outcome, self.operation, self.skill)
+
+    def _tell(self, event: Any) -> None:
+        """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
+        if self.owner.guard._observers["on_task_outcome"]:
+            self.owner._tell(task_outcome(event), self.operation, self.skill)
+
+
+def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """Keep ``key`` in a bounded memory, forgetting the oldest entries first."""
+    memory[key] = value
+    memory.move_to_end(key)
+    if len(memory) > _TASKS_REMEMBERED:
+        memory.popitem(last=False)
+
+
+def _skill_of(message: Any) -> str | None:
+    """The skill id a message's metadata names under `SKILL_METADATA_KEY`, if a string."""
+    metadata = getattr(message, "metadata", None)
+    try:
+        value = metadata[SKILL_METADATA_KEY] if metadata is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 def _card_url_of(client: Any) -> str:

@@ -1,0 +1,198 @@
+r"""One log line per decision, with the standard `logging` module.
+
+`LoggingHook` is a `Hook`: pass it to ``Guard(hooks=[...])``. Each line is at the level its
+action deserves, so that an operator's ERROR view shows only what needs a person:
+
+======================================================  ===========  =========================
+decision                                                level        why
+======================================================  ===========  =========================
+retry scheduled                                         INFO         the Guard handles it
+retries spent (attempts, deadline, unsafe to resend)    WARNING      the call failed
+retry refused by the retry budget                       WARNING      the peer is struggling
+reconcile (TASK_NOT_CANCELABLE, TASK_NOT_FOUND)         INFO         a race, not an error
+degrade (the peer lacks a capability)                   INFO         a fallback is planned
+fix_request (version, extension, parameters)            WARNING      the request must change
+auth (401/403, refused credentials)                     WARNING      credentials to fix
+report (INVALID_AGENT_RESPONSE, unknown reasons)        ERROR        the peer broke the contract
+a task came back FAILED or REJECTED                     INFO         a result, not an error
+a task came back in any other final state               DEBUG
+ok                                                      (no line)
+======================================================  ===========  =========================
+
+``levels=`` changes any of them. Every record carries structured extras for JSON formatters:
+``reason``, ``action``, ``operation``, ``peer``, ``attempt``, ``delay``, ``source``,
+``give_up``, ``elapsed``, ``peer_message`` (and, for task outcomes, ``state``, ``skill``,
+``task_id``).
+
+What never reaches a record: request bodies, headers, credentials (a peer URL loses its user
+info, query and fragment), details and metadata the peer sent. The peer's message is for
+humans: it is rendered with its control and bidi characters escaped (``\x1b``, ``\n``) and
+capped in length, and never parsed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.errors import escape
+from a2a_client_errors.guard import Hook
+from a2a_client_errors.instrumentation.labels import safe_peer
+from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.reasons import Action
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.policy import Decision
+
+__all__ = ["DEFAULT_LEVELS", "LoggingHook"]
+
+DEFAULT_LEVELS: Final[Mapping[str, int]] = {
+    "retry": logging.INFO,
+    "retries_spent": logging.WARNING,
+    "budget_exhausted": logging.WARNING,
+    "reconcile": logging.INFO,
+    "degrade": logging.INFO,
+    "fix_request": logging.WARNING,
+    "auth": logging.WARNING,
+    "report": logging.ERROR,
+    "task_failed": logging.INFO,
+    "task": logging.DEBUG,
+}
+"""The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
+overrides any of them."""
+
+
+def _render(text: str, limit: int) -> str:
+    """Peer text for a log line: escaped, then capped (the cut is marked)."""
+    rendered = escape(text)
+    if len(rendered) <= limit:
+        return rendered
+    return f"{rendered[:limit]}… ({len(rendered) - limit} more)"
+
+
+class LoggingHook(Hook):
+    """Log each decision of a Guard once, at a level that fits its action (see the table).
+
+    Args:
+        logger: the logger (default ``logging.getLogger("a2a_client_errors.decisions")``).
+        levels: levels to change, by kind of line (keys of `DEFAULT_LEVELS`).
+        max_message: the peer's message is cut after this many characters (escaped).
+
+    Example:
+        >>> import logging
+        >>> from a2a_client_errors import Guard
+        >>> from a2a_client_errors.instrumentation import LoggingHook
+        >>> guard = Guard(hooks=[LoggingHook(levels={"retry": logging.DEBUG})])
+
+    """
+
+    def __init__(
+        self,
+        *,
+        logger: logging.Logger | None = None,
+        levels: Mapping[str, int] | None = None,
+        max_message: int = 200,
+    ) -> None:
+        unknown = set(levels or ()) - set(DEFAULT_LEVELS)
+        if unknown:
+            msg = f"unknown kinds of line: {sorted(unknown)}; known: {sorted(DEFAULT_LEVELS)}"
+            raise ValueError(msg)
+        if max_message < 1:
+            msg = "max_message must be at least 1"
+            raise ValueError(msg)
+        self.logger = logger or logging.getLogger("a2a_client_errors.decisions")
+        self.levels: Mapping[str, int] = {**DEFAULT_LEVELS, **(levels or {})}
+        self.max_message = max_message
+
+    def _log(self, kind: str, event: GuardEvent, what: str) -> None:
+        level = self.levels[kind]
+        logger = self.logger
+        if not logger.isEnabledFor(level):
+            return
+        decision = event.decision
+        error = decision.error
+        reason = None if decision.reason is None else escape(str(decision.reason))
+        source = None if error is None else error.source.value
+        message = "" if error is None or not error.message else error.message
+        peer_message = _render(message, self.max_message) if message else None
+        operation = None if event.operation is None else escape(event.operation)
+        peer = safe_peer(event.peer)
+        extra: dict[str, Any] = {
+            "reason": reason,
+            "action": decision.action.value,
+            "operation": operation,
+            "peer": peer,
+            "attempt": event.attempt,
+            "delay": decision.delay,
+            "source": source,
+            "give_up": None if decision.give_up is None else decision.give_up.value,
+            "elapsed": event.elapsed,
+            "peer_message": peer_message,
+        }
+        logger.log(
+            level,
+            "%s to %s: %s (%s, source %s, attempt %d)%s",
+            operation or "call",
+            peer,
+            what,
+            reason or _no_reason(decision),
+            source,
+            event.attempt,
+            f": {peer_message}" if peer_message else "",
+            extra=extra,
+        )
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """A retry was scheduled: INFO."""
+        self._log("retry", event, f"retry in {event.decision.delay or 0.0:.3f}s")
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """The call ended in a decision other than ok: the level of its action."""
+        decision = event.decision
+        if decision.action is Action.RETRY:
+            if decision.give_up is GiveUp.BUDGET:
+                self._log("budget_exhausted", event, "retry refused by the retry budget")
+                return
+            why = decision.give_up.value if decision.give_up is not None else "attempts"
+            self._log("retries_spent", event, f"gave up retrying ({why})")
+            return
+        self._log(decision.action.value, event, decision.action.value)
+
+    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
+        """A task came back: FAILED or REJECTED at INFO (a result), others at DEBUG."""
+        outcome = event.outcome
+        level = self.levels["task_failed" if outcome.failed else "task"]
+        logger = self.logger
+        if not logger.isEnabledFor(level):
+            return
+        peer = safe_peer(event.peer)
+        skill = None if event.skill is None else _render(event.skill, 64)
+        task_id = None if outcome.task_id is None else _render(outcome.task_id, 64)
+        operation = None if event.operation is None else escape(event.operation)
+        state = escape(outcome.state)
+        logger.log(
+            level,
+            "%s to %s: task %s came back %s (skill %s): a result, not a call error",
+            operation or "call",
+            peer,
+            task_id,
+            state,
+            skill,
+            extra={
+                "operation": operation,
+                "peer": peer,
+                "state": state,
+                "skill": skill,
+                "task_id": task_id,
+            },
+        )
+
+
+def _no_reason(decision: Decision) -> str:
+    error = decision.error
+    if error is not None and error.transport is not None:
+        return f"transport {error.transport.value}"
+    return "no reason"

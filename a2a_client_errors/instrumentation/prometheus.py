@@ -1,0 +1,220 @@
+"""Prometheus metrics from a Guard's decisions (extra ``prometheus``).
+
+`PrometheusHook` is a `Hook`: pass it to ``Guard(hooks=[...])``. ``prometheus_client`` is
+imported when the hook is created, never before; a Guard without it pays nothing.
+
+It exports (with the default prefix ``a2a_client``; labels are folded, see
+`a2a_client_errors.instrumentation.labels`):
+
+=============================================  =========  ==================================
+series                                         type       labels
+=============================================  =========  ==================================
+``a2a_client_calls_total``                     counter    method, peer, outcome
+``a2a_client_errors_total``                    counter    method, reason, action, peer
+``a2a_client_retries_total``                   counter    method, reason, peer
+``a2a_client_retry_delay_seconds``             histogram  method, peer
+``a2a_client_retry_budget_tokens``             gauge      peer
+``a2a_client_retry_budget_exhausted_total``    counter    method, peer
+``a2a_client_task_outcomes_total``             counter    skill, state, peer
+=============================================  =========  ==================================
+
+``errors`` counts every error decided about, one per attempt: count by ``reason``, not by
+status. Task outcomes (a task that came back FAILED) are a separate counter, by skill, and
+never reach ``errors``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.guard import Hook
+from a2a_client_errors.instrumentation.labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
+from a2a_client_errors.reasons import Action
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from types import ModuleType
+
+    from prometheus_client import CollectorRegistry
+
+    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+
+__all__ = ["PrometheusHook"]
+
+_INSTALL_HINT: Final = "pip install 'a2a-client-errors[prometheus]'"
+_NAME: Final = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def _prometheus_client() -> ModuleType:
+    try:
+        import prometheus_client  # noqa: PLC0415 (an optional extra, imported on first use)
+    except ImportError as exc:  # pragma: no cover (the extra is installed where tests run)
+        msg = f"PrometheusHook needs prometheus-client: {_INSTALL_HINT}"
+        raise ImportError(msg) from exc
+    return prometheus_client
+
+
+class _Collectors:
+    """The metrics of one prefix in one registry, shared by every hook that exports them."""
+
+    def __init__(
+        self,
+        client: ModuleType,
+        registry: CollectorRegistry,
+        prefix: str,
+        buckets: tuple[float, ...],
+    ) -> None:
+        self.buckets = buckets
+        made: dict[str, Any] = {}
+        for spec in METRICS:
+            name = f"{prefix}_{spec.prometheus}"
+            if spec.kind == "counter":
+                made[spec.key] = client.Counter(
+                    name, spec.description, spec.labels, registry=registry
+                )
+            elif spec.kind == "histogram":
+                made[spec.key] = client.Histogram(
+                    name, spec.description, spec.labels, registry=registry, buckets=buckets
+                )
+            else:
+                made[spec.key] = client.Gauge(
+                    name, spec.description, spec.labels, registry=registry
+                )
+        self.by_key = made
+        self.tokens_seen: dict[str, float] = {}  # the gauge's value per peer, as last set
+
+
+_REGISTERED: weakref.WeakKeyDictionary[Any, dict[str, _Collectors]] = weakref.WeakKeyDictionary()
+_REGISTERING = threading.Lock()
+
+
+def _collectors(
+    client: ModuleType, registry: CollectorRegistry, prefix: str, buckets: tuple[float, ...]
+) -> _Collectors:
+    """The metrics of ``prefix`` in ``registry``: registered once, then shared."""
+    with _REGISTERING:
+        by_prefix = _REGISTERED.setdefault(registry, {})
+        found = by_prefix.get(prefix)
+        if found is None:
+            found = by_prefix[prefix] = _Collectors(client, registry, prefix, buckets)
+        elif found.buckets != buckets:
+            msg = (
+                f"the {prefix!r} metrics are already registered in this registry with other "
+                "buckets: use one bucket layout per registry and prefix"
+            )
+            raise ValueError(msg)
+        return found
+
+
+class PrometheusHook(Hook):
+    """Count a Guard's decisions, retries, budgets and task outcomes in Prometheus.
+
+    Every metric has bounded labels (see `Labels`). Hooks sharing a registry and a prefix
+    share the metrics: two Guards may each get a ``PrometheusHook()``.
+
+    Args:
+        registry: the ``CollectorRegistry`` (default: ``prometheus_client.REGISTRY``).
+        prefix: the metric name prefix (``a2a_client``).
+        peers: peers to label by name: an allow-list, or a function from the peer key to a
+            label (None: ``"other"``). Default: the first ``max_peers`` seen.
+        skills: the same for skills (``"unknown"`` when the caller did not say).
+        max_peers: peer labels kept besides ``"other"``.
+        max_skills: skill labels kept besides ``"other"``.
+        buckets: the retry-delay histogram's buckets, in seconds.
+
+    Raises:
+        ImportError: ``prometheus-client`` is not installed.
+        ValueError: the prefix is not a valid metric name, or its metrics are already
+            registered with other buckets (or by someone else).
+
+    Example:
+        >>> from prometheus_client import CollectorRegistry
+        >>> from a2a_client_errors import Guard
+        >>> from a2a_client_errors.instrumentation import PrometheusHook
+        >>> guard = Guard(hooks=[PrometheusHook(registry=CollectorRegistry())])
+
+    """
+
+    def __init__(
+        self,
+        *,
+        registry: CollectorRegistry | None = None,
+        prefix: str = "a2a_client",
+        peers: Iterable[str] | Callable[[str], str | None] | None = None,
+        skills: Iterable[str] | Callable[[str], str | None] | None = None,
+        max_peers: int = 32,
+        max_skills: int = 32,
+        buckets: Sequence[float] = DEFAULT_DELAY_BUCKETS,
+    ) -> None:
+        client = _prometheus_client()
+        if not _NAME.fullmatch(prefix):
+            msg = f"{prefix!r} is not a valid Prometheus metric name prefix"
+            raise ValueError(msg)
+        self.registry: CollectorRegistry = registry if registry is not None else client.REGISTRY
+        self.prefix = prefix
+        self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
+        metrics = _collectors(client, self.registry, prefix, tuple(float(b) for b in buckets))
+        self._metrics = metrics.by_key
+        # One cache of label children per metric: a dict lookup instead of .labels() per event.
+        self._tokens_seen = metrics.tokens_seen  # shared, like the gauge
+        self._children: dict[str, dict[tuple[str, ...], Any]] = {key: {} for key in metrics.by_key}
+
+    def _child(self, key: str, values: tuple[str, ...]) -> Any:
+        children = self._children[key]
+        child = children.get(values)
+        if child is None:
+            child = children[values] = self._metrics[key].labels(*values)
+        return child
+
+    def _tokens(self, event: GuardEvent, peer: str) -> None:
+        tokens = event.budget_tokens
+        seen = self._tokens_seen
+        if tokens is not None and seen.get(peer) != tokens:
+            # A full budget stays full on every success: set the gauge only when it moves.
+            seen[peer] = tokens
+            self._child("budget_tokens", (peer,)).set(tokens)
+
+    def on_decision(self, event: GuardEvent) -> None:
+        """Count an ok call, or an error by reason; note the budget left."""
+        decision = event.decision
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        if decision.action is Action.OK:
+            self._child("calls", (method, peer, "ok")).inc()
+        else:
+            labels = (method, Labels.reason(decision), decision.action.value, peer)
+            self._child("errors", labels).inc()
+        self._tokens(event, peer)
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """Count a retry and observe its delay."""
+        decision = event.decision
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._child("retries", (method, Labels.reason(decision), peer)).inc()
+        self._child("retry_delay", (method, peer)).observe(decision.delay or 0.0)
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """Count a call that ended in a decision other than ok, by its action."""
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._child("calls", (method, peer, event.decision.action.value)).inc()
+
+    def on_budget_exhausted(self, event: GuardEvent) -> None:
+        """Count a retry the budget refused."""
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._child("budget_exhausted", (method, peer)).inc()
+        self._tokens(event, peer)
+
+    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
+        """Count a task that came back, by skill and state (never as an error)."""
+        labels = (
+            self.labels.skill(event.skill),
+            Labels.state(event.outcome.state),
+            self.labels.peer(event.peer),
+        )
+        self._child("task_outcomes", labels).inc()

@@ -1,0 +1,155 @@
+"""A guarded workload with every kind of decision, and readers of what the exporters recorded."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from a2a_client_errors import BudgetRegistry, CallFailed, Guard, RetryBudget
+from a2a_client_errors.instrumentation import Labels
+from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from prometheus_client import CollectorRegistry
+
+    from a2a_client_errors import Hook
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+FAILED_TASK = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"task": {"id": "t-failed", "status": {"state": "TASK_STATE_FAILED"}}},
+}
+COMPLETED_TASK = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"task": {"id": "t-done", "status": {"state": "TASK_STATE_COMPLETED"}}},
+}
+
+
+def workload(hooks: Iterable[Hook]) -> RecordingHook:
+    """Run calls that end in every action (and in a spent budget) under one Guard.
+
+    Returns the `RecordingHook` that saw the same events as ``hooks``.
+    """
+    recorder = RecordingHook()
+    clock = FakeClock()
+    guard = Guard(
+        hooks=[*hooks, recorder],
+        clock=clock.now,
+        sleep=clock.sleep,
+        random=lambda: 0.5,
+        budget=BudgetRegistry(lambda: RetryBudget(capacity=3)),
+    )
+
+    def call(answer: Any, operation: str, peer: str = "https://billing.example:443") -> None:
+        with contextlib.suppress(CallFailed):
+            guard.call(lambda: answer, operation=operation, peer=peer)
+
+    call(error_response("INTERNAL_ERROR"), "GetTask")  # 2 retries, then retries spent
+    call(error_response("INTERNAL_ERROR"), "GetTask")  # 1 retry, then the budget refuses
+    call(error_response("TASK_NOT_CANCELABLE", binding="http+json"), "CancelTask")
+    call(error_response("INVALID_AGENT_RESPONSE"), "SendMessage")
+    call(error_response("SHINY_NEW_REASON"), "SendMessage")
+    call(error_response("VERSION_NOT_SUPPORTED", binding="problem"), "SendMessage")
+    call(httpx.Response(401), "GetTask", peer="https://search.example:443")
+    call(httpx.Response(503, text="<html>proxy</html>"), "ListTasks", peer="other-peer")
+    call(FAILED_TASK, "SendMessage")  # a result: ok, never an error
+    call(COMPLETED_TASK, "SendMessage")
+    guard.record_task(FAILED_TASK, skill="summarise", peer="https://billing.example:443")
+    guard.record_task(COMPLETED_TASK, skill="summarise", peer="https://billing.example:443")
+    guard.record_task(COMPLETED_TASK, skill=None, peer="https://billing.example:443")
+    return recorder
+
+
+def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str, Counter[Any]]:
+    """What the exporters must have counted, derived from the recorded events alone."""
+    labels = labels or Labels()
+    found: dict[str, Counter[Any]] = {
+        key: Counter() for key in ("calls", "errors", "retries", "exhausted")
+    }
+    for name, event in recorder.events:
+        decision = event.decision
+        method = Labels.method(event.operation)
+        peer = labels.peer(event.peer)
+        if name == "decision":
+            if decision.action.value == "ok":
+                found["calls"][method, peer, "ok"] += 1
+            else:
+                found["errors"][method, Labels.reason(decision), decision.action.value, peer] += 1
+        elif name == "retry":
+            found["retries"][method, Labels.reason(decision), peer] += 1
+        elif name == "give_up":
+            found["calls"][method, peer, decision.action.value] += 1
+        elif name == "budget_exhausted":
+            found["exhausted"][method, peer] += 1
+    return found
+
+
+def scrape(registry: CollectorRegistry) -> Samples:
+    """Every sample of a registry, read back from its text exposition."""
+    return parse(generate_latest(registry).decode())
+
+
+def parse(text: str) -> Samples:
+    """Every sample of a Prometheus text exposition."""
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[sample.name, frozenset(sample.labels.items())] = sample.value
+    return samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    """The sum of the samples of ``name`` whose labels include ``labels``."""
+    wanted = set(labels.items())
+    return sum(v for (n, found), v in samples.items() if n == name and wanted <= found)
+
+
+def by_labels(samples: Samples, name: str, order: tuple[str, ...]) -> dict[tuple[str, ...], float]:
+    """The non-zero samples of ``name``, keyed by their label values in ``order``."""
+    out: dict[tuple[str, ...], float] = {}
+    for (n, found), v in samples.items():
+        if n == name and v:
+            values = dict(found)
+            out[tuple(values[label] for label in order)] = v
+    return out
+
+
+def otel_points(reader: InMemoryMetricReader) -> dict[str, dict[frozenset[tuple[str, Any]], Any]]:
+    """Every data point an in-memory reader holds: instrument name -> attributes -> point."""
+    data = reader.get_metrics_data()
+    points: dict[str, dict[frozenset[tuple[str, Any]], Any]] = {}
+    if data is None:
+        return points
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                found = points.setdefault(metric.name, {})
+                for point in metric.data.data_points:
+                    found[frozenset((point.attributes or {}).items())] = point
+    return points
+
+
+def otel_values(
+    points: dict[str, dict[frozenset[tuple[str, Any]], Any]], name: str, order: tuple[str, ...]
+) -> dict[tuple[str, ...], float]:
+    """The non-zero sums (or gauge values) of one instrument, keyed by attribute values."""
+    out: dict[tuple[str, ...], float] = {}
+    for attributes, point in points.get(name, {}).items():
+        values = dict(attributes)
+        number = getattr(point, "value", None)
+        if number is None:
+            number = point.count
+        if number:
+            out[tuple(str(values[label]) for label in order)] = number
+    return out

@@ -1,0 +1,118 @@
+"""OpenTelemetryHook: the same counts as Prometheus, read back from an in-memory reader."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from prometheus_client import CollectorRegistry
+
+from a2a_client_errors import Guard
+from a2a_client_errors.instrumentation import METRICS, OpenTelemetryHook, PrometheusHook
+from tests.metrics_support import by_labels, expected, otel_points, otel_values, scrape, workload
+
+BILLING = "https://billing.example:443"
+
+
+def _reader() -> tuple[InMemoryMetricReader, MeterProvider]:
+    reader = InMemoryMetricReader()
+    return reader, MeterProvider(metric_readers=[reader])
+
+
+def test_the_workload_is_recorded_as_its_events_say() -> None:
+    """Calls, errors, retries and refusals equal what the events say, attribute by attribute."""
+    reader, provider = _reader()
+    recorder = workload([OpenTelemetryHook(meter_provider=provider)])
+    points = otel_points(reader)
+    want = expected(recorder)
+    assert otel_values(points, "a2a.client.calls", ("method", "peer", "outcome")) == want["calls"]
+    assert (
+        otel_values(points, "a2a.client.errors", ("method", "reason", "action", "peer"))
+        == want["errors"]
+    )
+    assert (
+        otel_values(points, "a2a.client.retries", ("method", "reason", "peer")) == want["retries"]
+    )
+    assert (
+        otel_values(points, "a2a.client.retry_budget.exhausted", ("method", "peer"))
+        == want["exhausted"]
+    )
+
+
+def test_prometheus_and_opentelemetry_agree() -> None:
+    """One workload, both hooks: every metric holds the same numbers under the same labels."""
+    reader, provider = _reader()
+    registry = CollectorRegistry()
+    workload([OpenTelemetryHook(meter_provider=provider), PrometheusHook(registry=registry)])
+    points = otel_points(reader)
+    samples = scrape(registry)
+    for spec in METRICS:
+        otel = otel_values(points, f"a2a.client.{spec.otel}", spec.labels)
+        name = f"a2a_client_{spec.prometheus}"
+        if spec.kind == "counter":
+            name += "_total"
+        elif spec.kind == "histogram":
+            name += "_count"
+        assert otel == by_labels(samples, name, spec.labels), spec.key
+        assert otel, f"the workload exercises {spec.key}"
+
+
+def test_instruments_carry_units_and_delays() -> None:
+    """The delay histogram is in seconds, with its sum; counters carry count units."""
+    reader, provider = _reader()
+    recorder = workload([OpenTelemetryHook(meter_provider=provider)])
+    data = reader.get_metrics_data()
+    assert data is not None
+    metrics = {m.name: m for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics}
+    assert metrics["a2a.client.retry.delay"].unit == "s"
+    assert metrics["a2a.client.errors"].unit == "{error}"
+    delays = [e.decision.delay for name, e in recorder.events if name == "retry"]
+    points = metrics["a2a.client.retry.delay"].data.data_points
+    assert all(isinstance(point, HistogramDataPoint) for point in points)
+    assert sum(point.sum for point in points) == pytest.approx(sum(delays))
+    assert list(points[0].explicit_bounds)[:3] == [0.01, 0.025, 0.05]
+
+
+def test_failed_tasks_are_outcomes_never_errors() -> None:
+    """Task outcomes are their own instrument, by skill; no error attribute names a task state."""
+    reader, provider = _reader()
+    workload([OpenTelemetryHook(meter_provider=provider)])
+    points = otel_points(reader)
+    assert otel_values(points, "a2a.client.task.outcomes", ("skill", "state", "peer")) == {
+        ("summarise", "TASK_STATE_FAILED", BILLING): 1,
+        ("summarise", "TASK_STATE_COMPLETED", BILLING): 1,
+        ("unknown", "TASK_STATE_COMPLETED", BILLING): 1,
+    }
+    reasons = {dict(attributes)["reason"] for attributes in points["a2a.client.errors"]}
+    assert not {reason for reason in reasons if reason.startswith("TASK_STATE")}
+
+
+def test_a_meter_given_is_used_as_it_is() -> None:
+    """``meter=`` wins over the provider, and a prefix renames the instruments."""
+    reader, provider = _reader()
+    hook = OpenTelemetryHook(meter=provider.get_meter("mine"), prefix="orchestrator.a2a")
+    guard = Guard(hooks=[hook])
+    task = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}},
+    }
+    guard.call(lambda: task, operation="GetTask", peer="billing")
+    data = reader.get_metrics_data()
+    assert data is not None
+    scopes = {s.scope.name: s for r in data.resource_metrics for s in r.scope_metrics}
+    assert set(scopes) == {"mine"}
+    assert "orchestrator.a2a.calls" in {m.name for m in scopes["mine"].metrics}
+
+
+def test_the_global_provider_by_default() -> None:
+    """Without a provider the global one is asked: the API's no-op meter records nothing, fine."""
+    hook = OpenTelemetryHook()
+    guard = Guard(hooks=[hook])
+    task = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}},
+    }
+    assert guard.call(lambda: task, operation="GetTask") is task
+    assert guard.record_task(task, skill="x") is not None
