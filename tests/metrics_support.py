@@ -10,7 +10,14 @@ import httpx
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a_client_errors import BudgetRegistry, CallFailed, Guard, RetryBudget
+from a2a_client_errors import (
+    BudgetFallback,
+    BudgetRegistry,
+    BudgetState,
+    CallFailed,
+    Guard,
+    RetryBudget,
+)
 from a2a_client_errors.instrumentation import Labels
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
 
@@ -36,6 +43,28 @@ COMPLETED_TASK = {
 }
 
 
+class SharedBudgets(BudgetRegistry):
+    """In-process budgets that tell, when asked, of a shared store going away and back.
+
+    (What `RedisRetryBudget` tells its subscribers when Redis stops and starts answering.)
+    """
+
+    def __init__(self, factory: Any) -> None:
+        super().__init__(factory)
+        self.listeners: list[Any] = []
+
+    def subscribe(self, listener: Any) -> None:
+        """Keep a listener (the Guard subscribes when a hook wants budget fallbacks)."""
+        self.listeners.append(listener)
+
+    def tell(self, peer: str, state: BudgetState) -> None:
+        """Tell every listener that ``peer``'s budget is now ``state``."""
+        cause = "ConnectionError" if state is BudgetState.LOCAL else None
+        event = BudgetFallback(peer, state, cause, True, self.get(peer).tokens)
+        for listener in self.listeners:
+            listener(event)
+
+
 def workload(hooks: Iterable[Hook]) -> RecordingHook:
     """Run calls that end in every action (and in a spent budget) under one Guard.
 
@@ -48,7 +77,7 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
         clock=clock.now,
         sleep=clock.sleep,
         random=lambda: 0.5,
-        budget=BudgetRegistry(lambda: RetryBudget(capacity=3)),
+        budget=(budgets := SharedBudgets(lambda: RetryBudget(capacity=3))),
     )
 
     def call(answer: Any, operation: str, peer: str = "https://billing.example:443") -> None:
@@ -68,6 +97,8 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
     guard.record_task(FAILED_TASK, skill="summarise", peer="https://billing.example:443")
     guard.record_task(COMPLETED_TASK, skill="summarise", peer="https://billing.example:443")
     guard.record_task(COMPLETED_TASK, skill=None, peer="https://billing.example:443")
+    budgets.tell("https://billing.example:443", BudgetState.LOCAL)  # Redis went away
+    budgets.tell("https://billing.example:443", BudgetState.SHARED)  # and came back
     return recorder
 
 

@@ -38,6 +38,7 @@ LABEL_VALUES: dict[str, set[str]] = {
     "outcome": {a.value for a in Action},
     "state": set(TASK_STATES) | {"OTHER"},
     "method": set(OPERATIONS) | {"other", "unknown"},
+    "mode": {"local", "shared"},
 }
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}")
@@ -88,6 +89,7 @@ def test_the_file_has_the_rules_the_advice_asks_for() -> None:
         "A2ARetryBudgetExhausted",
         "A2AAuthFailing",
         "A2ATaskFailureRateHigh",
+        "A2ARetryBudgetNotShared",
     }
     for rules, key in ((ALERTS, "alert"), (RECORDS, "record")):
         assert len(_ids(rules, key)) == len(set(_ids(rules, key)))

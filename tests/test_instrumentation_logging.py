@@ -221,3 +221,28 @@ def test_any_peer_text_renders_safely(text: str, limit: int) -> None:
     rendered = _render(text, limit)
     assert not CONTROL.search(rendered)
     assert len(rendered) <= limit + len(f"… ({6 * len(text)} more)")
+
+
+def test_a_shared_budget_falling_back_warns_and_its_recovery_informs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis gone: WARNING with the cause (escaped) and what decides meanwhile; back: INFO."""
+    from a2a_client_errors import RetryBudget
+    from a2a_client_errors.retry import BudgetState
+    from tests.metrics_support import SharedBudgets
+
+    budgets = SharedBudgets(RetryBudget)
+    Guard(hooks=[LoggingHook()], budget=budgets)
+    peer = "https://user:secret@billing.example:443/a2a?token=abc"
+    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors.decisions"):
+        budgets.tell(peer, BudgetState.LOCAL)
+        budgets.tell(peer, BudgetState.SHARED)
+    fell, back = caplog.records
+    assert (fell.levelno, back.levelno) == (logging.WARNING, logging.INFO)
+    assert "unreachable (ConnectionError): a local bucket decides" in fell.getMessage()
+    assert fell.budget_state == "local"  # type: ignore[attr-defined]
+    assert back.budget_state == "shared"  # type: ignore[attr-defined]
+    assert fell.tokens == 10.0  # type: ignore[attr-defined]
+    for record in (fell, back):
+        assert "secret" not in _everything(record)
+        assert "token=abc" not in _everything(record)

@@ -354,6 +354,16 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "Retries refused by the peer's retry budget (the call failed fast).",
     ),
     MetricSpec(
+        "budget_fallbacks",
+        "counter",
+        "retry_budget_fallbacks",
+        "retry_budget.fallbacks",
+        "{event}",
+        ("peer", "mode"),
+        "A shared retry budget (on Redis) that fell back to a local bucket (mode local) or "
+        "came back (mode shared).",
+    ),
+    MetricSpec(
         "task_outcomes",
         "counter",
         "task_outcomes",

@@ -16,6 +16,8 @@ auth (401/403, refused credentials)                     WARNING      credentials
 report (INVALID_AGENT_RESPONSE, unknown reasons)        ERROR        the peer broke the contract
 a task came back FAILED or REJECTED                     INFO         a result, not an error
 a task came back in any other final state               DEBUG
+a shared retry budget fell back to a local bucket       WARNING      the fleet budget is split
+a shared retry budget is shared again                   INFO         recovered
 ok                                                      (no line)
 ======================================================  ===========  =========================
 
@@ -40,12 +42,14 @@ from a2a_client_errors.guard import Hook
 from a2a_client_errors.instrumentation.labels import safe_peer
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.reasons import Action
+from a2a_client_errors.retry import BudgetState
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
     from a2a_client_errors.policy import Decision
+    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["DEFAULT_LEVELS", "LoggingHook"]
 
@@ -60,6 +64,8 @@ DEFAULT_LEVELS: Final[Mapping[str, int]] = {
     "report": logging.ERROR,
     "task_failed": logging.INFO,
     "task": logging.DEBUG,
+    "budget_fallback": logging.WARNING,
+    "budget_recovered": logging.INFO,
 }
 """The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
 overrides any of them."""
@@ -160,6 +166,33 @@ class LoggingHook(Hook):
             self._log("retries_spent", event, f"gave up retrying ({why})")
             return
         self._log(decision.action.value, event, decision.action.value)
+
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """A shared budget fell back to local (WARNING), or is shared again (INFO)."""
+        local = event.state is BudgetState.LOCAL
+        level = self.levels["budget_fallback" if local else "budget_recovered"]
+        if not self.logger.isEnabledFor(level):
+            return
+        peer = safe_peer(event.peer)
+        cause = None if event.cause is None else _render(event.cause, 64)
+        if local:
+            meanwhile = "a local bucket decides" if event.fail_open else "no retry is granted"
+            what = f"the shared retry budget is unreachable ({cause}): {meanwhile}"
+        else:
+            what = "the shared retry budget answers again"
+        self.logger.log(
+            level,
+            "retry budget of %s: %s",
+            peer,
+            what,
+            extra={
+                "peer": peer,
+                "budget_state": event.state.value,
+                "cause": cause,
+                "fail_open": event.fail_open,
+                "tokens": event.tokens,
+            },
+        )
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """A task came back: FAILED or REJECTED at INFO (a result), others at DEBUG."""

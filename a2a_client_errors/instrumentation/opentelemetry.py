@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["OpenTelemetryHook"]
 
@@ -125,6 +126,7 @@ class OpenTelemetryHook(Hook):
         self._delay = instruments["retry_delay"]
         self._exhausted = instruments["budget_exhausted"]
         self._outcomes = instruments["task_outcomes"]
+        self._fallbacks = instruments["budget_fallbacks"]
         self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
 
     def _attrs(self, names: tuple[str, ...], values: tuple[str, ...]) -> Mapping[str, str]:
@@ -182,6 +184,12 @@ class OpenTelemetryHook(Hook):
         peer = self.labels.peer(event.peer)
         self._exhausted.add(1, self._attrs(("method", "peer"), (method, peer)))
         self._tokens(event, peer)
+
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """Count a shared budget falling back to local (or coming back); note its tokens."""
+        peer = self.labels.peer(event.peer)
+        self._fallbacks.add(1, self._attrs(("peer", "mode"), (peer, event.state.value)))
+        self._tokens_seen[peer] = event.tokens
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """Count a task that came back, by skill and state (never as an error)."""

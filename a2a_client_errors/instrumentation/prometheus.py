@@ -15,6 +15,7 @@ series                                         type       labels
 ``a2a_client_retry_delay_seconds``             histogram  method, peer
 ``a2a_client_retry_budget_tokens``             gauge      peer
 ``a2a_client_retry_budget_exhausted_total``    counter    method, peer
+``a2a_client_retry_budget_fallbacks_total``    counter    peer, mode
 ``a2a_client_task_outcomes_total``             counter    skill, state, peer
 =============================================  =========  ==================================
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["PrometheusHook"]
 
@@ -209,6 +211,13 @@ class PrometheusHook(Hook):
         peer = self.labels.peer(event.peer)
         self._child("budget_exhausted", (method, peer)).inc()
         self._tokens(event, peer)
+
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """Count a shared budget falling back to local (or coming back); note its tokens."""
+        peer = self.labels.peer(event.peer)
+        self._child("budget_fallbacks", (peer, event.state.value)).inc()
+        self._tokens_seen[peer] = event.tokens
+        self._child("budget_tokens", (peer,)).set(event.tokens)
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """Count a task that came back, by skill and state (never as an error)."""
