@@ -356,9 +356,12 @@ class Guard:
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        plain: Callable[[Any], bool] | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(self, operation, peer, deadline, unsafe=unsafe, describe=describe)
+        state = _Call(
+            self, operation, peer, deadline, unsafe=unsafe, describe=describe, plain=plain
+        )
         outcome = _attempt(fn, args, kwargs)
         while True:
             state.judge(outcome)
@@ -425,9 +428,12 @@ class Guard:
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        plain: Callable[[Any], bool] | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(self, operation, peer, deadline, unsafe=unsafe, describe=describe)
+        state = _Call(
+            self, operation, peer, deadline, unsafe=unsafe, describe=describe, plain=plain
+        )
         outcome = await _aattempt(fn, args, kwargs)
         while True:
             await state.ajudge(outcome)
@@ -529,6 +535,7 @@ class _Call:
         "now",
         "operation",
         "peer",
+        "plain",
         "plan",
         "refreshed",
         "start",
@@ -544,9 +551,11 @@ class _Call:
         *,
         unsafe: GiveUp | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        plain: Callable[[Any], bool] | None = None,
     ) -> None:
         self.guard = guard
         self.describe = describe
+        self.plain = plain
         self.operation = operation
         self.peer = peer or "default"
         self.start = guard.clock()
@@ -598,9 +607,13 @@ class _Call:
             ):
                 # Not a call error: a bug or a cancellation. It propagates as it is.
                 raise outcome.exc
-        elif outcome.value is not None and not isinstance(outcome.value, _PLAIN):
+        elif (
+            outcome.value is not None
+            and not isinstance(outcome.value, _PLAIN)
+            and (self.plain is None or not self.plain(outcome.value))
+        ):
             # Responses, JSON bodies and statuses are judged; plain text a function returns
-            # is its result, not a body to parse.
+            # is its result, not a body to parse (nor what the caller says needs no judging).
             error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
         if error is None:
             self._succeeded()
@@ -913,6 +926,17 @@ def _message_id(operation: str | None, body: object) -> bool:
     return isinstance(message_id, str) and bool(message_id)
 
 
+def _cannot_hold_an_error(response: httpx.Response) -> bool:
+    """A read 2xx response whose body cannot hold an ``"error"`` member (see the transports)."""
+    if not 200 <= response.status_code < 300:
+        return False
+    try:
+        body = response.content
+    except httpx.ResponseNotRead:
+        return False  # an event stream, passed on unread: judged as such
+    return b'"error"' not in body and b"\\" not in body
+
+
 def _peer_of(request: httpx.Request) -> str:
     url = request.url
     return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
@@ -937,6 +961,20 @@ class _TransportBase:
         body = _json_body(request)
         operation = operation_of(request, body)
         return operation, None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
+
+    def _plain_success(self) -> Callable[[httpx.Response], bool] | None:
+        """What spares a success its full reading, when nothing depends on that reading.
+
+        A transparent transport (``raise_failures=False``) whose Guard has no hooks hands back
+        a success and a broken success alike: the only thing that changes what happens is a
+        JSON-RPC error on HTTP 2xx, to retry. A body in which the key ``"error"`` cannot stand
+        (no such bytes, and no escape that could spell them) is then a success without being
+        parsed. Otherwise (raising, or watched by hooks) every body is judged in full,
+        INVALID_AGENT_RESPONSE included.
+        """
+        if self.raise_failures or any(self.guard._observers.values()):
+            return None
+        return _cannot_hold_an_error
 
     @staticmethod
     def _is_stream(response: httpx.Response) -> bool:
@@ -1021,6 +1059,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
                 peer=_peer_of(request),
                 unsafe=None,
                 describe=lambda: self._describe(request),
+                plain=self._plain_success(),
             )
         except CallFailed as failure:
             return self._failed(failure)
@@ -1060,6 +1099,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
                 peer=_peer_of(request),
                 unsafe=None,
                 describe=lambda: self._describe(request),
+                plain=self._plain_success(),
             )
         except CallFailed as failure:
             return self._failed(failure)

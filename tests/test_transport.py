@@ -577,3 +577,70 @@ def test_each_attempt_gets_no_more_than_the_time_left() -> None:
     assert seen[0] == {"connect": 2.0, "read": 10.0, "write": 10.0, "pool": 10.0}
     assert seen[1] == {"connect": 2.0, "read": 6.0, "write": 6.0, "pool": 6.0}
     assert seen[2] == {"connect": 2.0, "read": 2.0, "write": 2.0, "pool": 2.0}
+
+
+# --- the unwatched success path ----------------------------------------------------------------
+
+
+def _answers(*bodies: tuple[int, bytes]) -> tuple[httpx.MockTransport, list[int]]:
+    """A wire that answers ``bodies`` in turn (the last one repeats); counts the requests."""
+    sent: list[int] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(1)
+        status, content = bodies[min(len(sent), len(bodies)) - 1]
+        return httpx.Response(status, content=content)
+
+    return httpx.MockTransport(answer), sent
+
+
+ESCAPED_ERROR = b'{"jsonrpc": "2.0", "id": 1, "\\u0065rror": {"code": -32603, "message": "x"}}'
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "x"}}).encode(),
+        ESCAPED_ERROR,  # the key spelled with an escape: still read, still retried
+    ],
+)
+def test_an_unwatched_transport_still_retries_an_error_on_200(first: bytes) -> None:
+    """No hooks, transparent: a JSON-RPC error on HTTP 200 is found, however it is spelled."""
+    wire, sent = _answers((200, first), (200, json.dumps(RESULT).encode()))
+    guard = guard_on(FakeClock())
+    with httpx.Client(transport=GuardTransport(guard, inner=wire)) as client:
+        answer = client.post("http://agent/", json=send_message())
+    assert answer.json() == RESULT
+    assert len(sent) == 2
+
+
+def test_an_unwatched_transport_hands_back_a_broken_success_as_it_came() -> None:
+    """No hooks, transparent: a 200 that is not JSON is handed back, as a judged one would be."""
+    wire, sent = _answers((200, b"<html>not json</html>"))
+    guard = guard_on(FakeClock())
+    with httpx.Client(transport=GuardTransport(guard, inner=wire)) as client:
+        answer = client.post("http://agent/", json=send_message())
+    assert (answer.status_code, answer.text, len(sent)) == (200, "<html>not json</html>", 1)
+
+
+def test_a_watched_or_raising_transport_judges_every_success_in_full() -> None:
+    """Hooks, or raise_failures: the broken 200 is INVALID_AGENT_RESPONSE, seen and raised."""
+    wire, _ = _answers((200, b"<html>not json</html>"))
+    recorder = RecordingHook()
+    watched = GuardTransport(guard_on(FakeClock(), hooks=[recorder]), inner=wire)
+    with httpx.Client(transport=watched) as client:
+        client.post("http://agent/", json=send_message())
+    assert recorder.decisions[0].decision.reason is Reason.INVALID_AGENT_RESPONSE
+    raising = GuardTransport(guard_on(FakeClock()), inner=wire, raise_failures=True)
+    with httpx.Client(transport=raising) as client, pytest.raises(ReportNeeded):
+        client.post("http://agent/", json=send_message())
+
+
+async def test_an_unwatched_async_transport_still_retries_an_error_on_200() -> None:
+    """The async door takes the same path."""
+    wire, sent = _answers((200, ESCAPED_ERROR), (200, json.dumps(RESULT).encode()))
+    transport = AsyncGuardTransport(guard_on(FakeClock()), inner=wire)
+    async with httpx.AsyncClient(transport=transport) as client:
+        answer = await client.post("http://agent/", json=send_message())
+    assert answer.json() == RESULT
+    assert len(sent) == 2
