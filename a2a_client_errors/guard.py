@@ -188,6 +188,7 @@ class _Outcome:
 
 
 _TESTING: dict[str, Any] = {"on": False, "attempts": None}
+_NO_KWARGS: Final[dict[str, Any]] = {}  # never written to: the arguments of a call without any
 _PLAIN: Final = (str, bytes, bytearray, memoryview, int, float)
 _OK: Final = Decision(Action.OK)
 
@@ -357,12 +358,21 @@ class Guard:
         kwargs: dict[str, Any] | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
         plain: Callable[[Any], bool] | None = None,
+        first: _Outcome | None = None,
+        start: float | None = None,
     ) -> T:
         kwargs = kwargs or {}
         state = _Call(
-            self, operation, peer, deadline, unsafe=unsafe, describe=describe, plain=plain
+            self,
+            operation,
+            peer,
+            deadline,
+            unsafe=unsafe,
+            describe=describe,
+            plain=plain,
+            start=start,
         )
-        outcome = _attempt(fn, args, kwargs)
+        outcome = first if first is not None else _attempt(fn, args, kwargs)
         while True:
             state.judge(outcome)
             if state.plan is _Plan.RETRY:
@@ -429,12 +439,21 @@ class Guard:
         kwargs: dict[str, Any] | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
         plain: Callable[[Any], bool] | None = None,
+        first: _Outcome | None = None,
+        start: float | None = None,
     ) -> T:
         kwargs = kwargs or {}
         state = _Call(
-            self, operation, peer, deadline, unsafe=unsafe, describe=describe, plain=plain
+            self,
+            operation,
+            peer,
+            deadline,
+            unsafe=unsafe,
+            describe=describe,
+            plain=plain,
+            start=start,
         )
-        outcome = await _aattempt(fn, args, kwargs)
+        outcome = first if first is not None else await _aattempt(fn, args, kwargs)
         while True:
             await state.ajudge(outcome)
             if state.plan is _Plan.RETRY:
@@ -552,13 +571,14 @@ class _Call:
         unsafe: GiveUp | None = None,
         describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
         plain: Callable[[Any], bool] | None = None,
+        start: float | None = None,
     ) -> None:
         self.guard = guard
         self.describe = describe
         self.plain = plain
         self.operation = operation
         self.peer = peer or "default"
-        self.start = guard.clock()
+        self.start = guard.clock() if start is None else start
         limit = deadline if deadline is not None else guard.deadline
         self.deadline_at = None if limit is None else self.start + limit
         cap = _TESTING["attempts"] if _TESTING["on"] else None
@@ -982,9 +1002,11 @@ class _TransportBase:
             "content-type", ""
         ).startswith("text/event-stream")
 
-    def _deadline_at(self) -> float | None:
-        deadline = self.guard.deadline
-        return None if deadline is None else self.guard.clock() + deadline
+    def _window(self) -> tuple[float, float | None]:
+        """When the call starts, and the Guard's deadline for it (None: none)."""
+        guard = self.guard
+        start = guard.clock()
+        return start, None if guard.deadline is None else start + guard.deadline
 
     def _bound(self, request: httpx.Request, deadline_at: float | None) -> None:
         """Give one attempt no more than the time left before the Guard's deadline.
@@ -1051,15 +1073,26 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
+        guard = self.guard
+        start, deadline_at = self._window()
+        plain = self._plain_success()
+        first = None
+        if plain is not None:  # unwatched: a plain success needs no more than its credit
+            first = _attempt(self._send, (request, deadline_at), _NO_KWARGS)
+            if first.value is not None and plain(first.value):
+                guard.budget_for(_peer_of(request)).credit()
+                return first.value  # type: ignore[no-any-return]
         try:
-            return self.guard._call_with(  # one loop, two doors
+            return guard._call_with(  # one loop, two doors
                 self._send,
-                (request, self._deadline_at()),
+                (request, deadline_at),
                 operation=None,
                 peer=_peer_of(request),
                 unsafe=None,
                 describe=lambda: self._describe(request),
-                plain=self._plain_success(),
+                plain=plain,
+                first=first,
+                start=start,
             )
         except CallFailed as failure:
             return self._failed(failure)
@@ -1091,15 +1124,26 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
+        guard = self.guard
+        start, deadline_at = self._window()
+        plain = self._plain_success()
+        first = None
+        if plain is not None:  # unwatched: a plain success needs no more than its credit
+            first = await _aattempt(self._send, (request, deadline_at), _NO_KWARGS)
+            if first.value is not None and plain(first.value):
+                guard.budget_for(_peer_of(request)).credit()
+                return first.value  # type: ignore[no-any-return]
         try:
-            return await self.guard._acall_with(  # one loop, two doors
+            return await guard._acall_with(  # one loop, two doors
                 self._send,
-                (request, self._deadline_at()),
+                (request, deadline_at),
                 operation=None,
                 peer=_peer_of(request),
                 unsafe=None,
                 describe=lambda: self._describe(request),
-                plain=self._plain_success(),
+                plain=plain,
+                first=first,
+                start=start,
             )
         except CallFailed as failure:
             return self._failed(failure)

@@ -644,3 +644,35 @@ async def test_an_unwatched_async_transport_still_retries_an_error_on_200() -> N
         answer = await client.post("http://agent/", json=send_message())
     assert answer.json() == RESULT
     assert len(sent) == 2
+
+
+async def test_an_unwatched_async_transport_passes_a_plain_success_with_its_credit() -> None:
+    """A plain 2xx goes straight back; the peer's budget is credited as for any success."""
+    wire, sent = _answers((200, json.dumps(RESULT).encode()))
+    budget = RetryBudget(capacity=4)
+    budget.try_spend()
+    transport = AsyncGuardTransport(guard_on(FakeClock(), budget=budget), inner=wire)
+    async with httpx.AsyncClient(transport=transport) as client:
+        answer = await client.post("http://agent/", json=send_message())
+    assert (answer.json(), len(sent)) == (RESULT, 1)
+    assert budget.tokens == 3.5  # 4, one retry's cost spent above, half a token back
+
+
+def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> None:
+    """The first attempt, taken before the retry loop starts, still counts against the deadline."""
+    clock = FakeClock()
+    starts: list[float] = []
+
+    def slow_503(request: httpx.Request) -> httpx.Response:
+        starts.append(clock.now())
+        clock.advance(4.0)  # each attempt takes 4 s on the fake clock
+        return httpx.Response(503)
+
+    guard = guard_on(clock, deadline=10.0, max_attempts=5)
+    transport = GuardTransport(guard, inner=httpx.MockTransport(slow_503), raise_failures=False)
+    with httpx.Client(transport=transport) as client:
+        answer = client.post("http://agent/", json=send_message())
+    assert answer.status_code == 503
+    # Attempts start at 0, 4.25 and 8.75 s (draws of half the backoff); a fourth would start
+    # at 13.75 s, past the deadline counted from 0 (it would fit one counted from 4 s).
+    assert starts == [0.0, 4.25, 8.75]
