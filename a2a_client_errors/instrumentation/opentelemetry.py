@@ -13,6 +13,7 @@ instrument                               kind        unit         attributes
 ``a2a.client.retry.delay``               histogram   ``s``        method, peer
 ``a2a.client.retry_budget.tokens``       obs. gauge  ``{token}``  peer
 ``a2a.client.retry_budget.exhausted``    counter     ``{call}``   method, peer
+``a2a.client.retry_budget.fallbacks``    counter     ``{event}``  peer, mode
 ``a2a.client.task.outcomes``             counter     ``{task}``   skill, state, peer
 =======================================  ==========  ===========  ============================
 
@@ -27,9 +28,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.guard import Hook
+from a2a_client_errors.instrumentation._metrics import MetricsHook
 from a2a_client_errors.instrumentation.labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
-from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,13 +37,12 @@ if TYPE_CHECKING:
 
     from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
-    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["OpenTelemetryHook"]
 
 _INSTALL_HINT: Final = "pip install 'a2a-client-errors[otel]'"
 _SCOPE: Final = "a2a_client_errors"
+_LABELS: Final = {spec.key: spec.labels for spec in METRICS}
 
 
 def _metrics_api() -> ModuleType:
@@ -55,7 +54,7 @@ def _metrics_api() -> ModuleType:
     return metrics
 
 
-class OpenTelemetryHook(Hook):
+class OpenTelemetryHook(MetricsHook):
     """Record a Guard's decisions, retries, budgets and task outcomes as OpenTelemetry metrics.
 
     Args:
@@ -120,13 +119,7 @@ class OpenTelemetryHook(Hook):
                 instruments[spec.key] = meter.create_observable_gauge(
                     name, [self._observe_tokens], spec.unit, spec.description
                 )
-        self._calls = instruments["calls"]
-        self._errors = instruments["errors"]
-        self._retries = instruments["retries"]
-        self._delay = instruments["retry_delay"]
-        self._exhausted = instruments["budget_exhausted"]
-        self._outcomes = instruments["task_outcomes"]
-        self._fallbacks = instruments["budget_fallbacks"]
+        self._instruments = instruments
         self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
 
     def _attrs(self, names: tuple[str, ...], values: tuple[str, ...]) -> Mapping[str, str]:
@@ -137,10 +130,14 @@ class OpenTelemetryHook(Hook):
             found = self._attributes[key] = MappingProxyType(dict(zip(names, values, strict=True)))
         return found
 
-    def _tokens(self, event: GuardEvent, peer: str) -> None:
-        tokens = event.budget_tokens
-        if tokens is not None:
-            self._tokens_seen[peer] = tokens
+    def _count(self, key: str, values: tuple[str, ...]) -> None:
+        self._instruments[key].add(1, self._attrs(_LABELS[key], values))
+
+    def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
+        self._instruments[key].record(amount, self._attrs(_LABELS[key], values))
+
+    def _tokens(self, peer: str, tokens: float) -> None:
+        self._tokens_seen[peer] = tokens
 
     def _observe_tokens(self, options: CallbackOptions) -> Iterable[Observation]:
         """The retry tokens last seen per peer, when the SDK collects."""
@@ -149,53 +146,3 @@ class OpenTelemetryHook(Hook):
             observation(tokens, self._attrs(("peer",), (peer,)))
             for peer, tokens in list(self._tokens_seen.items())
         ]
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Count an ok call, or an error by reason; note the budget left."""
-        decision = event.decision
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        if decision.action is Action.OK:
-            self._calls.add(1, self._attrs(("method", "peer", "outcome"), (method, peer, "ok")))
-        else:
-            values = (method, Labels.reason(decision), decision.action.value, peer)
-            self._errors.add(1, self._attrs(("method", "reason", "action", "peer"), values))
-        self._tokens(event, peer)
-
-    def on_retry(self, event: GuardEvent) -> None:
-        """Count a retry and record its delay."""
-        decision = event.decision
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        reason = Labels.reason(decision)
-        self._retries.add(1, self._attrs(("method", "reason", "peer"), (method, reason, peer)))
-        self._delay.record(decision.delay or 0.0, self._attrs(("method", "peer"), (method, peer)))
-
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Count a call that ended in a decision other than ok, by its action."""
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        values = (method, peer, event.decision.action.value)
-        self._calls.add(1, self._attrs(("method", "peer", "outcome"), values))
-
-    def on_budget_exhausted(self, event: GuardEvent) -> None:
-        """Count a retry the budget refused."""
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        self._exhausted.add(1, self._attrs(("method", "peer"), (method, peer)))
-        self._tokens(event, peer)
-
-    def on_budget_fallback(self, event: BudgetFallback) -> None:
-        """Count a shared budget falling back to local (or coming back); note its tokens."""
-        peer = self.labels.peer(event.peer)
-        self._fallbacks.add(1, self._attrs(("peer", "mode"), (peer, event.state.value)))
-        self._tokens_seen[peer] = event.tokens
-
-    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
-        """Count a task that came back, by skill and state (never as an error)."""
-        values = (
-            self.labels.skill(event.skill),
-            Labels.state(event.outcome.state),
-            self.labels.peer(event.peer),
-        )
-        self._outcomes.add(1, self._attrs(("skill", "state", "peer"), values))

@@ -31,9 +31,8 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.guard import Hook
+from a2a_client_errors.instrumentation._metrics import MetricsHook
 from a2a_client_errors.instrumentation.labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
-from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
 
     from prometheus_client import CollectorRegistry
 
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
-    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["PrometheusHook"]
 
@@ -111,7 +108,7 @@ def _collectors(
         return found
 
 
-class PrometheusHook(Hook):
+class PrometheusHook(MetricsHook):
     """Count a Guard's decisions, retries, budgets and task outcomes in Prometheus.
 
     Every metric has bounded labels (see `Labels`). Hooks sharing a registry and a prefix
@@ -171,59 +168,15 @@ class PrometheusHook(Hook):
             child = children[values] = self._metrics[key].labels(*values)
         return child
 
-    def _tokens(self, event: GuardEvent, peer: str) -> None:
-        tokens = event.budget_tokens
+    def _count(self, key: str, values: tuple[str, ...]) -> None:
+        self._child(key, values).inc()
+
+    def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
+        self._child(key, values).observe(amount)
+
+    def _tokens(self, peer: str, tokens: float) -> None:
         seen = self._tokens_seen
-        if tokens is not None and seen.get(peer) != tokens:
+        if seen.get(peer) != tokens:
             # A full budget stays full on every success: set the gauge only when it moves.
             seen[peer] = tokens
             self._child("budget_tokens", (peer,)).set(tokens)
-
-    def on_decision(self, event: GuardEvent) -> None:
-        """Count an ok call, or an error by reason; note the budget left."""
-        decision = event.decision
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        if decision.action is Action.OK:
-            self._child("calls", (method, peer, "ok")).inc()
-        else:
-            labels = (method, Labels.reason(decision), decision.action.value, peer)
-            self._child("errors", labels).inc()
-        self._tokens(event, peer)
-
-    def on_retry(self, event: GuardEvent) -> None:
-        """Count a retry and observe its delay."""
-        decision = event.decision
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        self._child("retries", (method, Labels.reason(decision), peer)).inc()
-        self._child("retry_delay", (method, peer)).observe(decision.delay or 0.0)
-
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Count a call that ended in a decision other than ok, by its action."""
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        self._child("calls", (method, peer, event.decision.action.value)).inc()
-
-    def on_budget_exhausted(self, event: GuardEvent) -> None:
-        """Count a retry the budget refused."""
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        self._child("budget_exhausted", (method, peer)).inc()
-        self._tokens(event, peer)
-
-    def on_budget_fallback(self, event: BudgetFallback) -> None:
-        """Count a shared budget falling back to local (or coming back); note its tokens."""
-        peer = self.labels.peer(event.peer)
-        self._child("budget_fallbacks", (peer, event.state.value)).inc()
-        self._tokens_seen[peer] = event.tokens
-        self._child("budget_tokens", (peer,)).set(event.tokens)
-
-    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
-        """Count a task that came back, by skill and state (never as an error)."""
-        labels = (
-            self.labels.skill(event.skill),
-            Labels.state(event.outcome.state),
-            self.labels.peer(event.peer),
-        )
-        self._child("task_outcomes", labels).inc()

@@ -1,0 +1,90 @@
+"""What the metric hooks share: which metric each event counts, under which labels.
+
+`PrometheusHook` and `OpenTelemetryHook` count the same things with the same label values
+(see `METRICS`); only how a value is recorded differs. This base maps each hook event to its
+metric key and label values once, and leaves three primitives to each exporter: count one,
+observe an amount, and note a peer's retry tokens.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from a2a_client_errors.guard import Hook
+from a2a_client_errors.instrumentation.labels import Labels
+from a2a_client_errors.reasons import Action
+
+if TYPE_CHECKING:
+    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.retry import BudgetFallback
+
+
+class MetricsHook(Hook):
+    """A `Hook` that counts by `METRICS`; subclasses record (see the module's docstring).
+
+    Attributes:
+        labels: folds what the Guard reports into bounded label values.
+    """
+
+    labels: Labels
+
+    def _count(self, key: str, values: tuple[str, ...]) -> None:
+        """Add one to metric ``key`` under ``values`` (in the order of its labels)."""
+        raise NotImplementedError
+
+    def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
+        """Record ``amount`` in histogram ``key`` under ``values``."""
+        raise NotImplementedError
+
+    def _tokens(self, peer: str, tokens: float) -> None:
+        """Note the retry tokens a peer (its label) has left."""
+        raise NotImplementedError
+
+    def on_decision(self, event: GuardEvent) -> None:
+        """Count an ok call, or an error by reason; note the budget left."""
+        decision = event.decision
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        if decision.action is Action.OK:
+            self._count("calls", (method, peer, "ok"))
+        else:
+            self._count("errors", (method, Labels.reason(decision), decision.action.value, peer))
+        if event.budget_tokens is not None:
+            self._tokens(peer, event.budget_tokens)
+
+    def on_retry(self, event: GuardEvent) -> None:
+        """Count a retry and record its delay."""
+        decision = event.decision
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._count("retries", (method, Labels.reason(decision), peer))
+        self._observe("retry_delay", (method, peer), decision.delay or 0.0)
+
+    def on_give_up(self, event: GuardEvent) -> None:
+        """Count a call that ended in a decision other than ok, by its action."""
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._count("calls", (method, peer, event.decision.action.value))
+
+    def on_budget_exhausted(self, event: GuardEvent) -> None:
+        """Count a retry the budget refused; note the budget left."""
+        method = Labels.method(event.operation)
+        peer = self.labels.peer(event.peer)
+        self._count("budget_exhausted", (method, peer))
+        if event.budget_tokens is not None:
+            self._tokens(peer, event.budget_tokens)
+
+    def on_budget_fallback(self, event: BudgetFallback) -> None:
+        """Count a shared budget falling back to local (or coming back); note its tokens."""
+        peer = self.labels.peer(event.peer)
+        self._count("budget_fallbacks", (peer, event.state.value))
+        self._tokens(peer, event.tokens)
+
+    def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
+        """Count a task that came back, by skill and state (never as an error)."""
+        values = (
+            self.labels.skill(event.skill),
+            Labels.state(event.outcome.state),
+            self.labels.peer(event.peer),
+        )
+        self._count("task_outcomes", values)
