@@ -996,6 +996,33 @@ class _TransportBase:
             return None
         return _cannot_hold_an_error
 
+    def _credited(
+        self, request: httpx.Request, first: _Outcome, plain: Callable[[Any], bool]
+    ) -> bool:
+        """Whether the first attempt is a plain success; if so, its budget credit is given."""
+        if first.value is None or not plain(first.value):
+            return False
+        self.guard.budget_for(_peer_of(request)).credit()
+        return True
+
+    def _loop(
+        self,
+        request: httpx.Request,
+        plain: Callable[[Any], bool] | None,
+        first: _Outcome | None,
+        start: float,
+    ) -> dict[str, Any]:
+        """How the Guard's loop is to run ``request`` (after ``first``, if it was tried)."""
+        return {
+            "operation": None,
+            "peer": _peer_of(request),
+            "unsafe": None,
+            "describe": lambda: self._describe(request),
+            "plain": plain,
+            "first": first,
+            "start": start,
+        }
+
     @staticmethod
     def _is_stream(response: httpx.Response) -> bool:
         return 200 <= response.status_code < 300 and response.headers.get(
@@ -1073,26 +1100,16 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        guard = self.guard
         start, deadline_at = self._window()
         plain = self._plain_success()
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = _attempt(self._send, (request, deadline_at), _NO_KWARGS)
-            if first.value is not None and plain(first.value):
-                guard.budget_for(_peer_of(request)).credit()
+            if self._credited(request, first, plain):
                 return first.value  # type: ignore[no-any-return]
         try:
-            return guard._call_with(  # one loop, two doors
-                self._send,
-                (request, deadline_at),
-                operation=None,
-                peer=_peer_of(request),
-                unsafe=None,
-                describe=lambda: self._describe(request),
-                plain=plain,
-                first=first,
-                start=start,
+            return self.guard._call_with(  # one loop, two doors
+                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
             )
         except CallFailed as failure:
             return self._failed(failure)
@@ -1124,26 +1141,16 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        guard = self.guard
         start, deadline_at = self._window()
         plain = self._plain_success()
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = await _aattempt(self._send, (request, deadline_at), _NO_KWARGS)
-            if first.value is not None and plain(first.value):
-                guard.budget_for(_peer_of(request)).credit()
+            if self._credited(request, first, plain):
                 return first.value  # type: ignore[no-any-return]
         try:
-            return await guard._acall_with(  # one loop, two doors
-                self._send,
-                (request, deadline_at),
-                operation=None,
-                peer=_peer_of(request),
-                unsafe=None,
-                describe=lambda: self._describe(request),
-                plain=plain,
-                first=first,
-                start=start,
+            return await self.guard._acall_with(  # one loop, two doors
+                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
             )
         except CallFailed as failure:
             return self._failed(failure)
