@@ -14,30 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.errors import (
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, escape
+from a2a_client_errors.failures import (
     AuthFailed,
     BudgetExhausted,
-    CallError,
     CallFailed,
     DeadlineExceeded,
     DegradeNeeded,
-    ErrorKind,
     FixRequestNeeded,
     ReconcileNeeded,
     ReportNeeded,
     RetryExhausted,
-    Source,
-    WireShape,
-    escape,
 )
-from a2a_client_errors.guard import (
-    AsyncGuardTransport,
-    Guard,
-    GuardEvent,
-    GuardTransport,
-    Hook,
-    TaskOutcomeEvent,
-)
+from a2a_client_errors.guard import Guard, GuardEvent, Hook, TaskOutcomeEvent
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import Action, Decision, GiveUp, Policy, classify, default_action
@@ -63,6 +52,7 @@ from a2a_client_errors.server import (
     to_http,
     to_jsonrpc,
 )
+from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport
 
 if TYPE_CHECKING:
     from a2a_client_errors.integrations.redis import RedisRetryBudget

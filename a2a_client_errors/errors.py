@@ -1,20 +1,8 @@
-"""The normalised result of a failed call, and the exceptions this package raises.
-
-Exception tree::
-
-    Exception
-     └── CallFailed                 a guarded call ended in a decision other than ok (.decision)
-          ├── RetryExhausted        action retry, but no more attempts (or none safe)
-          │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
-          │    └── DeadlineExceeded ... the next attempt could not start before the deadline
-          ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
-          ├── DegradeNeeded         action degrade: the peer lacks a capability
-          ├── FixRequestNeeded      action fix_request: change the request before resending
-          ├── ReportNeeded          action report: the peer broke the contract, or unknown
-          └── AuthFailed            action auth: credentials missing or refused
+"""The normalised result of a failed call: `CallError`, its enums, and `escape`.
 
 `CallError` is not an exception: it is the typed record that `normalize` returns for every
-wire shape, and that travels inside a `Decision` and a `CallFailed`.
+wire shape, and that travels inside a `Decision` and a `CallFailed` (the exceptions live in
+`a2a_client_errors.failures`).
 """
 
 from __future__ import annotations
@@ -30,21 +18,11 @@ from a2a_client_errors.wire import parse_detail
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from a2a_client_errors.policy import Decision
     from a2a_client_errors.wire import Detail
 
 __all__ = [
-    "AuthFailed",
-    "BudgetExhausted",
     "CallError",
-    "CallFailed",
-    "DeadlineExceeded",
-    "DegradeNeeded",
     "ErrorKind",
-    "FixRequestNeeded",
-    "ReconcileNeeded",
-    "ReportNeeded",
-    "RetryExhausted",
     "Source",
     "WireShape",
     "escape",
@@ -342,72 +320,3 @@ class CallError(_CallErrorSlots):
 _CALL_ERROR_DETAILS = vars(_CallErrorSlots)["_details"]
 _METADATA_INDEX = _CALL_ERROR_FIELDS.index("metadata")
 assert tuple(f.name for f in fields(CallError)) == _CALL_ERROR_FIELDS  # noqa: S101
-
-
-class CallFailed(Exception):  # noqa: N818 (the public name the design card fixes)
-    """A guarded call ended in a decision other than ``ok``.
-
-    Catch the subclass of the action you handle (`ReconcileNeeded`, `DegradeNeeded`, ...);
-    catch `CallFailed` for all of them. The exception that ended the last attempt, if any, is
-    the ``__cause__``.
-
-    Attributes:
-        decision: the `Decision` that ended the call; ``decision.error`` is the `CallError`.
-        attempts: how many attempts the call made.
-        result: what the last attempt returned (an error response, say), or None when it
-            raised.
-
-    """
-
-    def __init__(self, decision: Decision, *, attempts: int = 1, result: object = None) -> None:
-        self.decision = decision
-        self.attempts = attempts
-        self.result = result
-        super().__init__(str(decision))
-
-    @property
-    def error(self) -> CallError | None:
-        """The call error behind the decision."""
-        return self.decision.error
-
-    @property
-    def reason(self) -> Reason | str | None:
-        """The reason of the decision (canonical, or as the peer sent it)."""
-        return self.decision.reason
-
-
-class RetryExhausted(CallFailed):
-    """The failure was transient, but the call will not be sent again.
-
-    Every attempt it was allowed failed, or a resend would have been unsafe: the decision's
-    ``give_up`` says which (``attempts``, ``not_replayable``, ``no_message_id``,
-    ``stream_started``).
-    """
-
-
-class BudgetExhausted(RetryExhausted):
-    """The peer's retry budget refused the retry: the call failed fast, without sleeping."""
-
-
-class DeadlineExceeded(RetryExhausted):
-    """The next attempt could not have started before the call's deadline."""
-
-
-class ReconcileNeeded(CallFailed):
-    """The client's view of the task is stale (TASK_NOT_FOUND, TASK_NOT_CANCELABLE)."""
-
-
-class DegradeNeeded(CallFailed):
-    """The peer lacks a capability (streaming, push, extended card): fall back."""
-
-
-class FixRequestNeeded(CallFailed):
-    """The request must change before it is sent again (version, extension, parameters)."""
-
-
-class ReportNeeded(CallFailed):
-    """The peer broke the contract, or sent a reason nobody knows: surface it."""
-
-
-class AuthFailed(CallFailed):
-    """Credentials are missing or refused; a refresh, if any, did not help."""

@@ -9,7 +9,7 @@ the (thread-safe) retry budgets. The Guard knows budgets through two protocols o
 has one, so a budget on a shared store never blocks the event loop.
 
 Every retry resends the *same* request: the same arguments to ``fn`` (so the same message and
-messageId), and on the httpx path (`GuardTransport`) the same bytes.
+messageId), and on the httpx path (`a2a_client_errors.transport`) the same bytes.
 """
 
 from __future__ import annotations
@@ -22,18 +22,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
-import httpx
 import tenacity
-from pydantic_core import from_json
 
-from a2a_client_errors.errors import (
+from a2a_client_errors.errors import CallError, ErrorKind
+from a2a_client_errors.failures import (
     AuthFailed,
     BudgetExhausted,
-    CallError,
     CallFailed,
     DeadlineExceeded,
     DegradeNeeded,
-    ErrorKind,
     FixRequestNeeded,
     ReconcileNeeded,
     ReportNeeded,
@@ -54,14 +51,11 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
 __all__ = [
-    "AsyncGuardTransport",
     "Guard",
     "GuardEvent",
-    "GuardTransport",
     "Hook",
     "TaskOutcomeEvent",
     "failure_for",
-    "operation_of",
 ]
 
 _log = logging.getLogger("a2a_client_errors")
@@ -838,323 +832,3 @@ async def _async_result(value: object) -> bool:
     if inspect.isawaitable(value):
         value = await value
     return bool(value)
-
-
-# --- httpx ----------------------------------------------------------------------------------
-
-_JSONRPC_METHODS: Final[dict[str, str]] = {
-    # 0.3 method names, for peers that still speak them.
-    "message/send": "SendMessage",
-    "message/stream": "SendStreamingMessage",
-    "tasks/get": "GetTask",
-    "tasks/list": "ListTasks",
-    "tasks/cancel": "CancelTask",
-    "tasks/resubscribe": "SubscribeToTask",
-    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
-    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
-    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
-}
-_SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
-
-
-def _rest_operation(method: str, path: str) -> str | None:
-    """The A2A operation of an HTTP+JSON route (1.0 routes, under a tenant or /v1 prefix)."""
-    segments = [segment for segment in path.split("/") if segment]
-    if not segments or len(segments) > 6:
-        return None
-    last = segments[-1]
-    if len(segments) <= 3:
-        if last == "message:send":
-            return "SendMessage"
-        if last == "message:stream":
-            return "SendStreamingMessage"
-        if last == "extendedAgentCard" or segments == ["v1", "card"]:
-            return "GetExtendedAgentCard"
-    # "tasks" after at most two prefix segments (a tenant, "v1"); ids may be anything.
-    for start in range(min(3, len(segments))):
-        if segments[start] == "tasks":
-            found = _task_route(method, segments[start + 1 :])
-            if found is not None:
-                return found
-    return None
-
-
-def _task_route(method: str, rest: list[str]) -> str | None:
-    if not rest:
-        return "ListTasks" if method == "GET" else None
-    if len(rest) == 1:
-        task = rest[0]
-        if task.endswith(":cancel"):
-            return "CancelTask" if method == "POST" else None
-        if task.endswith(":subscribe"):
-            return "SubscribeToTask" if method in ("POST", "GET") else None
-        return "GetTask" if method == "GET" else None
-    if rest[1] != "pushNotificationConfigs" or len(rest) > 3:
-        return None
-    if len(rest) == 2:
-        return {
-            "POST": "CreateTaskPushNotificationConfig",
-            "GET": "ListTaskPushNotificationConfigs",
-        }.get(method)
-    return {
-        "GET": "GetTaskPushNotificationConfig",
-        "DELETE": "DeleteTaskPushNotificationConfig",
-    }.get(method)
-
-
-def operation_of(request: httpx.Request, body: object = None) -> str | None:
-    """The A2A operation an httpx request carries: its JSON-RPC method or its REST route.
-
-    Args:
-        request: the request.
-        body: its JSON body, already parsed (parsed here when None and the body is bytes).
-
-    """
-    if body is None:
-        body = _json_body(request)
-    if isinstance(body, dict) and isinstance(body.get("method"), str):
-        method: str = body["method"]
-        return _JSONRPC_METHODS.get(method, method)
-    return _rest_operation(request.method, request.url.path)
-
-
-def _json_body(request: httpx.Request) -> object:
-    if not isinstance(request.stream, httpx.ByteStream):
-        return None
-    content = request.content
-    if not content or content[:1] not in (b"{", b"["):
-        return None
-    try:
-        return from_json(content)
-    except ValueError:
-        return None
-
-
-def _message_id(operation: str | None, body: object) -> bool:
-    """Whether a SendMessage body names its message's messageId (other operations: True)."""
-    if operation not in _SEND:
-        return True
-    if not isinstance(body, dict):
-        return False
-    params = body.get("params") if "method" in body else body
-    message = params.get("message") if isinstance(params, dict) else None
-    if not isinstance(message, dict):
-        return False
-    message_id = message.get("messageId", message.get("message_id"))
-    return isinstance(message_id, str) and bool(message_id)
-
-
-def _cannot_hold_an_error(response: httpx.Response) -> bool:
-    """A read 2xx response whose body cannot hold an ``"error"`` member (see the transports)."""
-    if not 200 <= response.status_code < 300:
-        return False
-    try:
-        body = response.content
-    except httpx.ResponseNotRead:
-        return False  # an event stream, passed on unread: judged as such
-    return b'"error"' not in body and b"\\" not in body
-
-
-def _peer_of(request: httpx.Request) -> str:
-    url = request.url
-    return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
-
-
-class _TransportBase:
-    """What the sync and async transports share: reading requests and rebuilding responses."""
-
-    def __init__(self, guard: Guard, *, raise_failures: bool = False) -> None:
-        self.guard = guard
-        self.raise_failures = raise_failures
-
-    @staticmethod
-    def _describe(request: httpx.Request) -> tuple[str | None, GiveUp | None]:
-        """The operation, and why a resend would be unsafe (if it would be).
-
-        Read only when a decision needs it (a failure, or a hook that sees successes): a call
-        that succeeds at once never parses its request.
-        """
-        if not isinstance(request.stream, httpx.ByteStream):
-            return operation_of(request, body={}), GiveUp.NOT_REPLAYABLE
-        body = _json_body(request)
-        operation = operation_of(request, body)
-        return operation, None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
-
-    def _plain_success(self) -> Callable[[httpx.Response], bool] | None:
-        """What spares a success its full reading, when nothing depends on that reading.
-
-        A transparent transport (``raise_failures=False``) whose Guard has no hooks hands back
-        a success and a broken success alike: the only thing that changes what happens is a
-        JSON-RPC error on HTTP 2xx, to retry. A body in which the key ``"error"`` cannot stand
-        (no such bytes, and no escape that could spell them) is then a success without being
-        parsed. Otherwise (raising, or watched by hooks) every body is judged in full,
-        INVALID_AGENT_RESPONSE included.
-        """
-        if self.raise_failures or any(self.guard._observers.values()):
-            return None
-        return _cannot_hold_an_error
-
-    def _credited(
-        self, request: httpx.Request, first: _Outcome, plain: Callable[[Any], bool]
-    ) -> bool:
-        """Whether the first attempt is a plain success; if so, its budget credit is given."""
-        if first.value is None or not plain(first.value):
-            return False
-        self.guard.budget_for(_peer_of(request)).credit()
-        return True
-
-    def _loop(
-        self,
-        request: httpx.Request,
-        plain: Callable[[Any], bool] | None,
-        first: _Outcome | None,
-        start: float,
-    ) -> dict[str, Any]:
-        """How the Guard's loop is to run ``request`` (after ``first``, if it was tried)."""
-        return {
-            "operation": None,
-            "peer": _peer_of(request),
-            "unsafe": None,
-            "describe": lambda: self._describe(request),
-            "plain": plain,
-            "first": first,
-            "start": start,
-        }
-
-    @staticmethod
-    def _is_stream(response: httpx.Response) -> bool:
-        return 200 <= response.status_code < 300 and response.headers.get(
-            "content-type", ""
-        ).startswith("text/event-stream")
-
-    def _window(self) -> tuple[float, float | None]:
-        """When the call starts, and the Guard's deadline for it (None: none)."""
-        guard = self.guard
-        start = guard.clock()
-        return start, None if guard.deadline is None else start + guard.deadline
-
-    def _bound(self, request: httpx.Request, deadline_at: float | None) -> None:
-        """Give one attempt no more than the time left before the Guard's deadline.
-
-        The request's own timeouts stay when they are shorter; the bytes sent never change.
-        """
-        if deadline_at is None:
-            return
-        left = max(0.0, deadline_at - self.guard.clock())
-        current = request.extensions.get("timeout") or {}
-        request.extensions["timeout"] = {
-            phase: left if current.get(phase) is None else min(current[phase], left)
-            for phase in ("connect", "read", "write", "pool")
-        }
-
-    def _failed(self, failure: CallFailed) -> httpx.Response:
-        """Hand back what the last attempt produced (or raise, when asked to)."""
-        if self.raise_failures:
-            raise failure
-        if isinstance(failure.result, httpx.Response):
-            return failure.result
-        cause = failure.__cause__
-        if cause is not None:
-            raise cause
-        raise failure
-
-
-class GuardTransport(_TransportBase, httpx.BaseTransport):
-    """An httpx transport that runs every request through a `Guard`.
-
-    Mount it in any httpx client, and so under any A2A client built on httpx::
-
-        client = httpx.Client(transport=GuardTransport(Guard()))
-
-    Each request is sent by ``inner`` (httpx's own transport by default) and judged: JSON-RPC
-    error bodies on HTTP 200 included. A retry resends the identical request (the same bytes).
-    It never retries a request whose body is a stream it cannot replay, nor a SendMessage
-    whose message has no messageId. Successful event streams are handed over unread.
-
-    When the final decision is not ok, the transport hands back the last response (or raises
-    the last transport exception) as the client would have seen it without a guard, so the
-    client's own error handling runs; hooks have seen every decision. With
-    ``raise_failures=True`` it raises the `CallFailed` instead.
-    """
-
-    def __init__(
-        self,
-        guard: Guard,
-        inner: httpx.BaseTransport | None = None,
-        *,
-        raise_failures: bool = False,
-    ) -> None:
-        super().__init__(guard, raise_failures=raise_failures)
-        self.inner = inner if inner is not None else httpx.HTTPTransport()
-
-    def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
-        self._bound(request, deadline_at)
-        response = self.inner.handle_request(request)
-        if not self._is_stream(response):
-            # Read here, to be judged; the client finds the content read and does not read
-            # the stream again. A response that will be retried is closed by the read.
-            response.read()
-        return response
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` under the guard."""
-        start, deadline_at = self._window()
-        plain = self._plain_success()
-        first = None
-        if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = _attempt(self._send, (request, deadline_at), _NO_KWARGS)
-            if self._credited(request, first, plain):
-                return first.value  # type: ignore[no-any-return]
-        try:
-            return self.guard._call_with(  # one loop, two doors
-                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
-            )
-        except CallFailed as failure:
-            return self._failed(failure)
-
-    def close(self) -> None:
-        """Close the inner transport."""
-        self.inner.close()
-
-
-class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
-    """The async twin of `GuardTransport`, for ``httpx.AsyncClient`` (and a2a-sdk's clients)."""
-
-    def __init__(
-        self,
-        guard: Guard,
-        inner: httpx.AsyncBaseTransport | None = None,
-        *,
-        raise_failures: bool = False,
-    ) -> None:
-        super().__init__(guard, raise_failures=raise_failures)
-        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
-
-    async def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
-        self._bound(request, deadline_at)
-        response = await self.inner.handle_async_request(request)
-        if not self._is_stream(response):
-            await response.aread()  # read here, to be judged (see GuardTransport._send)
-        return response
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` under the guard."""
-        start, deadline_at = self._window()
-        plain = self._plain_success()
-        first = None
-        if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = await _aattempt(self._send, (request, deadline_at), _NO_KWARGS)
-            if self._credited(request, first, plain):
-                return first.value  # type: ignore[no-any-return]
-        try:
-            return await self.guard._acall_with(  # one loop, two doors
-                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
-            )
-        except CallFailed as failure:
-            return self._failed(failure)
-
-    async def aclose(self) -> None:
-        """Close the inner transport."""
-        await self.inner.aclose()

@@ -59,7 +59,7 @@ from a2a_client_errors.reasons import Action, Reason
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Collection, Sequence
 
-    from a2a_client_errors.errors import CallFailed
+    from a2a_client_errors.failures import CallFailed
     from a2a_client_errors.policy import Decision
 
 __all__ = ["LOST_RACE", "DecisionHandlers", "Polling", "Situation", "poll_task"]

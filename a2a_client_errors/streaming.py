@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.errors import CallError, CallFailed, ErrorKind, Source, WireShape
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import failure_for
 from a2a_client_errors.normalize import SSEParser, event_error, normalize
 from a2a_client_errors.outcomes import task_outcome
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
     import httpx
+
+    from a2a_client_errors.failures import CallFailed
 
 __all__ = ["aiter_events", "interruption", "iter_events"]
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from a2a_client_errors import Guard
-from a2a_client_errors.guard import GuardTransport
+from a2a_client_errors.transport import GuardTransport
 
 if TYPE_CHECKING:
     from collections.abc import Callable

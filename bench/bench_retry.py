@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import tenacity
 
-from a2a_client_errors.errors import CallFailed
+from a2a_client_errors.failures import CallFailed
 from a2a_client_errors.guard import Guard
 
 if TYPE_CHECKING:

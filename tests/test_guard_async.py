@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallFailed, Decision, Policy, Reason
-from a2a_client_errors.errors import (
+from a2a_client_errors.failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Decision, Policy, Reason
-from a2a_client_errors.errors import (
+from a2a_client_errors.failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallFailed, Policy, Reason, normalize
-from a2a_client_errors.errors import (
+from a2a_client_errors.failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, Reason, classify, normalize
-from a2a_client_errors.errors import CallError, ErrorKind, ReportNeeded, Source, WireShape
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.failures import ReportNeeded
 from a2a_client_errors.policy import Decision
 from a2a_client_errors.reasons import ROWS
 from a2a_client_errors.server import (

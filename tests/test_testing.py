@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, Reason, WireShape, classify, normalize
-from a2a_client_errors.errors import RetryExhausted
+from a2a_client_errors.failures import RetryExhausted
 from a2a_client_errors.guard import Guard
 from a2a_client_errors.testing import (
     FakeClock,

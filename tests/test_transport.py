@@ -16,21 +16,12 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
-from a2a_client_errors.errors import (
-    DegradeNeeded,
-    ReconcileNeeded,
-    ReportNeeded,
-    RetryExhausted,
-)
-from a2a_client_errors.guard import (
-    AsyncGuardTransport,
-    Guard,
-    GuardTransport,
-    operation_of,
-)
+from a2a_client_errors.failures import DegradeNeeded, ReconcileNeeded, ReportNeeded, RetryExhausted
+from a2a_client_errors.guard import Guard
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
+from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 if TYPE_CHECKING:

@@ -30,14 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.errors import (
-    CallError,
-    CallFailed,
-    ErrorKind,
-    RetryExhausted,
-    Source,
-    WireShape,
-)
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import Guard, failure_for
 from a2a_client_errors.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize

@@ -30,7 +30,7 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from a2a_client_errors.errors import CallFailed
+from a2a_client_errors.failures import CallFailed
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,

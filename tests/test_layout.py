@@ -1,0 +1,151 @@
+"""The package's import graph: no cycle, and the pure core never reaches up to the outer rooms.
+
+The graph is read from the source with `ast`, not from ``sys.modules``, so every import counts:
+those at module level, those under ``if TYPE_CHECKING:`` (a type-only cycle is still a cycle
+for the reader and for the type checker), and the lazy ones inside functions (an optional
+dependency imported on first use is still a dependency of the module that imports it).
+
+An edge goes from a module to each module it names (``from a2a_client_errors.x import y``
+gives ``x``, and ``x.y`` too when ``y`` is a submodule). The package a module sits in is not
+counted as imported by it: Python runs ``a2a_client_errors/__init__.py`` before any submodule,
+but that is the facade re-exporting the rooms, not a dependency of the rooms on the facade.
+An explicit ``from a2a_client_errors import name`` does count, as an edge to the facade.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import a2a_client_errors
+
+PACKAGE = "a2a_client_errors"
+ROOT = Path(a2a_client_errors.__file__).parent
+
+# The pure core, and the rooms it must never import (design.md, "Layout").
+CORE = (
+    "reasons",
+    "wire",
+    "errors",
+    "failures",
+    "outcomes",
+    "normalize",
+    "policy",
+    "retry",
+    "guard",
+)
+OUTER = (
+    "transport",
+    "integrations",
+    "server",
+    "probe",
+    "testing",
+    "instrumentation",
+    "streaming",
+    "cli",
+    "demo",
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {_module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module of the package that ``name`` imports, wherever the import stands."""
+    is_package = path.name == "__init__.py"
+    here = name if is_package else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            targets = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for target in targets:
+            # ``import a.b.c`` names the modules a.b.c; ``from a.b import c`` may name one.
+            if target in MODULES and target != name:
+                found.add(target)
+    return found
+
+
+GRAPH: dict[str, set[str]] = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph``, as the path that closes it, or None when there is none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state:
+                found = visit(target)
+                if found is not None:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found is not None:
+                return found
+    return None
+
+
+def _is_in(module: str, room: str) -> bool:
+    full = f"{PACKAGE}.{room}"
+    return module == full or module.startswith(full + ".")
+
+
+def test_the_graph_is_read_from_every_module() -> None:
+    """The walk finds the rooms (a guard against a test that passes on an empty graph)."""
+    for room in (*CORE, *OUTER):
+        assert any(_is_in(module, room) for module in MODULES), room
+    assert f"{PACKAGE}.guard" in GRAPH[f"{PACKAGE}.transport"]
+    assert f"{PACKAGE}.errors" in GRAPH[f"{PACKAGE}.normalize"]
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    """No module reaches itself through imports, type-only and lazy imports included."""
+    assert _cycle(GRAPH) is None
+
+
+def test_a_cycle_would_be_found() -> None:
+    """The cycle finder itself: it sees a type-only loop such as errors -> policy -> errors."""
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("core", CORE)
+def test_the_core_never_imports_the_outer_rooms(core: str) -> None:
+    """The pure core imports only the core: no transport, integration, server, probe, ..."""
+    name = f"{PACKAGE}.{core}"
+    outer = sorted(target for target in GRAPH[name] if any(_is_in(target, room) for room in OUTER))
+    assert outer == []
+    assert PACKAGE not in GRAPH[name]  # nor the facade that re-exports everything
+
+
+def test_errors_holds_the_result_and_not_the_decision() -> None:
+    """``errors`` (the normalised result) sits below ``policy``: it imports no decision."""
+    assert GRAPH[f"{PACKAGE}.errors"] <= {f"{PACKAGE}.reasons", f"{PACKAGE}.wire"}
