@@ -12,7 +12,14 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
+from a2a_client_errors.reasons import (
+    A2A_DOMAIN,
+    UNKNOWN_DELIVERY_REASONS,
+    Delivery,
+    Reason,
+    TransportFailure,
+    status_delivery,
+)
 from a2a_client_errors.wire import parse_detail
 
 if TYPE_CHECKING:
@@ -140,6 +147,7 @@ _CALL_ERROR_FIELDS = (
     "supported_versions",
     "exception",
     "transport",
+    "delivery",
     "_details",
 )
 
@@ -183,6 +191,9 @@ class CallError(_CallErrorSlots):
             ``supportedVersions``), in its order.
         exception: the qualified name of the exception behind a transport error.
         transport: what kind of transport failure it was (connect, timeout, TLS, ...).
+        delivery: what reached the agent: ``not_sent``, ``not_processed``, or ``unknown`` (it
+            may have been processed: a call that creates work is looked up, never resent
+            blindly). Derived from the other fields when not given.
 
     """
 
@@ -203,6 +214,7 @@ class CallError(_CallErrorSlots):
     supported_versions: tuple[str, ...] = field()
     exception: str | None = field()
     transport: TransportFailure | None = field()
+    delivery: Delivery = field()
     _details: tuple[Detail, ...] | None = field(init=False, repr=False, compare=False)
 
     def __new__(  # noqa: PLR0917 (every field is a keyword; positions serve the hot path)
@@ -222,6 +234,7 @@ class CallError(_CallErrorSlots):
         supported_versions: tuple[str, ...] = (),
         exception: str | None = None,
         transport: TransportFailure | None = None,
+        delivery: Delivery | None = None,
     ) -> CallError:
         """A new record, filled, then frozen."""
         self: Any = object.__new__(_CallErrorSlots)
@@ -240,6 +253,11 @@ class CallError(_CallErrorSlots):
         self.supported_versions = supported_versions
         self.exception = exception
         self.transport = transport
+        self.delivery = (
+            delivery
+            if delivery is not None
+            else _delivery_of(wire, source, reason, http_status, grpc_status, raw_details)
+        )
         self._details = None
         self.__class__ = cls  # from here on, frozen
         return self  # type: ignore[no-any-return]
@@ -297,6 +315,7 @@ class CallError(_CallErrorSlots):
             "supported_versions": list(self.supported_versions),
             "exception": self.exception,
             "transport": None if self.transport is None else self.transport.value,
+            "delivery": self.delivery.value,
         }
 
     def __str__(self) -> str:
@@ -315,6 +334,27 @@ class CallError(_CallErrorSlots):
         if codes:
             head += f" [{codes}]"
         return f"{head}: {escape(self.message)}" if self.message else head
+
+
+def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
+    wire: WireShape,
+    source: Source,
+    reason: Reason | str | None,
+    http_status: int | None,
+    grpc_status: str | None,
+    raw_details: tuple[Mapping[str, Any], ...],
+) -> Delivery:
+    """What reached the agent, from what the error record holds (see `Delivery`)."""
+    if wire is WireShape.NOT_SENT:
+        return Delivery.NOT_SENT
+    if source is Source.INVALID_RESPONSE:
+        return Delivery.UNKNOWN  # the agent answered, so it did the work, whatever it was
+    if isinstance(reason, Reason) and source not in (Source.STATUS_FALLBACK, Source.TRANSPORT):
+        # The agent (or a hop speaking A2A) answered with an error it meant.
+        return Delivery.UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else Delivery.NOT_PROCESSED
+    if wire in (WireShape.TRANSPORT, WireShape.INVALID):
+        return Delivery.UNKNOWN  # a transport exception names its own (normalize passes it)
+    return status_delivery(http_status, grpc_status, has_details=bool(raw_details))
 
 
 _CALL_ERROR_DETAILS = vars(_CallErrorSlots)["_details"]

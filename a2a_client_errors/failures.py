@@ -6,7 +6,9 @@ Exception tree::
      └── CallFailed                 a guarded call ended in a decision other than ok (.decision)
           ├── RetryExhausted        action retry, but no more attempts (or none safe)
           │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
-          │    └── DeadlineExceeded ... the next attempt could not start before the deadline
+          │    ├── DeadlineExceeded ... the next attempt could not start before the deadline
+          │    └── OutcomeUnknown   ... a message may have made a task, and the look-up
+          │                             could not tell: nothing was resent
           ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
           ├── DegradeNeeded         action degrade: the peer lacks a capability
           ├── FixRequestNeeded      action fix_request: change the request before resending
@@ -21,8 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from a2a_client_errors.reasons import Delivery
+
 if TYPE_CHECKING:
     from a2a_client_errors.errors import CallError
+    from a2a_client_errors.lookup import SentMessage
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.reasons import Reason
 
@@ -33,6 +38,7 @@ __all__ = [
     "DeadlineExceeded",
     "DegradeNeeded",
     "FixRequestNeeded",
+    "OutcomeUnknown",
     "ReconcileNeeded",
     "ReportNeeded",
     "RetryExhausted",
@@ -51,13 +57,25 @@ class CallFailed(Exception):  # noqa: N818 (the public name the design card fixe
         attempts: how many attempts the call made.
         result: what the last attempt returned (an error response, say), or None when it
             raised.
+        maybe_processed: whether any attempt of the call may have been processed by the agent
+            (its delivery was unknown), this one included.
 
     """
 
-    def __init__(self, decision: Decision, *, attempts: int = 1, result: object = None) -> None:
+    def __init__(
+        self,
+        decision: Decision,
+        *,
+        attempts: int = 1,
+        result: object = None,
+        maybe_processed: bool | None = None,
+    ) -> None:
         self.decision = decision
         self.attempts = attempts
         self.result = result
+        self.maybe_processed = (
+            decision.delivery is Delivery.UNKNOWN if maybe_processed is None else maybe_processed
+        )
         super().__init__(str(decision))
 
     @property
@@ -86,6 +104,53 @@ class BudgetExhausted(RetryExhausted):
 
 class DeadlineExceeded(RetryExhausted):
     """The next attempt could not have started before the call's deadline."""
+
+
+class OutcomeUnknown(RetryExhausted):
+    """A message may have made a task, and it could not be found out: nothing was resent.
+
+    The attempt's answer was lost (or its delivery is otherwise unknown), the peer is not
+    known to deduplicate, and the look-up for the task it may have made could not conclude
+    (ListTasks refused, unsupported or failing, no time left, too many tasks to search). A
+    blind resend could make a second task, so the orchestrator decides, with what it needs to
+    look again itself.
+
+    Attributes:
+        sent: the message's identity (messageId, contextId, taskId, when it was sent), if known.
+        why: what stood in the way of the look-up, for humans.
+
+    """
+
+    def __init__(
+        self,
+        decision: Decision,
+        *,
+        attempts: int = 1,
+        result: object = None,
+        maybe_processed: bool | None = True,
+        sent: SentMessage | None = None,
+        why: str = "",
+    ) -> None:
+        super().__init__(
+            decision, attempts=attempts, result=result, maybe_processed=maybe_processed
+        )
+        self.sent = sent
+        self.why = why
+
+    @property
+    def message_id(self) -> str | None:
+        """The messageId of the message whose outcome is unknown."""
+        return None if self.sent is None else self.sent.message_id
+
+    @property
+    def context_id(self) -> str | None:
+        """Its contextId, if it named one."""
+        return None if self.sent is None else self.sent.context_id
+
+    @property
+    def task_id(self) -> str | None:
+        """Its taskId, if it was a follow-up of a task."""
+        return None if self.sent is None else self.sent.task_id
 
 
 class ReconcileNeeded(CallFailed):

@@ -20,7 +20,7 @@ import logging
 import random as _random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar, overload
 
 import tenacity
 
@@ -32,14 +32,25 @@ from a2a_client_errors.failures import (
     DeadlineExceeded,
     DegradeNeeded,
     FixRequestNeeded,
+    OutcomeUnknown,
     ReconcileNeeded,
     ReportNeeded,
     RetryExhausted,
 )
+from a2a_client_errors.lookup import (
+    WORK_OPERATIONS,
+    ExactlyOnce,
+    Found,
+    LookupResult,
+    NotFound,
+    Resolution,
+    SentMessage,
+    Unresolved,
+)
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import Decision, GiveUp, Policy
-from a2a_client_errors.reasons import Action, TransportFailure
+from a2a_client_errors.reasons import Action, Delivery, TransportFailure
 from a2a_client_errors.retry import (
     BudgetFallback,
     BudgetRegistry,
@@ -51,10 +62,13 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
 __all__ = [
+    "CallShape",
     "Guard",
     "GuardEvent",
     "Hook",
+    "Lookup",
     "TaskOutcomeEvent",
+    "UnknownOutcomeEvent",
     "failure_for",
 ]
 
@@ -73,6 +87,7 @@ _GIVE_UPS: Final[dict[GiveUp, type[CallFailed]]] = {
     GiveUp.BUDGET: BudgetExhausted,
     GiveUp.DEADLINE: DeadlineExceeded,
     GiveUp.HINT_TOO_LONG: DeadlineExceeded,
+    GiveUp.OUTCOME_UNKNOWN: OutcomeUnknown,
 }
 
 
@@ -131,6 +146,14 @@ class Hook:
         and when it answers again, from whichever thread noticed.
         """
 
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """An attempt of a call that creates work may have been processed; told how it ended.
+
+        ``event.resolution`` says: the task was found (the answer; nothing resent), looked for
+        and not there (resent, or not), could not be looked for (`OutcomeUnknown`), or the peer
+        deduplicates (resent at once).
+        """
+
     # --- task outcomes: results of successful calls, kept apart from call errors ------------
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
@@ -147,6 +170,7 @@ _HOOK_METHODS: Final = (
     "on_give_up",
     "on_budget_exhausted",
     "on_budget_fallback",
+    "on_unknown_outcome",
 )
 _TASK_HOOK_METHODS: Final = ("on_task_outcome",)
 
@@ -171,6 +195,79 @@ class TaskOutcomeEvent:
     peer: str
     operation: str | None
     skill: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownOutcomeEvent:
+    """What `Hook.on_unknown_outcome` is told. It never holds a message's content.
+
+    Attributes:
+        decision: the decision about the attempt whose outcome was unknown.
+        resolution: how it was resolved (`Resolution`).
+        peer: the peer's key (as in `GuardEvent`).
+        operation: the A2A operation (SendMessage, SendStreamingMessage, or None for a batch).
+        attempt: the attempt whose outcome was unknown (1 for the first).
+        elapsed: seconds since the call started, the look-up included.
+        sent: the message's identity (messageId, contextId, taskId), when known.
+        why: for ``unresolved``: what stood in the way of the look-up.
+
+    """
+
+    decision: Decision
+    resolution: Resolution
+    peer: str
+    operation: str | None
+    attempt: int
+    elapsed: float
+    sent: SentMessage | None
+    why: str = ""
+
+
+Lookup: TypeAlias = "Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
+"""A look-up for what an attempt with an unknown outcome made: given the seconds it may take
+(None: no bound), it returns `Found` (the call's answer), `NotFound` (a resend is safe) or
+`Unresolved`. It may be a coroutine function in ``acall``; what it raises counts as
+`Unresolved`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """What a call is, for the Guard: told up front, or learnt on its first failure.
+
+    Attributes:
+        operation: the A2A operation, if known.
+        unsafe: why a resend would be unsafe whatever the outcome (a body that cannot be
+            replayed, a SendMessage without a messageId), if it would be.
+        creates_work: whether it may make a task (SendMessage, SendStreamingMessage, a batch
+            holding one): an attempt with an unknown outcome is then looked up before any
+            resend. Default: whether ``operation`` is one of those.
+        sent: the message's identity, for the look-up and for `OutcomeUnknown`.
+        lookup: how to look for what an attempt made (see `Lookup`); None: it cannot be looked
+            for, and an unknown outcome is `OutcomeUnknown`.
+
+    """
+
+    operation: str | None = None
+    unsafe: GiveUp | None = None
+    creates_work: bool | None = None
+    sent: SentMessage | None = None
+    lookup: Lookup | None = None
+
+    @property
+    def makes_work(self) -> bool:
+        """Whether the call may make a task (see ``creates_work``)."""
+        if self.creates_work is not None:
+            return self.creates_work
+        return self.operation in WORK_OPERATIONS
+
+
+_NO_SHAPE: Final = CallShape()
+# A call that could never be resent needs no look-up: its failure says so (maybe_processed).
+_NEVER_RESENT: Final = frozenset(
+    {GiveUp.NOT_REPLAYABLE, GiveUp.NO_MESSAGE_ID, GiveUp.STREAM_STARTED}
+)
+_NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
+_NO_TIME: Final = Unresolved("the deadline left no time to look")
 
 
 @dataclass(slots=True)
@@ -215,6 +312,9 @@ class Guard:
             a coroutine function in ``acall``.
         override: the orchestrator's say: called with each decision, returns another `Action`
             to take instead, or None to keep it.
+        exactly_once: how a call that creates work (SendMessage) makes an unknown outcome
+            known before it resends (`ExactlyOnce`: the peers known to deduplicate, the
+            look-up's pages, pause and time). Default: ``ExactlyOnce()``, no peer deduplicates.
 
     Example:
         >>> from a2a_client_errors import Guard
@@ -237,6 +337,7 @@ class Guard:
         random: Callable[[], float] | None = None,
         refresh_credentials: Callable[[Decision], object] | None = None,
         override: Callable[[Decision], Action | None] | None = None,
+        exactly_once: ExactlyOnce | None = None,
     ) -> None:
         if max_attempts < 1:
             msg = "max_attempts must be at least 1"
@@ -263,6 +364,7 @@ class Guard:
         self.random = random or _random.random
         self.refresh_credentials = refresh_credentials
         self.override = override
+        self.exactly_once = exactly_once if exactly_once is not None else ExactlyOnce()
         self._observers = {
             name: tuple(
                 getattr(hook, name)
@@ -326,9 +428,15 @@ class Guard:
         operation: str | None = None,
         peer: str | None = None,
         deadline: float | None = None,
+        lookup: Lookup | None = None,
         **kwargs: Any,
     ) -> T:
         """Call ``fn(*args, **kwargs)`` under the guard; return its result or raise.
+
+        A call whose ``operation`` creates work (SendMessage, SendStreamingMessage) is never
+        resent after an attempt that may have been processed (its answer lost) unless
+        ``lookup`` finds nothing, or the peer is declared to deduplicate
+        (``exactly_once``); without a ``lookup`` such a call raises `OutcomeUnknown`.
 
         Raises:
             CallFailed: the subclass that names the final decision (`ReconcileNeeded`,
@@ -336,36 +444,25 @@ class Guard:
             Exception: an exception that is not a call error (a bug in ``fn``) as it is.
 
         """
-        return self._call_with(
-            fn, args, operation=operation, peer=peer, unsafe=None, deadline=deadline, kwargs=kwargs
-        )
+        shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
+        return self._call_with(fn, args, peer=peer, shape=shape, deadline=deadline, kwargs=kwargs)
 
     def _call_with(
         self,
         fn: Callable[..., T],
         args: tuple[Any, ...],
         *,
-        operation: str | None,
         peer: str | None,
-        unsafe: GiveUp | None,
+        shape: CallShape = _NO_SHAPE,
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
-        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
         first: _Outcome | None = None,
         start: float | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(
-            self,
-            operation,
-            peer,
-            deadline,
-            unsafe=unsafe,
-            describe=describe,
-            plain=plain,
-            start=start,
-        )
+        state = _Call(self, shape, peer, deadline, describe=describe, plain=plain, start=start)
         outcome = first if first is not None else _attempt(fn, args, kwargs)
         while True:
             state.judge(outcome)
@@ -390,6 +487,7 @@ class Guard:
         operation: str | None = None,
         peer: str | None = None,
         deadline: float | None = None,
+        lookup: Lookup | None = None,
         **kwargs: Any,
     ) -> T: ...
 
@@ -401,6 +499,7 @@ class Guard:
         operation: str | None = None,
         peer: str | None = None,
         deadline: float | None = None,
+        lookup: Lookup | None = None,
         **kwargs: Any,
     ) -> T: ...
 
@@ -411,14 +510,17 @@ class Guard:
         operation: str | None = None,
         peer: str | None = None,
         deadline: float | None = None,
+        lookup: Lookup | None = None,
         **kwargs: Any,
     ) -> Any:
         """Await ``fn(*args, **kwargs)`` under the guard; return its result or raise.
 
-        ``fn`` may be a coroutine function or return an awaitable. Raises as `call` does.
+        ``fn`` may be a coroutine function or return an awaitable; ``lookup`` too. Under a
+        deadline, an attempt in flight is cut short when the time is up. Raises as `call` does.
         """
+        shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
         return await self._acall_with(
-            fn, args, operation=operation, peer=peer, unsafe=None, deadline=deadline, kwargs=kwargs
+            fn, args, peer=peer, shape=shape, deadline=deadline, kwargs=kwargs
         )
 
     async def _acall_with(
@@ -426,40 +528,30 @@ class Guard:
         fn: Callable[..., Awaitable[T]] | Callable[..., T],
         args: tuple[Any, ...],
         *,
-        operation: str | None,
         peer: str | None,
-        unsafe: GiveUp | None,
+        shape: CallShape = _NO_SHAPE,
         deadline: float | None = None,
         kwargs: dict[str, Any] | None = None,
-        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
         first: _Outcome | None = None,
         start: float | None = None,
     ) -> T:
         kwargs = kwargs or {}
-        state = _Call(
-            self,
-            operation,
-            peer,
-            deadline,
-            unsafe=unsafe,
-            describe=describe,
-            plain=plain,
-            start=start,
-        )
-        outcome = first if first is not None else await _aattempt(fn, args, kwargs)
+        state = _Call(self, shape, peer, deadline, describe=describe, plain=plain, start=start)
+        outcome = first if first is not None else await state.aattempt(fn, args, kwargs)
         while True:
             await state.ajudge(outcome)
             if state.plan is _Plan.RETRY:
                 await self._sleep_async(state.delay)
                 outcome = await tenacity.AsyncRetrying(**state.atenacity(self._sleep_async))(
-                    _aattempt, fn, args, kwargs
+                    state.aattempt, fn, args, kwargs
                 )
             if state.plan is _Plan.REFRESH:
                 if not await _async_result(self._refresh(state)):
                     state.refresh_refused()
                     return state.finish(outcome)  # type: ignore[no-any-return]
-                outcome = await _aattempt(fn, args, kwargs)
+                outcome = await state.aattempt(fn, args, kwargs)
                 continue
             return state.finish(outcome)  # type: ignore[no-any-return]
 
@@ -512,7 +604,11 @@ class Guard:
         if decision.action not in (Action.OK, Action.RETRY):
             self._emit("on_give_up", event)
 
-    def _emit(self, name: str, event: GuardEvent | BudgetFallback | TaskOutcomeEvent) -> None:
+    def _emit(
+        self,
+        name: str,
+        event: GuardEvent | BudgetFallback | TaskOutcomeEvent | UnknownOutcomeEvent,
+    ) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)
 
@@ -543,37 +639,44 @@ class _Call:
         "decision",
         "delay",
         "describe",
+        "found",
         "guard",
+        "limit",
         "max_attempts",
+        "maybe_processed",
         "now",
         "operation",
         "peer",
         "plain",
         "plan",
         "refreshed",
+        "resolution",
+        "shape",
         "start",
         "unsafe",
+        "why",
     )
 
     def __init__(
         self,
         guard: Guard,
-        operation: str | None,
+        shape: CallShape,
         peer: str | None,
         deadline: float | None,
         *,
-        unsafe: GiveUp | None = None,
-        describe: Callable[[], tuple[str | None, GiveUp | None]] | None = None,
+        describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
         start: float | None = None,
     ) -> None:
         self.guard = guard
         self.describe = describe
         self.plain = plain
-        self.operation = operation
+        self.shape = shape
+        self.operation = shape.operation
+        self.unsafe = shape.unsafe
         self.peer = peer or "default"
         self.start = guard.clock() if start is None else start
-        limit = deadline if deadline is not None else guard.deadline
+        limit = self.limit = deadline if deadline is not None else guard.deadline
         self.deadline_at = None if limit is None else self.start + limit
         cap = _TESTING["attempts"] if _TESTING["on"] else None
         self.max_attempts = guard.max_attempts if cap is None else min(cap, guard.max_attempts)
@@ -583,16 +686,24 @@ class _Call:
         self.plan = _Plan.DONE
         self.refreshed = False
         self.budget: RetryBudgetLike | None = None
-        self.unsafe = unsafe
         self.now = self.start
+        self.maybe_processed = False
+        self.found: _Outcome | None = None
+        self.resolution: Resolution | None = None
+        self.why = ""
 
     def judge(self, outcome: _Outcome) -> bool:
         """Decide about one attempt's outcome; True when the loop should retry it."""
         decision = self._decide(outcome)
         if decision is None:
             return False
+        if self._must_look(decision):
+            decision = self._looked(decision, self._look())
+            if decision is None:
+                return False
         if decision.will_retry:
             decision = self._spent(decision, self._budget().try_spend())
+        self._resolved(decision)
         return self._settle(decision)
 
     async def ajudge(self, outcome: _Outcome) -> bool:
@@ -600,12 +711,148 @@ class _Call:
         decision = self._decide(outcome)
         if decision is None:
             return False
+        if self._must_look(decision):
+            decision = self._looked(decision, await self._alook())
+            if decision is None:
+                return False
         if decision.will_retry:
             budget = self._budget()
             atry_spend = getattr(budget, "atry_spend", None)
             spent = await atry_spend() if atry_spend is not None else budget.try_spend()
             decision = self._spent(decision, bool(spent))
+        self._resolved(decision)
         return self._settle(decision)
+
+    async def aattempt(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Outcome:
+        """One attempt, cut short when the call's deadline comes (the time left is its own)."""
+        deadline_at = self.deadline_at
+        if deadline_at is None:
+            return await _aattempt(fn, args, kwargs)
+        left = deadline_at - self.guard.clock()
+        if self.shape.makes_work:
+            # Keep part of the deadline for the look-up, should this attempt's answer be lost.
+            reserve = self.guard.exactly_once.reserve * (self.limit or 0.0)
+            left = left - reserve if left > 2 * reserve else left
+        return await _aattempt(fn, args, kwargs, max(left, 0.0))
+
+    # --- unknown outcomes of calls that create work ------------------------------------------
+
+    def _must_look(self, decision: Decision) -> bool:
+        """Whether a resend (or a give-up) must wait for a look-up.
+
+        It must when the attempt may have made a task. A peer declared to deduplicate is
+        resent at once.
+        """
+        error = decision.error
+        if (
+            decision.action is not Action.RETRY
+            or error is None
+            or error.delivery is not Delivery.UNKNOWN
+            or not self.shape.makes_work
+            or decision.give_up in _NEVER_RESENT
+        ):
+            return False
+        if self.guard.exactly_once.deduplicates(self.peer):
+            self.resolution = Resolution.DEDUPLICATING
+            return False
+        return True
+
+    def _look_time(self) -> float | None:
+        """How long the look-up may take: the deadline's time left, capped (None: no look)."""
+        cap = self.guard.exactly_once.timeout
+        if self.deadline_at is None:
+            return cap
+        left = self.deadline_at - self.guard.clock()
+        return min(cap, left) if left > 0 else None
+
+    def _look(self) -> LookupResult:
+        lookup = self.shape.lookup
+        if lookup is None:
+            return _NO_LOOKUP
+        time_left = self._look_time()
+        if time_left is None:
+            return _NO_TIME
+        try:
+            result = lookup(time_left)
+            _refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
+        except Exception as exc:  # a look-up that fails could not look
+            return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        return result  # type: ignore[return-value]
+
+    async def _alook(self) -> LookupResult:
+        lookup = self.shape.lookup
+        if lookup is None:
+            return _NO_LOOKUP
+        time_left = self._look_time()
+        if time_left is None:
+            return _NO_TIME
+        try:
+            result = lookup(time_left)
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(result, time_left)
+        except asyncio.TimeoutError:
+            return Unresolved("the look-up did not finish in time")
+        except Exception as exc:  # a look-up that fails could not look
+            return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        return result
+
+    def _looked(self, decision: Decision, result: LookupResult) -> Decision | None:
+        """The decision after the look-up: None when the task was found (the call's answer)."""
+        if isinstance(result, Found):
+            self._budget().credit()  # the peer answered the look-up: it is up
+            self.resolution = Resolution.FOUND
+            self.found = _Outcome(value=result.value)
+            self._tell_unknown(decision)
+            self.decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            self.plan = _Plan.DONE
+            return None
+        if isinstance(result, NotFound):
+            self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled
+            return decision
+        self.resolution = Resolution.UNRESOLVED
+        self.why = result.why
+        return Decision(
+            decision.action,
+            decision.reason,
+            decision.retry_after,
+            decision.error,
+            decision.operation,
+            decision.attempt,
+            None,
+            GiveUp.OUTCOME_UNKNOWN,
+        )
+
+    def _resolved(self, decision: Decision) -> None:
+        """Tell the hooks how an unknown outcome ended, once the retry is settled."""
+        resolution = self.resolution
+        if resolution is None:
+            return
+        if resolution is Resolution.RESENT and not decision.will_retry:
+            self.resolution = resolution = Resolution.NOT_FOUND
+        if resolution is Resolution.DEDUPLICATING and not decision.will_retry:
+            self.resolution = None
+            return
+        self._tell_unknown(decision)
+        self.resolution = None
+
+    def _tell_unknown(self, decision: Decision) -> None:
+        guard = self.guard
+        if not guard._observers["on_unknown_outcome"]:
+            return
+        assert self.resolution is not None  # noqa: S101 (told only once resolved)
+        event = UnknownOutcomeEvent(
+            decision,
+            self.resolution,
+            self.peer,
+            self.operation,
+            self.attempt,
+            guard.clock() - self.start,
+            self.shape.sent,
+            self.why,
+        )
+        guard._emit("on_unknown_outcome", event)
 
     def _decide(self, outcome: _Outcome) -> Decision | None:
         """The decision about one outcome, before the budget's say; None for a success."""
@@ -633,6 +880,8 @@ class _Call:
             self._succeeded()
             return None
         self._know()
+        if error.delivery is Delivery.UNKNOWN:
+            self.maybe_processed = True
         now = self.now = guard.clock()
         decision = guard.policy.decide(
             error,
@@ -700,7 +949,8 @@ class _Call:
         describe = self.describe
         if describe is not None:
             self.describe = None
-            self.operation, self.unsafe = describe()
+            shape = self.shape = describe()
+            self.operation, self.unsafe = shape.operation, shape.unsafe
 
     def _budget(self) -> RetryBudgetLike:
         """The peer's budget, looked up once per call."""
@@ -771,12 +1021,24 @@ class _Call:
         decision = self.decision
         assert decision is not None  # noqa: S101 (judge ran)
         if decision.action is Action.OK:
-            return outcome.value
+            found = self.found
+            return outcome.value if found is None else found.value
         guard = self.guard
         if guard._observers["on_give_up"]:
             guard._emit("on_give_up", self._event(decision, guard.clock()))
+        if decision.give_up is GiveUp.OUTCOME_UNKNOWN:
+            raise OutcomeUnknown(
+                decision,
+                attempts=self.attempt,
+                result=outcome.value,
+                sent=self.shape.sent,
+                why=self.why,
+            ) from outcome.exc
         raise failure_for(decision)(
-            decision, attempts=self.attempt, result=outcome.value
+            decision,
+            attempts=self.attempt,
+            result=outcome.value,
+            maybe_processed=self.maybe_processed,
         ) from outcome.exc
 
     def _event(self, decision: Decision, now: float) -> GuardEvent:
@@ -801,15 +1063,31 @@ def _attempt(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
 
 
 async def _aattempt(
-    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout: float | None = None,
 ) -> _Outcome:
     try:
         value = fn(*args, **kwargs)
         if inspect.isawaitable(value):
-            value = await value
+            value = await (value if timeout is None else _within(value, timeout))
     except Exception as exc:  # every failure is judged; non-call errors are re-raised there
         return _Outcome(exc=exc)
     return _Outcome(value=value)
+
+
+class AttemptCutShortError(TimeoutError):
+    """The call's deadline came while an attempt was in flight (its outcome is unknown)."""
+
+
+async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:
+    """Await ``awaitable`` for at most ``timeout`` seconds (then `AttemptCutShortError`)."""
+    try:
+        return await asyncio.wait_for(awaitable, timeout)
+    except asyncio.TimeoutError as exc:
+        msg = "the call's deadline cut the attempt short"
+        raise AttemptCutShortError(msg) from exc
 
 
 def _refuse_awaitable(value: object, message: str) -> None:

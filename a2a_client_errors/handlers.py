@@ -12,7 +12,9 @@ Defaults:
     * CancelTask refused with TASK_NOT_CANCELABLE: the task has already ended (the cancel lost
       the race). The task is read with GetTask and returned, its metadata marked
       ``{"a2a_client_errors": {"cancel": "lost_race"}}`` so that nobody takes it for a
-      successful cancel.
+      successful cancel. When an earlier attempt of the same cancel may have been processed
+      (its answer was lost) and the task is CANCELED, that attempt canceled it: the task is
+      returned unmarked, a cancel that succeeded.
     * TASK_NOT_FOUND: `DecisionHandlers.task_gone` is told (drop your local handle there),
       and the failure is raised: whether to create the task again is the orchestrator's call.
 * degrade:
@@ -156,7 +158,10 @@ class DecisionHandlers:
         if situation.operation == "CancelTask" and situation.reason == Reason.TASK_NOT_CANCELABLE:
             types = _types()
             task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
-            task.metadata.update(LOST_RACE)
+            canceled = types.TaskState.TASK_STATE_CANCELED
+            if not (situation.failure.maybe_processed and task.status.state == canceled):
+                task.metadata.update(LOST_RACE)
+            # Else an earlier attempt, whose answer was lost, canceled it: the cancel succeeded.
             return task
         if situation.reason == Reason.TASK_NOT_FOUND:
             await self.task_gone(situation)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import socket
 import ssl
 import time
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ from a2a_client_errors.reasons import (
     GRPC_CODES,
     GRPC_NAMES,
     JSONRPC_CODES,
+    Delivery,
     Reason,
     TransportFailure,
     canonical_reason,
@@ -803,11 +805,35 @@ _TRANSPORT_TYPES: tuple[
 )
 
 
+_NOT_SENT_TYPES: tuple[type[BaseException], ...] = (
+    # Raised before a byte of the request could reach the agent.
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+    httpx.UnsupportedProtocol,
+    httpx.InvalidURL,
+    httpx.LocalProtocolError,
+    ConnectionRefusedError,
+    socket.gaierror,
+    ssl.SSLCertVerificationError,
+)
+
+
 def _transport(exc: BaseException, limits: Limits) -> CallError:
-    """A transport exception; the most telling exception in its chain names the failure."""
+    """A transport exception; the most telling exception in its chain names the failure.
+
+    Its delivery is *not sent* when any exception in the chain is one raised before the
+    request could leave (`_NOT_SENT_TYPES`), else *unknown*: a read or write error or timeout,
+    a closed connection, a deadline that cut the attempt short may all come after the agent
+    did the work.
+    """
     failure = TransportFailure.UNKNOWN
     culprit = exc
+    delivery = Delivery.UNKNOWN
     for link in _chain(exc):
+        if isinstance(link, _NOT_SENT_TYPES):
+            delivery = Delivery.NOT_SENT
         for types, found in _TRANSPORT_TYPES:
             if isinstance(link, types):
                 if found is TransportFailure.TLS or failure is TransportFailure.UNKNOWN:
@@ -825,6 +851,7 @@ def _transport(exc: BaseException, limits: Limits) -> CallError:
         message=_message(str(culprit) or name, limits),
         exception=name if module == "builtins" else f"{module}.{name}",
         transport=failure,
+        delivery=delivery,
     )
 
 

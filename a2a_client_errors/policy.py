@@ -23,6 +23,7 @@ from a2a_client_errors.reasons import (
     REASON_ACTIONS,
     TRANSPORT_ACTIONS,
     Action,
+    Delivery,
     Reason,
     canonical_reason,
     grpc_code_action,
@@ -55,6 +56,8 @@ class GiveUp(str, enum.Enum):
     """A SendMessage without a messageId: a resend could create a second task."""
     STREAM_STARTED = "stream_started"
     """The stream had delivered events: resending would replay them; resubscribe instead."""
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    """The attempt may have made a task and the look-up could not tell: a resend is unsafe."""
 
     def __str__(self) -> str:
         return self.value
@@ -141,6 +144,12 @@ class Decision(_DecisionSlots):
         return self.action is Action.RETRY and self.give_up is None and self.delay is not None
 
     @property
+    def delivery(self) -> Delivery | None:
+        """What reached the agent (`Delivery`), or None when the call returned a result."""
+        error = self.error
+        return None if error is None else error.delivery
+
+    @property
     def ok(self) -> bool:
         """Whether the call returned a result (which may still be a FAILED task)."""
         return self.action is Action.OK
@@ -155,6 +164,7 @@ class Decision(_DecisionSlots):
             "attempt": self.attempt,
             "delay": self.delay,
             "give_up": None if self.give_up is None else self.give_up.value,
+            "delivery": None if self.error is None else self.error.delivery.value,
             "error": None if self.error is None else self.error.to_dict(),
         }
 

@@ -47,7 +47,9 @@ __all__ = [
     "ROWS",
     "TERMINAL_STATES",
     "TRANSPORT_ACTIONS",
+    "UNKNOWN_DELIVERY_REASONS",
     "Action",
+    "Delivery",
     "Reason",
     "ReasonRow",
     "TransportFailure",
@@ -57,6 +59,7 @@ __all__ = [
     "grpc_reason",
     "http_status_action",
     "row_for",
+    "status_delivery",
     "status_reason",
 ]
 
@@ -356,6 +359,70 @@ TRANSPORT_ACTIONS: Mapping[TransportFailure, Action] = MappingProxyType(
         TransportFailure.UNKNOWN: _A.REPORT,
     }
 )
+
+
+class Delivery(str, enum.Enum):
+    """What reached the agent: whether a failed call may have been processed.
+
+    The same messageId makes a resend *recognisable*, not *safe*: no official A2A server
+    deduplicates by it. Only a failure that provably did not reach the agent's processing may
+    be resent blindly; an unknown one must first be looked up (see `a2a_client_errors.lookup`).
+    """
+
+    NOT_SENT = "not_sent"
+    """Nothing reached the agent: DNS, connection refused, connect or pool timeout, TLS
+    handshake, a request that could not be built, or a call the agent card refused."""
+    NOT_PROCESSED = "not_processed"
+    """It reached the agent (or a hop), which refused it: an A2A error answer, 429, 503, a
+    4xx, a gRPC status that says the call was not carried out."""
+    UNKNOWN = "unknown"
+    """It may have been processed: the answer was lost (read or write error or timeout, a
+    connection closed before the answer), a hop's 500/502/504, an internal error, gRPC
+    UNKNOWN, INTERNAL, DEADLINE_EXCEEDED or CANCELLED, or a success that could not be read."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_D = Delivery
+
+UNKNOWN_DELIVERY_REASONS: frozenset[Reason] = frozenset(
+    {_R.INTERNAL_ERROR, _R.UNKNOWN_ERROR, _R.INVALID_AGENT_RESPONSE}
+)
+"""Reasons an agent may send after it did (part of) the work: the outcome is unknown."""
+
+_GRPC_DELIVERY: Mapping[str, Delivery] = MappingProxyType(
+    {
+        "OK": _D.UNKNOWN,  # an error that claims OK contradicts itself
+        "CANCELLED": _D.UNKNOWN,
+        "UNKNOWN": _D.UNKNOWN,
+        "DEADLINE_EXCEEDED": _D.UNKNOWN,
+        "INTERNAL": _D.UNKNOWN,
+        "DATA_LOSS": _D.UNKNOWN,
+        # A server's UNAVAILABLE carries details; the client's own (a reset connection, a
+        # closed stream) carries none and may come after the work was done.
+        "UNAVAILABLE": _D.UNKNOWN,
+    }
+)
+
+NOT_PROCESSED_5XX: frozenset[int] = frozenset({501, 503, 505})
+"""Server-error statuses that say by their HTTP meaning that the request was not carried out."""
+
+
+def status_delivery(
+    http_status: int | None, grpc_status: str | None, *, has_details: bool = False
+) -> Delivery:
+    """What a status alone says reached the agent (no A2A reason behind it)."""
+    if grpc_status is not None:
+        if grpc_status == "UNAVAILABLE" and has_details:
+            return _D.NOT_PROCESSED
+        return _GRPC_DELIVERY.get(grpc_status, _D.NOT_PROCESSED)
+    if http_status is None or 200 <= http_status < 300:
+        return _D.UNKNOWN
+    if http_status >= 500:
+        return _D.NOT_PROCESSED if http_status in NOT_PROCESSED_5XX else _D.UNKNOWN
+    return _D.NOT_PROCESSED
+
 
 RETRYABLE_HTTP_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})
 """Statuses that mean "try again later" when no A2A reason says otherwise. A bare 502 is

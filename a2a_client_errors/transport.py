@@ -16,7 +16,25 @@ import httpx
 from pydantic_core import from_json
 
 from a2a_client_errors.failures import CallFailed
-from a2a_client_errors.guard import _NO_KWARGS, Guard, _aattempt, _attempt, _Outcome
+from a2a_client_errors.guard import (
+    _NO_KWARGS,
+    CallShape,
+    Guard,
+    Lookup,
+    _aattempt,
+    _attempt,
+    _Outcome,
+)
+from a2a_client_errors.http_lookup import CannotLookError, HttpLookup, message_ids, sent_message
+from a2a_client_errors.lookup import (
+    Found,
+    LookupResult,
+    SentMessage,
+    Unresolved,
+    adrive,
+    drive,
+    find_sent,
+)
 from a2a_client_errors.policy import GiveUp
 
 if TYPE_CHECKING:
@@ -40,6 +58,7 @@ _JSONRPC_METHODS: Final[dict[str, str]] = {
     "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
 }
 _SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
+_BATCH: Final = Unresolved("a JSON-RPC batch that sends a message is not looked up")
 
 
 def _rest_operation(method: str, path: str) -> str | None:
@@ -140,6 +159,18 @@ def _cannot_hold_an_error(response: httpx.Response) -> bool:
     return b'"error"' not in body and b"\\" not in body
 
 
+def _sends(item: object) -> bool:
+    """Whether one JSON-RPC request of a batch sends a message."""
+    if not isinstance(item, dict) or not isinstance(item.get("method"), str):
+        return False
+    return _JSONRPC_METHODS.get(item["method"], item["method"]) in _SEND
+
+
+def _cannot_look(time_left: float | None) -> LookupResult:
+    """The look-up of a batch: it is not made (say so, and resend nothing)."""
+    return _BATCH
+
+
 def _peer_of(request: httpx.Request) -> str:
     url = request.url
     return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
@@ -152,18 +183,36 @@ class _TransportBase:
         self.guard = guard
         self.raise_failures = raise_failures
 
-    @staticmethod
-    def _describe(request: httpx.Request) -> tuple[str | None, GiveUp | None]:
-        """The operation, and why a resend would be unsafe (if it would be).
+    def _describe(self, request: httpx.Request, sent_at: float) -> CallShape:
+        """The operation, why a resend would be unsafe (if it would be), and the look-up.
 
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
         if not isinstance(request.stream, httpx.ByteStream):
-            return operation_of(request, body={}), GiveUp.NOT_REPLAYABLE
+            operation = operation_of(request, body={})
+            return CallShape(operation, GiveUp.NOT_REPLAYABLE)
         body = _json_body(request)
         operation = operation_of(request, body)
-        return operation, None if _message_id(operation, body) else GiveUp.NO_MESSAGE_ID
+        if isinstance(body, list):
+            # A batch holding a SendMessage creates work, and is not looked up as a whole.
+            if any(_sends(item) for item in body):
+                return CallShape(operation, creates_work=True, lookup=_cannot_look)
+            return CallShape(operation)
+        if not _message_id(operation, body):
+            return CallShape(operation, GiveUp.NO_MESSAGE_ID)
+        if operation not in _SEND:
+            return CallShape(operation)
+        sent = sent_message(body, sent_at)
+        try:
+            finder = HttpLookup(request, body)
+        except CannotLookError:
+            return CallShape(operation, sent=sent)
+        assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
+        return CallShape(operation, sent=sent, lookup=self._lookup(finder, sent))
+
+    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
+        raise NotImplementedError
 
     def _plain_success(self) -> Callable[[httpx.Response], bool] | None:
         """What spares a success its full reading, when nothing depends on that reading.
@@ -196,11 +245,12 @@ class _TransportBase:
         start: float,
     ) -> dict[str, Any]:
         """How the Guard's loop is to run ``request`` (after ``first``, if it was tried)."""
+        guard = self.guard
+        # The wall-clock time the call started at (the first attempt may already be over).
+        sent_at = guard.exactly_once.wall_clock() - (guard.clock() - start)
         return {
-            "operation": None,
             "peer": _peer_of(request),
-            "unsafe": None,
-            "describe": lambda: self._describe(request),
+            "describe": lambda: self._describe(request, sent_at),
             "plain": plain,
             "first": first,
             "start": start,
@@ -281,6 +331,42 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             response.read()
         return response
 
+    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
+        """The look-up of ``sent``, through the inner transport (see `HttpLookup`)."""
+        guard = self.guard
+
+        def look(time_left: float | None) -> LookupResult:
+            deadline_at = None if time_left is None else guard.clock() + time_left
+
+            def answer(query: Any) -> Any:
+                request = finder.query(query)
+                self._bound(request, deadline_at)
+                response = self.inner.handle_request(request)
+                try:
+                    response.read()
+                finally:
+                    response.close()
+                return finder.read(query, response)
+
+            search = find_sent(sent, guard.exactly_once, message_ids)
+            result = drive(search, answer, guard._sleep_sync)
+            return Found(self._found(finder, result.value)) if isinstance(result, Found) else result
+
+        return look
+
+    def _found(self, finder: HttpLookup, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer: a stream still working is subscribed to."""
+        subscribe = finder.subscription(task)
+        if subscribe is not None:
+            try:
+                response = self.inner.handle_request(subscribe)
+            except httpx.HTTPError:
+                return finder.answer(task)
+            if finder.opened(response):
+                return response
+            response.close()
+        return finder.answer(task)
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
         start, deadline_at = self._window()
@@ -321,6 +407,44 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         if not self._is_stream(response):
             await response.aread()  # read here, to be judged (see GuardTransport._send)
         return response
+
+    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
+        """The look-up of ``sent``, through the inner transport (see `HttpLookup`)."""
+        guard = self.guard
+
+        async def look(time_left: float | None) -> LookupResult:
+            deadline_at = None if time_left is None else guard.clock() + time_left
+
+            async def answer(query: Any) -> Any:
+                request = finder.query(query)
+                self._bound(request, deadline_at)
+                response = await self.inner.handle_async_request(request)
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
+                return finder.read(query, response)
+
+            search = find_sent(sent, guard.exactly_once, message_ids)
+            result = await adrive(search, answer, guard._sleep_async)
+            if isinstance(result, Found):
+                return Found(await self._found(finder, result.value))
+            return result
+
+        return look
+
+    async def _found(self, finder: HttpLookup, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer (see `GuardTransport._found`)."""
+        subscribe = finder.subscription(task)
+        if subscribe is not None:
+            try:
+                response = await self.inner.handle_async_request(subscribe)
+            except httpx.HTTPError:
+                return finder.answer(task)
+            if finder.opened(response):
+                return response
+            await response.aclose()
+        return finder.answer(task)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""

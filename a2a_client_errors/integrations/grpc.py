@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.guard import CallShape
 from a2a_client_errors.policy import GiveUp
 
 try:
@@ -258,9 +259,8 @@ class GuardInterceptor(
         return await guard._acall_with(  # the Guard's own loop, as its transports use it
             attempt,
             (),
-            operation=operation,
             peer=self.peer or _target_of(continuation),
-            unsafe=_unsafe(operation, request),
+            shape=CallShape(operation, _unsafe(operation, request)),
             deadline=timeout,
         )
 
@@ -304,9 +304,8 @@ class GuardInterceptor(
         opened: _Opened = await guard._acall_with(
             attempt,
             (),
-            operation=operation,
             peer=peer,
-            unsafe=_unsafe(operation, request),
+            shape=CallShape(operation, _unsafe(operation, request)),
             deadline=timeout,
         )
         return self._relay(opened, operation, peer)
@@ -349,7 +348,7 @@ class GuardInterceptor(
             raise exc
 
         _: object = await self.guard._acall_with(
-            again, (), operation=operation, peer=peer, unsafe=GiveUp.STREAM_STARTED
+            again, (), peer=peer, shape=CallShape(operation, GiveUp.STREAM_STARTED)
         )
 
 

@@ -1,0 +1,174 @@
+"""A loopback TCP proxy that loses answers: the hop between a client and an agent that fails.
+
+For each HTTP request it decides, by a plan the test sets:
+
+* ``forward``: the request goes to the agent and the answer comes back;
+* ``lose``: the request goes to the agent, the agent answers in full, and the answer is thrown
+  away: the client's connection is closed without a byte (the agent did the work; the client
+  cannot know);
+* ``drop``: the request is never forwarded; the client's connection is closed.
+
+It speaks just enough HTTP/1.1 for this (a head, then a ``Content-Length`` or chunked body)
+and asks the agent to close after each answer, so that one answer is one connection's worth
+of bytes. It runs its own event loop on a thread, on 127.0.0.1, and stops in bounded time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_HEAD_LIMIT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request the proxy saw."""
+
+    method: str
+    path: str
+    body: bytes
+
+    @property
+    def rpc_method(self) -> str | None:
+        """The JSON-RPC method of the body, if it is a JSON-RPC request."""
+        try:
+            parsed: Any = json.loads(self.body)
+        except ValueError:
+            return None
+        return parsed.get("method") if isinstance(parsed, dict) else None
+
+    @property
+    def is_send(self) -> bool:
+        """Whether it sends a message (SendMessage or SendStreamingMessage, any binding)."""
+        return self.rpc_method in {"SendMessage", "SendStreamingMessage"} or self.path.endswith(
+            ("/message:send", "/message:stream")
+        )
+
+
+Plan = Callable[[Seen], str]
+
+
+def forward_all(seen: Seen) -> str:
+    """The plan that loses nothing."""
+    return "forward"
+
+
+def lose_sends(count: int, *, mode: str = "lose") -> Plan:
+    """A plan that loses (or drops) the answers of the first ``count`` sends."""
+    left = [count]
+
+    def plan(seen: Seen) -> str:
+        if seen.is_send and left[0] > 0:
+            left[0] -= 1
+            return mode
+        return "forward"
+
+    return plan
+
+
+class LossyProxy:
+    """Forwards to ``upstream`` (``host:port``) by a plan; counts what it did."""
+
+    def __init__(self, upstream: str, plan: Plan = forward_all, *, timeout: float = 30.0) -> None:
+        host, _, port = upstream.rpartition(":")
+        self.upstream = (host.strip("[]"), int(port))
+        self.plan = plan
+        self.timeout = timeout
+        self.seen: list[Seen] = []
+        self.counts: Counter[str] = Counter()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """The proxy's origin."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LossyProxy:
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        future.result(timeout=10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+        with contextlib.suppress(Exception):
+            future.result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await asyncio.wait_for(self._server.wait_closed(), 5)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await asyncio.wait_for(self._one(reader, writer), self.timeout)
+        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        if len(head) > _HEAD_LIMIT:
+            return
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = [line for line in lines[1:] if line]
+        names = {line.split(":", 1)[0].strip().lower(): line for line in headers}
+        body = b""
+        if "content-length" in names:
+            body = await reader.readexactly(int(names["content-length"].split(":", 1)[1]))
+        elif "chunked" in names.get("transfer-encoding", "").lower():
+            body = await _read_chunked(reader)
+            headers = [h for h in headers if not h.lower().startswith("transfer-encoding")]
+            headers.append(f"Content-Length: {len(body)}")
+        seen = Seen(method, path, body)
+        self.seen.append(seen)
+        action = self.plan(seen)
+        self.counts[action] += 1
+        if action == "drop":
+            return
+        headers = [h for h in headers if not h.lower().startswith("connection:")]
+        request = "\r\n".join([lines[0], *headers, "Connection: close", "", ""]).encode("latin-1")
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        try:
+            up_writer.write(request + body)
+            await up_writer.drain()
+            while chunk := await up_reader.read(65536):
+                if action == "forward":
+                    writer.write(chunk)
+                    await writer.drain()
+        finally:
+            up_writer.close()
+            with contextlib.suppress(Exception):
+                await up_writer.wait_closed()
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    body = bytearray()
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            return bytes(body)
+        body += await reader.readexactly(size)
+        await reader.readexactly(2)
