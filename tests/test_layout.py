@@ -15,6 +15,7 @@ An explicit ``from a2a_client_errors import name`` does count, as an edge to the
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,19 @@ def test_the_core_never_imports_the_outer_rooms(core: str) -> None:
 def test_errors_holds_the_result_and_not_the_decision() -> None:
     """``errors`` (the normalised result) sits below ``policy``: it imports no decision."""
     assert GRAPH[f"{PACKAGE}.errors"] <= {f"{PACKAGE}.reasons", f"{PACKAGE}.wire"}
+
+
+# Paths that moved but stay importable, because the documentation gave them: (old, new).
+COMPATIBILITY = [
+    ("a2a_client_errors.handlers", "a2a_client_errors.integrations.a2a_sdk.handlers"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), COMPATIBILITY)
+def test_a_moved_path_still_gives_the_same_names(old: str, new: str) -> None:
+    """A compatibility module re-exports every public name of the new home, as the same objects."""
+    moved, home = importlib.import_module(old), importlib.import_module(new)
+    assert set(moved.__all__) == set(home.__all__)
+    for name in home.__all__:
+        assert getattr(moved, name) is getattr(home, name), name
+    assert GRAPH[old] == {new}  # thin: it imports the new home and nothing else

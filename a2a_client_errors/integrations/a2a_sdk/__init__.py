@@ -33,7 +33,7 @@ import httpx
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import Guard, failure_for
-from a2a_client_errors.handlers import DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
@@ -84,7 +84,7 @@ def guard_client(
         peer: the key of the peer's retry budget (default: the card's first interface URL).
         max_reconnects: how many times one stream may be resumed after interruptions.
         handlers: what to do about decisions other than retry (see
-            `a2a_client_errors.handlers`); None raises every one of them.
+            `a2a_client_errors.integrations.a2a_sdk.handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
             version (default: the well-known path at the origin of the card's first HTTP
             interface).

@@ -1,0 +1,459 @@
+"""Decision handlers: what a guarded client does about a decision other than retry.
+
+A `GuardedClient` (see `a2a_client_errors.integrations.a2a_sdk`) hands every final decision but
+``ok`` and ``retry`` to its `DecisionHandlers`: one coroutine per action, each given the
+`Situation` (the failure, the operation, the request, the client). A handler returns what the
+operation returns instead, or raises (the failure itself, by default). Subclass and override
+the actions you decide differently; what you do not override keeps the defaults below.
+
+Defaults:
+
+* reconcile:
+    * CancelTask refused with TASK_NOT_CANCELABLE: the task has already ended (the cancel lost
+      the race). The task is read with GetTask and returned, its metadata marked
+      ``{"a2a_client_errors": {"cancel": "lost_race"}}`` so that nobody takes it for a
+      successful cancel. When an earlier attempt of the same cancel may have been processed
+      (its answer was lost) and the task is CANCELED, that attempt canceled it: the task is
+      returned unmarked, a cancel that succeeded.
+    * TASK_NOT_FOUND: `DecisionHandlers.task_gone` is told (drop your local handle there),
+      and the failure is raised: whether to create the task again is the orchestrator's call.
+* degrade:
+    * GetExtendedAgentCard refused: the public card the client already has is returned.
+    * SubscribeToTask refused with UNSUPPORTED_OPERATION (the task is terminal, or the peer
+      does not stream): the task is read with GetTask and becomes the stream's one event.
+    * A streaming SendMessage refused with UNSUPPORTED_OPERATION: the message is sent again
+      without streaming (``return_immediately``), and the task polled with GetTask
+      (`poll_task`: capped backoff, bounded) until it is terminal or interrupted; the stream
+      yields the first answer and the last task read.
+    * A SendMessage that asks for push notifications, refused with
+      PUSH_NOTIFICATION_NOT_SUPPORTED (or not sent, the card saying so): the message is sent
+      without the push configuration, and its task polled the same way.
+    * CreateTaskPushNotificationConfig refused: a `Polling` of the task is returned instead of
+      the configuration: iterate it for the task's changes, as the push notifications would
+      have told them.
+    * anything else is raised.
+* fix_request, once per call:
+    * VERSION_NOT_SUPPORTED: the agent card is read again (the peer may have changed since the
+      client was built), and the best version both sides support (this client's ``versions``,
+      in order of preference; the peer's from the card's interfaces and from the error's
+      ``supportedVersions``) is sent as ``A2A-Version``, and the request resent once. Never a
+      silent downgrade: a version older than the one refused is taken only with
+      ``allow_downgrade=True``.
+    * EXTENSION_SUPPORT_REQUIRED: the agent card is read again, the extensions it requires
+      that the request did not declare are added to ``A2A-Extensions``, and the request resent
+      once, only if every one of them is in ``allowed_extensions``. (Before any call,
+      `DecisionHandlers.prepare` already declares the card's required extensions that are
+      allowed, so that a peer enforcing them is not asked in vain first.)
+    * anything else (CONTENT_TYPE_NOT_SUPPORTED: the BadRequest detail names the part) raises.
+* report, auth: raised as they are (a peer that broke the contract; credentials the Guard
+  already tried to refresh once).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.reasons import Action, Reason
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Collection, Sequence
+
+    from a2a_client_errors.failures import CallFailed
+    from a2a_client_errors.policy import Decision
+
+__all__ = ["LOST_RACE", "DecisionHandlers", "Polling", "Situation", "poll_task"]
+
+LOST_RACE: Final = {"a2a_client_errors": {"cancel": "lost_race"}}
+"""The metadata a task read after a lost cancel race carries."""
+
+VERSION_HEADER: Final = "A2A-Version"
+EXTENSIONS_HEADER: Final = "A2A-Extensions"
+_RESENT: Final = "a2a_client_errors.resent"
+_SENT_AGAIN: Final = frozenset(
+    {Reason.UNSUPPORTED_OPERATION, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED}
+)
+_METHODS: Final = {
+    "SendMessage": "send_message",
+    "SendStreamingMessage": "send_message",
+    "GetTask": "get_task",
+    "ListTasks": "list_tasks",
+    "CancelTask": "cancel_task",
+    "SubscribeToTask": "subscribe",
+    "CreateTaskPushNotificationConfig": "create_task_push_notification_config",
+    "GetTaskPushNotificationConfig": "get_task_push_notification_config",
+    "ListTaskPushNotificationConfigs": "list_task_push_notification_configs",
+    "DeleteTaskPushNotificationConfig": "delete_task_push_notification_config",
+    "GetExtendedAgentCard": "get_extended_agent_card",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """What a decision handler is given.
+
+    Attributes:
+        failure: the `CallFailed` the Guard raised; ``failure.decision`` is the decision.
+        operation: the A2A operation (``"CancelTask"``, ...).
+        request: the request the operation was called with.
+        client: the `GuardedClient`, for follow-up calls (they are guarded too).
+        context: the a2a-sdk call context, if any.
+    """
+
+    failure: CallFailed
+    operation: str
+    request: Any
+    client: Any
+    context: Any = None
+
+    @property
+    def decision(self) -> Decision:
+        """The decision to carry out."""
+        return self.failure.decision
+
+    @property
+    def reason(self) -> Reason | str | None:
+        """The decision's reason."""
+        return self.failure.decision.reason
+
+
+class DecisionHandlers:
+    """One handler per action; subclass to decide differently (see the module's defaults).
+
+    Args:
+        versions: the A2A versions this client speaks, most preferred first.
+        allow_downgrade: whether a refused version may be replaced by an older one.
+        allowed_extensions: the extension URIs this client may declare when a peer requires
+            them.
+    """
+
+    def __init__(
+        self,
+        *,
+        versions: Sequence[str] = ("1.0",),
+        allow_downgrade: bool = False,
+        allowed_extensions: Collection[str] = (),
+    ) -> None:
+        self.versions = tuple(versions)
+        self.allow_downgrade = allow_downgrade
+        self.allowed_extensions = frozenset(allowed_extensions)
+
+    async def handle(self, situation: Situation) -> Any:
+        """Run the handler of the situation's action."""
+        action = situation.decision.action
+        if action is Action.RECONCILE:
+            return await self.reconcile(situation)
+        if action is Action.DEGRADE:
+            return await self.degrade(situation)
+        if action is Action.FIX_REQUEST:
+            return await self.fix_request(situation)
+        if action is Action.AUTH:
+            return await self.auth(situation)
+        return await self.report(situation)
+
+    async def reconcile(self, situation: Situation) -> Any:
+        """The client's view of the task is stale: read it, or let go of it."""
+        if situation.operation == "CancelTask" and situation.reason == Reason.TASK_NOT_CANCELABLE:
+            types = _types()
+            task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
+            canceled = types.TaskState.TASK_STATE_CANCELED
+            if not (situation.failure.maybe_processed and task.status.state == canceled):
+                task.metadata.update(LOST_RACE)
+            # Else an earlier attempt, whose answer was lost, canceled it: the cancel succeeded.
+            return task
+        if situation.reason == Reason.TASK_NOT_FOUND:
+            await self.task_gone(situation)
+        raise situation.failure
+
+    async def task_gone(self, situation: Situation) -> None:
+        """The peer knows no such task (any more): drop the local handle here. Default: none."""
+
+    async def degrade(self, situation: Situation) -> Any:
+        """The peer lacks a capability: fall back where the protocol offers a way."""
+        operation = situation.operation
+        if operation == "GetExtendedAgentCard":
+            card = getattr(situation.client.client, "_card", None)
+            if card is not None:
+                return card
+        if operation == "SendMessage" and situation.reason in _SENT_AGAIN:
+            transport = getattr(situation.client.client, "_transport", None)
+            if transport is not None:
+                return _send_and_poll(situation, transport)
+        task_id: str = getattr(situation.request, "task_id", "")
+        if (
+            operation == "CreateTaskPushNotificationConfig"
+            and situation.reason == Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
+            and task_id
+        ):
+            return Polling(situation.client, task_id, situation.decision)
+        if operation == "SubscribeToTask" and situation.reason == Reason.UNSUPPORTED_OPERATION:
+            types = _types()
+            task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
+            return types.StreamResponse(task=task)
+        raise situation.failure
+
+    async def fix_request(self, situation: Situation) -> Any:
+        """The request must change before it is sent again: a version, or an extension."""
+        state = getattr(situation.context, "state", None) or {}
+        if state.get(_RESENT) or situation.operation not in _METHODS:
+            raise situation.failure  # resent once already: the fix did not help
+        parameters = dict(getattr(situation.context, "service_parameters", None) or {})
+        if situation.reason == Reason.VERSION_NOT_SUPPORTED:
+            card = await _fresh_card(situation.client)
+            parameters[VERSION_HEADER] = self._version(
+                situation, card, parameters.get(VERSION_HEADER)
+            )
+        elif situation.reason == Reason.EXTENSION_SUPPORT_REQUIRED:
+            card = await _fresh_card(situation.client)
+            parameters[EXTENSIONS_HEADER] = self._extensions(
+                situation, card, parameters.get(EXTENSIONS_HEADER, "")
+            )
+        else:
+            raise situation.failure
+        return _resend(situation, parameters)
+
+    def _version(self, situation: Situation, card: Any, refused: str | None) -> str:
+        """The best version both sides speak, or the failure when there is none to take."""
+        theirs = {
+            interface.protocol_version
+            for interface in getattr(card, "supported_interfaces", ())
+            if interface.protocol_version
+        }
+        error = situation.decision.error
+        if error is not None:
+            theirs.update(error.supported_versions)
+        for version in self.versions:
+            if version not in theirs or version == refused:
+                continue
+            if refused and _older(version, refused) and not self.allow_downgrade:
+                break
+            return version
+        raise situation.failure
+
+    def _extensions(self, situation: Situation, card: Any, declared: str) -> str:
+        """The declared extensions plus the card's required ones, when all are allowed."""
+        have = _uris(declared)
+        missing = required_extensions(card) - have
+        if not missing or not missing <= self.allowed_extensions:
+            raise situation.failure
+        return ",".join(sorted(have | missing))
+
+    def prepare(self, card: Any, context: Any) -> Any:
+        """The call context to send with: the card's required extensions that are allowed, added.
+
+        Run before every call of a guarded client. An extension the card requires but
+        ``allowed_extensions`` does not name is not declared, and the call is sent as it is:
+        the extension may come from an interceptor, and not every peer enforces what its card
+        says. If the peer does, its EXTENSION_SUPPORT_REQUIRED reaches `fix_request`.
+
+        Args:
+            card: the peer's agent card (None: the context is returned as it is).
+            context: the a2a-sdk ``ClientCallContext`` of the call, or None.
+        """
+        if not self.allowed_extensions:
+            return context
+        wanted = required_extensions(card) & self.allowed_extensions
+        if not wanted:
+            return context
+        parameters = dict(getattr(context, "service_parameters", None) or {})
+        have = _uris(parameters.get(EXTENSIONS_HEADER, ""))
+        if wanted <= have:
+            return context
+        parameters[EXTENSIONS_HEADER] = ",".join(sorted(have | wanted))
+        from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients call)
+
+        if context is None:
+            return ClientCallContext(service_parameters=parameters)
+        return context.model_copy(update={"service_parameters": parameters})
+
+    async def report(self, situation: Situation) -> Any:
+        """The peer broke the contract, or said something unknown. Default: raise."""
+        raise situation.failure
+
+    async def auth(self, situation: Situation) -> Any:
+        """Credentials were refused (after the Guard's one refresh). Default: raise."""
+        raise situation.failure
+
+
+async def _fresh_card(client: Any) -> Any:
+    """The peer's card read again when the client can (`GuardedClient.read_card`), else held."""
+    read_card = getattr(client, "read_card", None)
+    if callable(read_card):
+        return await read_card()
+    return getattr(getattr(client, "client", None), "_card", None)
+
+
+def required_extensions(card: Any) -> frozenset[str]:
+    """The extension URIs an agent card marks ``required`` (none for no card)."""
+    capabilities = getattr(card, "capabilities", None)
+    return frozenset(
+        extension.uri
+        for extension in getattr(capabilities, "extensions", ())
+        if extension.required and extension.uri
+    )
+
+
+def _uris(declared: str) -> set[str]:
+    """The URIs of an ``A2A-Extensions`` value (comma-separated)."""
+    return {uri.strip() for uri in declared.split(",") if uri.strip()}
+
+
+def _is_final(task: Any) -> bool:
+    outcome = task_outcome(task)
+    return outcome is not None and outcome.is_final
+
+
+async def _polls(
+    client: Any, task_id: str, *, initial: float, cap: float, max_polls: int
+) -> AsyncIterator[Any]:
+    """Every read of a task, spaced by a capped backoff, until final or ``max_polls`` reads."""
+    types = _types()
+    delay = initial
+    for poll in range(max_polls):
+        task = await client.get_task(types.GetTaskRequest(id=task_id))
+        yield task
+        if _is_final(task) or poll == max_polls - 1:
+            return
+        await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
+        delay = min(cap, delay * 2)
+
+
+async def poll_task(
+    client: Any,
+    task_id: str,
+    *,
+    initial: float = 0.5,
+    cap: float = 10.0,
+    max_polls: int = 60,
+) -> Any:
+    """Read a task with GetTask until it is terminal or interrupted; return the last read.
+
+    The polls are spaced by a capped exponential backoff (``initial``, doubling, at most
+    ``cap`` seconds), slept with the guarded client's Guard (so tests inject the sleep), and
+    bounded by ``max_polls``: the last task read is returned even if it is still working.
+
+    Args:
+        client: a `GuardedClient` (every GetTask is guarded).
+        task_id: the task to read.
+        initial: the first pause, in seconds.
+        cap: the longest pause, in seconds.
+        max_polls: the most GetTask calls made.
+    """
+    last = None
+    async for task in _polls(client, task_id, initial=initial, cap=cap, max_polls=max_polls):
+        last = task
+    return last
+
+
+class Polling:
+    """What a refused push configuration gives instead: the task's changes, read by polling.
+
+    Iterate it (``async for task in polling``) to get the task each time it has changed
+    since the last read (its status, artifacts or history), the first read included, until it
+    is terminal or interrupted, or ``max_polls`` reads were made. Each iteration polls afresh.
+
+    Attributes:
+        client: the `GuardedClient` that reads the task (every GetTask is guarded).
+        task_id: the task.
+        decision: the decision that made polling necessary (PUSH_NOTIFICATION_NOT_SUPPORTED).
+        initial: the first pause, in seconds.
+        cap: the longest pause, in seconds.
+        max_polls: the most GetTask calls made per iteration.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        task_id: str,
+        decision: Decision,
+        *,
+        initial: float = 0.5,
+        cap: float = 10.0,
+        max_polls: int = 60,
+    ) -> None:
+        self.client = client
+        self.task_id = task_id
+        self.decision = decision
+        self.initial = initial
+        self.cap = cap
+        self.max_polls = max_polls
+
+    def __repr__(self) -> str:
+        return f"Polling(task_id={self.task_id!r}, reason={self.decision.reason!s})"
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        seen = b""
+        reads = _polls(
+            self.client,
+            self.task_id,
+            initial=self.initial,
+            cap=self.cap,
+            max_polls=self.max_polls,
+        )
+        async for task in reads:
+            read = task.SerializeToString(deterministic=True)
+            if read != seen:
+                seen = read
+                yield task
+
+
+async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[Any]:
+    """Send the message without streaming or push, then poll its task to a final state."""
+    types = _types()
+    request = types.SendMessageRequest()
+    request.CopyFrom(situation.request)
+    request.configuration.return_immediately = True
+    request.configuration.ClearField("task_push_notification_config")
+    client = situation.client
+    response = await client.guard.acall(
+        transport.send_message,
+        request,
+        context=situation.context,
+        operation="SendMessage",
+        peer=client.peer,
+    )
+    if response.HasField("message"):
+        yield types.StreamResponse(message=response.message)
+        return
+    yield types.StreamResponse(task=response.task)
+    if not _is_final(response.task):
+        final = await poll_task(client, response.task.id)
+        yield types.StreamResponse(task=final)
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether ``version`` (Major.Minor) is older than ``than``; unreadable ones are not."""
+    key = _version_key(version)
+    other = _version_key(than)
+    return key is not None and other is not None and key < other
+
+
+def _version_key(version: str) -> tuple[int, ...] | None:
+    if not re.fullmatch(r"\d+(\.\d+)*", version.strip()):
+        return None
+    return tuple(int(part) for part in version.strip().split("."))
+
+
+def _resend(situation: Situation, parameters: dict[str, str]) -> Any:
+    """Send the request once more, through the guarded client, with new service parameters.
+
+    The new context is marked, so that the same fix is not tried twice. A stream comes back
+    as the stream itself (its caller iterates it); a unary call as its awaitable.
+    """
+    from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients get here)
+
+    context = situation.context
+    if context is None:
+        context = ClientCallContext()
+    state = {**context.state, _RESENT: True}
+    context = context.model_copy(update={"service_parameters": parameters, "state": state})
+    method = getattr(situation.client, _METHODS[situation.operation])
+    return method(situation.request, context=context)
+
+
+def _types() -> Any:
+    from a2a.types import a2a_pb2  # noqa: PLC0415 (only a guarded a2a-sdk client calls here)
+
+    return a2a_pb2
