@@ -31,6 +31,7 @@ from a2a_client_errors import (
     DegradeNeeded,
     GiveUp,
     Guard,
+    OutcomeUnknown,
     ReconcileNeeded,
     RetryExhausted,
 )
@@ -260,6 +261,17 @@ def a2a_failure(code: grpc.StatusCode, reason: str, message: str = "refused") ->
 UNAVAILABLE = Fail(grpc.StatusCode.UNAVAILABLE, "try later")
 
 
+def server_unavailable(seconds: int = 0) -> Fail:
+    """The server's own UNAVAILABLE, with a RetryInfo in the trailer: it did not do the work."""
+    status = status_pb2.Status(code=grpc.StatusCode.UNAVAILABLE.value[0], message="try later")
+    status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay={"seconds": seconds}))
+    rich = rpc_status.to_status(status)
+    return Fail(rich.code, rich.details, tuple(rich.trailing_metadata))
+
+
+SAID_UNAVAILABLE = server_unavailable()
+
+
 async def collect(call: Any, into: list[Any]) -> None:
     """Append every message of a stream to ``into`` (kept if the stream raises)."""
     async for response in call:
@@ -275,7 +287,10 @@ async def test_unavailable_twice_then_ok_resends_the_same_request(
     """Three attempts, the same bytes (the same messageId) each time, the backoff slept."""
     response = a2a_pb2.SendMessageResponse(task=a2a_pb2.Task(id="task-1"))
     server.plan(
-        path("SendMessage"), UNAVAILABLE, UNAVAILABLE, Reply((response.SerializeToString(),))
+        path("SendMessage"),
+        SAID_UNAVAILABLE,
+        SAID_UNAVAILABLE,
+        Reply((response.SerializeToString(),)),
     )
     rig = rig_for(draw=0.5)
     request = send_request("msg-same")
@@ -293,6 +308,37 @@ async def test_unavailable_twice_then_ok_resends_the_same_request(
     assert [e.attempt for e in rig.hook.decisions] == [1, 2, 3]
     assert {e.operation for e in rig.hook.decisions} == {"SendMessage"}
     assert {e.peer for e in rig.hook.decisions} == {server.target}
+
+
+async def test_a_bare_unavailable_on_a_send_is_never_resent_blindly(
+    server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """No details: the work may be done (a reset connection looks the same); OutcomeUnknown."""
+    server.plan(path("SendMessage"), UNAVAILABLE, UNAVAILABLE)
+    rig = rig_for()
+    request = send_request("msg-once")
+
+    with pytest.raises(OutcomeUnknown) as raised:
+        await rig.stub.SendMessage(request, timeout=CALL_TIMEOUT)
+
+    assert server.requests[path("SendMessage")] == [request.SerializeToString()]
+    assert raised.value.maybe_processed
+    assert raised.value.decision.give_up is GiveUp.OUTCOME_UNKNOWN
+    assert rig.clock.sleeps == []
+
+
+async def test_a_bare_unavailable_on_a_read_is_retried(
+    server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """The same status on a GetTask is retried as it always was: reads are free to resend."""
+    task = a2a_pb2.Task(id="task-1")
+    server.plan(path("GetTask"), UNAVAILABLE, Reply((task.SerializeToString(),)))
+    rig = rig_for()
+
+    got = await rig.stub.GetTask(a2a_pb2.GetTaskRequest(id="task-1"), timeout=CALL_TIMEOUT)
+
+    assert got.id == "task-1"
+    assert len(server.requests[path("GetTask")]) == 2
 
 
 async def test_task_not_cancelable_in_the_trailer_reconciles_at_once(
@@ -571,7 +617,7 @@ async def test_a_stream_that_fails_before_its_first_message_is_reopened(
         event_bytes("task-1", a2a_pb2.TASK_STATE_WORKING),
         event_bytes("task-1", a2a_pb2.TASK_STATE_COMPLETED),
     )
-    server.plan(path("SendStreamingMessage"), UNAVAILABLE, Reply(messages))
+    server.plan(path("SendStreamingMessage"), SAID_UNAVAILABLE, Reply(messages))
     rig = rig_for()
     request = send_request("msg-stream")
     events: list[Any] = []

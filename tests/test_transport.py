@@ -44,6 +44,11 @@ def send_message(
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}
 
 
+def get_task(task_id: str = "task-1") -> dict[str, Any]:
+    """A JSON-RPC GetTask request: a read, resent freely whatever became of an attempt."""
+    return {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
+
+
 def guard_on(clock: FakeClock, **kwargs: Any) -> Guard:
     """A Guard on the fake clock with a deterministic draw."""
     kwargs.setdefault("random", lambda: 0.5)
@@ -228,7 +233,7 @@ def test_jsonrpc_error_on_http_200_is_retried(loopback: Loopback) -> None:
     error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
     loopback.script([Reply.json(200, error), OK])
     with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
-        response = client.post(loopback.url, json=send_message())
+        response = client.post(loopback.url, json=get_task())
     assert len(loopback.requests) == 2
     assert response.json() == RESULT
 
@@ -238,7 +243,7 @@ async def test_async_jsonrpc_error_on_http_200_is_retried(loopback: Loopback) ->
     error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
     loopback.script([Reply.json(200, error), OK])
     async with httpx.AsyncClient(transport=AsyncGuardTransport(guard_on(FakeClock()))) as c:
-        response = await c.post(loopback.url, json=send_message())
+        response = await c.post(loopback.url, json=get_task())
     assert len(loopback.requests) == 2
     assert response.json() == RESULT
 
@@ -286,7 +291,7 @@ def test_mock_inner_transport_classifies_jsonrpc_errors_on_200() -> None:
 
     inner = httpx.MockTransport(handler)
     with httpx.Client(transport=GuardTransport(guard_on(FakeClock()), inner=inner)) as client:
-        response = client.post("https://agent.test/", json=send_message())
+        response = client.post("https://agent.test/", json=get_task())
     assert response.json() == RESULT
     assert len(seen) == 2
     assert seen[0] == seen[1]
@@ -600,7 +605,7 @@ def test_an_unwatched_transport_still_retries_an_error_on_200(first: bytes) -> N
     wire, sent = _answers((200, first), (200, json.dumps(RESULT).encode()))
     guard = guard_on(FakeClock())
     with httpx.Client(transport=GuardTransport(guard, inner=wire)) as client:
-        answer = client.post("http://agent/", json=send_message())
+        answer = client.post("http://agent/", json=get_task())
     assert answer.json() == RESULT
     assert len(sent) == 2
 
@@ -632,7 +637,7 @@ async def test_an_unwatched_async_transport_still_retries_an_error_on_200() -> N
     wire, sent = _answers((200, ESCAPED_ERROR), (200, json.dumps(RESULT).encode()))
     transport = AsyncGuardTransport(guard_on(FakeClock()), inner=wire)
     async with httpx.AsyncClient(transport=transport) as client:
-        answer = await client.post("http://agent/", json=send_message())
+        answer = await client.post("http://agent/", json=get_task())
     assert answer.json() == RESULT
     assert len(sent) == 2
 

@@ -16,7 +16,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from prometheus_client import CollectorRegistry, start_http_server
 
-from a2a_client_errors import CallFailed, Guard, ReconcileNeeded
+from a2a_client_errors import CallFailed, Guard, ReconcileNeeded, RetryExhausted
 from a2a_client_errors.instrumentation import LoggingHook, OpenTelemetryHook, PrometheusHook
 from a2a_client_errors.peer import capture_jsonrpc
 from a2a_client_errors.testing import RecordingHook
@@ -79,12 +79,16 @@ async def _workload(
         with pytest.raises(ReconcileNeeded):
             await client.get_task(a2a_pb2.GetTaskRequest(id="no-such-task"))
         await client.get_extended_agent_card()  # degraded to the public card
-        with pytest.raises(CallFailed):  # the executor raises: retried, then retries spent
-            async for _ in client.send_message(_message("raise", skill="echo")):
-                pass
+        # The executor raises after a2a-sdk made the task: that FAILED task is the answer
+        # (found by the look-up where the answer was an error), never a second task.
+        raised = [e async for e in client.send_message(_message("raise", skill="echo"))]
+        assert raised[-1].task.status.state == a2a_pb2.TaskState.TASK_STATE_FAILED
     finally:
         await client.close()
         await http.aclose()
+    # A hop's 503 on a read: retried, then the retries are spent.
+    with pytest.raises(RetryExhausted):
+        await guard.acall(lambda: httpx.Response(503), operation="GetTask", peer=PEER)
     # A peer's VERSION_NOT_SUPPORTED, as its JSON-RPC binding sent it, judged by the same Guard.
     refused = capture_jsonrpc(peer, "version_not_supported")
     with pytest.raises(CallFailed):
@@ -99,7 +103,7 @@ def _assert_counted(samples: Samples, recorder: RecordingHook) -> None:
     assert value(samples, errors, reason="VERSION_NOT_SUPPORTED", action="fix_request") == 1
     retries = [e for name, e in recorder.events if name == "retry"]
     assert retries
-    assert value(samples, "a2a_client_retries_total", method="SendMessage") == len(retries)
+    assert value(samples, "a2a_client_retries_total", method="GetTask") == len(retries)
     assert value(samples, "a2a_client_retry_delay_seconds_count") == len(retries)
     assert value(samples, "a2a_client_calls_total", outcome="retry") == 1
     assert value(samples, "a2a_client_calls_total", outcome="reconcile") == 2
@@ -109,7 +113,7 @@ def _assert_counted(samples: Samples, recorder: RecordingHook) -> None:
     outcomes = by_labels(samples, "a2a_client_task_outcomes_total", ("skill", "state", "peer"))
     assert outcomes == {
         ("echo", "TASK_STATE_COMPLETED", PEER): 1,
-        ("echo", "TASK_STATE_FAILED", PEER): 1,
+        ("echo", "TASK_STATE_FAILED", PEER): 2,
     }
     assert not [labels for (name, labels) in samples if name == errors and "FAILED" in str(labels)]
 

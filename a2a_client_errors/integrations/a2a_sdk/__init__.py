@@ -16,7 +16,12 @@ Streams (``send_message``, ``subscribe``) follow the protocol's advice (§3.5.2,
 * any other error mid-stream is raised as its `CallFailed`.
 
 A message without a ``message_id`` gets one (a UUID) before the first attempt, so that every
-resend carries the same one.
+resend carries the same one. The same messageId is not enough to make a resend safe (no
+official A2A server deduplicates by it): when an attempt of ``send_message`` may have been
+processed (its answer lost, a timeout, an internal error), the task it may have made is looked
+for first with the client's own ``get_task``/``list_tasks`` (see `a2a_client_errors.lookup`).
+Found, it is the answer (a stream resumes it by subscription); not there, the same message is
+resent; the look-up impossible, `OutcomeUnknown` is raised and nothing is resent.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ import httpx
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.failures import CallFailed, RetryExhausted
-from a2a_client_errors.guard import Guard, failure_for
+from a2a_client_errors.guard import CallShape, Guard, failure_for
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of
+from a2a_client_errors.lookup import Found, LookupResult, SentMessage, Unresolved
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
@@ -188,6 +195,24 @@ class GuardedClient:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
+
+    async def find_sent(self, sent: SentMessage, *, context: Any = None) -> Any:
+        """Look for the task a sent message made; the task, or None when it is not there.
+
+        For an orchestrator that caught `OutcomeUnknown` (``failure.sent``) and looks again
+        later. Uses the Guard's `ExactlyOnce` settings; raises what the client raises when the
+        look-up itself fails, and `LookupError` when there were too many tasks to search.
+        """
+        result = await self._lookup(context).find(sent)
+        if isinstance(result, Found):
+            return result.value
+        if isinstance(result, Unresolved):
+            raise LookupError(result.why)
+        return None
+
+    def _lookup(self, context: Any) -> SdkLookup:
+        guard = self.guard
+        return SdkLookup(self.client, _a2a_types(), context, guard.exactly_once, guard._sleep_async)
 
     def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
         """Tell the Guard's hooks about a task that reached a final state, once per state.
@@ -385,6 +410,7 @@ class GuardedClient:
         message = request.message
         if not message.message_id:
             message.message_id = str(uuid.uuid4())
+        sent = sent_of(message, self.guard.exactly_once.wall_clock())
         context = self._prepared(context)
         stream = _Stream(
             self,
@@ -394,6 +420,7 @@ class GuardedClient:
             context=context,
             skill=skill or _skill_of(message),
             unary=not self._streams(),
+            sent=sent,
         )
         async for event in stream:
             yield event
@@ -427,8 +454,10 @@ class _Stream:
         context: Any = None,
         skill: str | None = None,
         unary: bool = False,
+        sent: SentMessage | None = None,
     ) -> None:
         self.owner = owner
+        self.sent = sent
         self.operation = operation
         self.open_stream = open_stream
         self.task_id = task_id
@@ -491,7 +520,28 @@ class _Stream:
                 return None, None
 
         owner = self.owner
-        return await owner.guard.acall(attempt, operation=operation, peer=owner.peer)
+        lookup = None
+        if self.sent is not None and operation == "SendMessage":
+            lookup = self._look_up
+        return await owner.guard._acall_with(
+            attempt,
+            (),
+            peer=owner.peer,
+            shape=CallShape(operation, sent=self.sent, lookup=lookup),
+        )
+
+    async def _look_up(self, time_left: float | None) -> LookupResult:
+        """Look for the task the message made; found, it opens the stream on it."""
+        assert self.sent is not None  # noqa: S101 (looked up only for a message sent)
+        result = await self.owner._lookup(self.context).find(self.sent)
+        if not isinstance(result, Found):
+            return result
+        first = _a2a_types().StreamResponse(task=result.value)
+        outcome = task_outcome(first)
+        if self.unary or (outcome is not None and outcome.is_final):
+            return Found((None, first))
+        # Still working: the stream goes on by subscription, as after an interruption.
+        return Found((_Ended(), first))
 
     def _interrupted(self, exc: Exception) -> None:
         """An error after the first event: resume only what is an interruption, else raise."""
@@ -548,6 +598,16 @@ class _Stream:
         """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
         if self.owner.guard._observers["on_task_outcome"]:
             self.owner._tell(task_outcome(event), self.operation, self.skill)
+
+
+class _Ended:
+    """A stream that has ended: what is left of one whose first answer was lost."""
+
+    def __aiter__(self) -> _Ended:
+        return self
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
 
 
 def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
