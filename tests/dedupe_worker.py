@@ -1,7 +1,7 @@
 """A real a2a-sdk agent whose executor counts its runs, wrapped by `deduplicate`.
 
 Imported by the end-to-end tests (`build_agent`), and run as one replica of a fleet by
-tests/e2e/test_dedupe_fleet.py::
+tests/test_redis_dedupe.py::
 
     python -m tests.dedupe_worker --redis URL [--prefix P]
 
@@ -52,6 +52,8 @@ REST_PREFIX = "/rest"
 class CountingExecutor(AgentExecutor):
     """Completes every task with an echo artifact, and counts how often it ran.
 
+    A message whose text is ``raise`` makes its task, then the executor raises.
+
     While ``hold`` is given (a ``threading.Event``: the test runs on another thread), a run
     stays WORKING until it is set (at most ten seconds).
     """
@@ -72,6 +74,8 @@ class CountingExecutor(AgentExecutor):
             task.history.append(context.message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
+        if any(part.text == "raise" for part in task.history[0].parts):
+            raise RuntimeError("the executor raised after making its task")
         if self.hold is not None:
             await updater.start_work()
             await asyncio.get_running_loop().run_in_executor(None, self.hold.wait, 10.0)

@@ -32,9 +32,9 @@ HEADERS = {"A2A-Version": "1.0"}
 TIMEOUT = 10.0
 
 
-def message(message_id: str) -> dict[str, Any]:
+def message(message_id: str, text: str = "count") -> dict[str, Any]:
     """A user message, as JSON."""
-    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "count"}]}
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
 @pytest.fixture
@@ -136,6 +136,25 @@ async def test_ten_concurrent_duplicates_over_http_make_one_task(
         ]
         tasks = await asyncio.gather(*calls)
     assert len({task["id"] for task in tasks}) == 1
+    assert agent.executor.runs == 1
+
+
+async def test_an_executor_that_raises_after_its_task_is_not_run_again(
+    http_agent: tuple[Agent, str],
+) -> None:
+    """The first attempt fails (the executor raised); the resend gets its FAILED task."""
+    agent, base = http_agent
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": message("m-raise", "raise")},
+    }
+    async with httpx.AsyncClient(timeout=TIMEOUT, headers=HEADERS) as client:
+        failed = (await client.post(base + JSONRPC_PATH, json=body)).json()
+        again = (await client.post(base + JSONRPC_PATH, json=body)).json()
+    assert "error" in failed, failed
+    assert again["result"]["task"]["status"]["state"] == "TASK_STATE_FAILED", again
     assert agent.executor.runs == 1
 
 
