@@ -39,16 +39,29 @@ from a2a_client_errors.reasons import (
     canonical_reason,
     row_for,
 )
+from a2a_client_errors.server.dedupe_store import (
+    DedupeRecord,
+    DedupeStore,
+    MemoryDedupeStore,
+    RedisDedupeStore,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping
 
     from a2a_client_errors.errors import CallError
+    from a2a_client_errors.server.dedupe import DeduplicatingHandler, deduplicate
     from a2a_client_errors.wire import Detail
 
 __all__ = [
     "CONTENT_TYPE",
     "A2AError",
+    "DedupeRecord",
+    "DedupeStore",
+    "DeduplicatingHandler",
+    "MemoryDedupeStore",
+    "RedisDedupeStore",
+    "deduplicate",
     "exception_handlers",
     "from_failure",
     "internal_error",
@@ -296,3 +309,15 @@ async def _request_id(request: Any) -> str | int | None:
     if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
         return request_id
     return None
+
+
+def __getattr__(name: str) -> Any:
+    """``deduplicate`` and its handler, imported on first use (they need a2a-sdk)."""
+    if name in {"deduplicate", "DeduplicatingHandler"}:
+        from a2a_client_errors.server import dedupe  # noqa: PLC0415 (lazy by design)
+
+        value = getattr(dedupe, name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -1,0 +1,663 @@
+"""`deduplicate` around a fake a2a-sdk handler: one run per messageId, whatever is resent."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from a2a.auth.user import User
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers import RequestHandler
+from a2a.types.a2a_pb2 import (
+    ListTasksResponse,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    InternalError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from a2a_client_errors.server import (
+    DedupeRecord,
+    DedupeStore,
+    DeduplicatingHandler,
+    MemoryDedupeStore,
+    deduplicate,
+)
+from a2a_client_errors.server.dedupe import ANONYMOUS, caller_identity, message_key
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
+WORKING = TaskState.TASK_STATE_WORKING
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        """__init__."""
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        """The time now."""
+        return self.now
+
+
+class Named(User):
+    """An authenticated user."""
+
+    def __init__(self, name: str) -> None:
+        """__init__."""
+        self._name = name
+
+    @property
+    def is_authenticated(self) -> bool:
+        """Always."""
+        return True
+
+    @property
+    def user_name(self) -> str:
+        """The name given."""
+        return self._name
+
+
+class FakeHandler(RequestHandler):
+    """Makes a task per send (counted); can wait for a gate, raise, or answer a Message."""
+
+    def __init__(self) -> None:
+        """__init__."""
+        self.runs = 0
+        self.tasks: dict[str, Task] = {}
+        self.gate: asyncio.Event | None = None
+        self.fail_before: Exception | None = None
+        self.fail_after: Exception | None = None
+        self.answer_message = False
+        self.updates: asyncio.Queue[TaskState] = asyncio.Queue()
+        self.listing_fails = False
+        self.closed = False
+
+    def _new_task(self, params: SendMessageRequest, state: TaskState) -> Task:
+        """_new_task."""
+        task = Task(id=str(uuid.uuid4()), context_id="ctx", status=TaskStatus(state=state))
+        task.history.append(params.message)
+        self.tasks[task.id] = task
+        return task
+
+    async def on_message_send(self, params: Any, context: Any) -> Task | Message:
+        """The fake's ``on_message_send``."""
+        self.runs += 1
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.fail_before is not None:  # once
+            error, self.fail_before = self.fail_before, None
+            raise error
+        if self.answer_message:
+            return Message(message_id="answer", role=Role.ROLE_AGENT, parts=[Part(text="hi")])
+        task = self._new_task(params, COMPLETED)
+        if self.fail_after is not None:
+            task.status.state = TaskState.TASK_STATE_FAILED
+            raise self.fail_after
+        return task
+
+    async def on_message_send_stream(self, params: Any, context: Any) -> AsyncGenerator[Any]:
+        """The fake's ``on_message_send_stream``."""
+        self.runs += 1
+        if self.fail_before is not None:
+            raise self.fail_before
+        task = self._new_task(params, TaskState.TASK_STATE_SUBMITTED)
+        yield Task(id=task.id, context_id=task.context_id, status=task.status)
+        while task.status.state != COMPLETED:
+            state = await self.updates.get()
+            task.status.state = state
+            yield TaskStatusUpdateEvent(
+                task_id=task.id, context_id=task.context_id, status=TaskStatus(state=state)
+            )
+
+    async def on_get_task(self, params: Any, context: Any) -> Task | None:
+        """The fake's ``on_get_task``."""
+        task = self.tasks.get(params.id)
+        if task is None:
+            raise TaskNotFoundError
+        return task
+
+    async def on_subscribe_to_task(self, params: Any, context: Any) -> AsyncGenerator[Any]:
+        """The fake's ``on_subscribe_to_task``."""
+        task = self.tasks[params.id]
+        if task.status.state == COMPLETED:
+            raise UnsupportedOperationError
+        yield task
+        while task.status.state != COMPLETED:
+            await asyncio.sleep(0)
+        yield TaskStatusUpdateEvent(task_id=task.id, status=TaskStatus(state=COMPLETED))
+
+    async def on_list_tasks(self, params: Any, context: Any) -> ListTasksResponse:
+        """The fake's ``on_list_tasks``."""
+        if self.listing_fails:
+            raise UnsupportedOperationError
+        return ListTasksResponse(tasks=list(self.tasks.values()))
+
+    async def on_cancel_task(self, params: Any, context: Any) -> Task | None:
+        """The fake's ``on_cancel_task``."""
+        return self.tasks.get(params.id)
+
+    async def on_create_task_push_notification_config(self, params: Any, context: Any) -> Any:
+        """The fake's ``on_create_task_push_notification_config``."""
+        return params
+
+    async def on_get_task_push_notification_config(self, params: Any, context: Any) -> Any:
+        """The fake's ``on_get_task_push_notification_config``."""
+        return "get-config"
+
+    async def on_list_task_push_notification_configs(self, params: Any, context: Any) -> Any:
+        """The fake's ``on_list_task_push_notification_configs``."""
+        return "list-configs"
+
+    async def on_delete_task_push_notification_config(self, params: Any, context: Any) -> None:
+        """The fake's ``on_delete_task_push_notification_config``."""
+        self.closed = True
+
+    async def on_get_extended_agent_card(self, params: Any, context: Any) -> Any:
+        """The fake's ``on_get_extended_agent_card``."""
+        return "card"
+
+    async def aclose(self) -> None:
+        """The fake's ``aclose``."""
+        self.closed = True
+
+
+def send(message_id: str = "m-1", *, tenant: str = "", text: str = "hello") -> SendMessageRequest:
+    """A SendMessage request."""
+    return SendMessageRequest(
+        tenant=tenant,
+        message=Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)]),
+    )
+
+
+def anonymous() -> ServerCallContext:
+    """The context of an unauthenticated call."""
+    return ServerCallContext()
+
+
+async def drain(stream: AsyncGenerator[Any]) -> list[Any]:
+    """Every event of a stream."""
+    return [event async for event in stream]
+
+
+async def test_the_same_message_twice_runs_once() -> None:
+    """The same message twice runs once."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    first = await handler.on_message_send(send(), anonymous())
+    second = await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 1
+    assert isinstance(first, Task)
+    assert isinstance(second, Task)
+    assert second.id == first.id
+
+
+async def test_a_resend_answers_with_the_task_as_it_is_now() -> None:
+    """A resend answers with the task as it is now."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    first = await handler.on_message_send(send(), anonymous())
+    assert isinstance(first, Task)
+    inner.tasks[first.id].status.state = TaskState.TASK_STATE_CANCELED
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Task)
+    assert again.status.state == TaskState.TASK_STATE_CANCELED
+
+
+async def test_ten_concurrent_duplicates_make_one_task() -> None:
+    """Ten concurrent duplicates make one task."""
+    inner = FakeHandler()
+    inner.gate = asyncio.Event()
+    handler = deduplicate(inner)
+    calls = [asyncio.create_task(handler.on_message_send(send(), anonymous())) for _ in range(10)]
+    for _ in range(20):  # let every call reach the store
+        await asyncio.sleep(0)
+    assert inner.runs == 1
+    inner.gate.set()
+    results = await asyncio.gather(*calls)
+    assert inner.runs == 1
+    assert len({result.id for result in results if isinstance(result, Task)}) == 1
+    assert all(isinstance(result, Task) for result in results)
+
+
+async def test_callers_and_tenants_are_kept_apart() -> None:
+    """Callers and tenants are kept apart."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    contexts = [
+        anonymous(),
+        ServerCallContext(user=Named("alice")),
+        ServerCallContext(user=Named("bob")),
+        ServerCallContext(user=Named("alice"), tenant="t2"),
+    ]
+    ids = set()
+    for context in contexts:
+        result = await handler.on_message_send(send(), context)
+        assert isinstance(result, Task)
+        ids.add(result.id)
+    tenant_in_request = await handler.on_message_send(send(tenant="t3"), anonymous())
+    assert isinstance(tenant_in_request, Task)
+    ids.add(tenant_in_request.id)
+    assert inner.runs == len(ids) == 5
+    again = await handler.on_message_send(send(), ServerCallContext(user=Named("alice")))
+    assert inner.runs == 5
+    assert isinstance(again, Task)
+    assert again.id in ids
+
+
+def test_the_identity_and_the_key() -> None:
+    """The identity and the key."""
+    assert caller_identity(anonymous()) == ANONYMOUS
+    assert caller_identity(ServerCallContext(user=Named("alice"))) == "user:alice"
+    key = message_key("user:alice", "", "m-1")
+    assert len(key) == 64
+    assert "alice" not in key
+    assert key != message_key("user:alice", "t", "m-1")
+    # no separator can make two different triples meet
+    assert message_key("a", "b:c", "d") != message_key("a:b", "c", "d")
+
+
+async def test_an_entry_expires_after_its_ttl() -> None:
+    """An entry expires after its ttl."""
+    clock = Clock()
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=MemoryDedupeStore(clock=clock), ttl=60)
+    await handler.on_message_send(send(), anonymous())
+    clock.now += 59
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 1
+    clock.now += 2
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+async def test_the_memory_store_keeps_at_most_max_entries() -> None:
+    """The memory store keeps at most max entries."""
+    inner = FakeHandler()
+    store = MemoryDedupeStore(max_entries=2)
+    handler = deduplicate(inner, store=store)
+    for message_id in ("a", "b", "c"):
+        await handler.on_message_send(send(message_id), anonymous())
+    assert len(store) == 2
+    await handler.on_message_send(send("c"), anonymous())
+    assert inner.runs == 3
+    await handler.on_message_send(send("a"), anonymous())  # evicted: runs again
+    assert inner.runs == 4
+    assert "max_entries=2" in repr(store)
+
+
+async def test_a_first_attempt_that_fails_before_a_task_lets_the_next_run() -> None:
+    """A first attempt that fails before a task lets the next run."""
+    inner = FakeHandler()
+    inner.fail_before = ContentTypeNotSupportedError()
+    handler = deduplicate(inner)
+    with pytest.raises(ContentTypeNotSupportedError):
+        await handler.on_message_send(send(), anonymous())
+    inner.fail_before = None
+    result = await handler.on_message_send(send(), anonymous())
+    assert isinstance(result, Task)
+    assert inner.runs == 2
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+async def test_concurrent_duplicates_of_a_failing_first_attempt_run_once_more() -> None:
+    """Concurrent duplicates of a failing first attempt run once more."""
+    inner = FakeHandler()
+    inner.gate = asyncio.Event()
+    inner.fail_before = ContentTypeNotSupportedError()
+    handler = deduplicate(inner)
+    first = asyncio.create_task(handler.on_message_send(send(), anonymous()))
+    others = [asyncio.create_task(handler.on_message_send(send(), anonymous())) for _ in range(3)]
+    for _ in range(10):
+        await asyncio.sleep(0)
+    inner.gate.set()
+    with pytest.raises(ContentTypeNotSupportedError):
+        await first
+    results = await asyncio.gather(*others)
+    assert inner.runs == 2
+    assert len({result.id for result in results if isinstance(result, Task)}) == 1
+
+
+async def test_a_first_attempt_that_raises_after_its_task_keeps_that_task() -> None:
+    """A first attempt that raises after its task keeps that task."""
+    inner = FakeHandler()
+    inner.fail_after = RuntimeError("the executor raised")
+    handler = deduplicate(inner)
+    with pytest.raises(RuntimeError):
+        await handler.on_message_send(send(), anonymous())
+    inner.fail_after = None
+    again = await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 1
+    assert isinstance(again, Task)
+    assert again.status.state == TaskState.TASK_STATE_FAILED
+
+
+async def test_without_a_task_list_a_failed_first_attempt_is_forgotten() -> None:
+    """Without a task list a failed first attempt is forgotten."""
+    inner = FakeHandler()
+    inner.fail_after = RuntimeError("the executor raised")
+    inner.listing_fails = True
+    handler = deduplicate(inner)
+    with pytest.raises(RuntimeError):
+        await handler.on_message_send(send(), anonymous())
+    inner.fail_after = None
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+async def test_a_cancelled_first_attempt_gives_the_message_back() -> None:
+    """A cancelled first attempt gives the message back."""
+    inner = FakeHandler()
+    inner.gate = asyncio.Event()
+    handler = deduplicate(inner)
+    first = asyncio.create_task(handler.on_message_send(send(), anonymous()))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    inner.gate.set()
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+async def test_messages_without_a_message_id_pass_through() -> None:
+    """Messages without a message id pass through."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    await handler.on_message_send(send(""), anonymous())
+    await handler.on_message_send(send(""), anonymous())
+    assert inner.runs == 2
+    inner.updates.put_nowait(COMPLETED)
+    events = await drain(handler.on_message_send_stream(send(""), anonymous()))
+    assert inner.runs == 3
+    assert len(events) == 2
+
+
+async def test_a_message_answer_is_answered_again() -> None:
+    """A message answer is answered again."""
+    inner = FakeHandler()
+    inner.answer_message = True
+    handler = deduplicate(inner)
+    first = await handler.on_message_send(send(), anonymous())
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Message)
+    assert again == first
+    streamed = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert streamed == [first]
+    assert inner.runs == 1
+
+
+async def test_a_duplicate_that_waits_too_long_is_told_to_resend_later() -> None:
+    """A duplicate that waits too long is told to resend later."""
+    inner = FakeHandler()
+    inner.gate = asyncio.Event()
+    handler = deduplicate(inner, wait_timeout=0.001)
+    first = asyncio.create_task(handler.on_message_send(send(), anonymous()))
+    await asyncio.sleep(0)
+    with pytest.raises(InternalError, match="still being processed"):
+        await handler.on_message_send(send(), anonymous())
+    inner.gate.set()
+    await first
+    assert inner.runs == 1
+
+
+async def test_a_streaming_resend_of_a_finished_task_sends_it_and_ends() -> None:
+    """A streaming resend of a finished task sends it and ends."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    inner.updates.put_nowait(WORKING)
+    inner.updates.put_nowait(COMPLETED)
+    first = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert [type(event).__name__ for event in first] == [
+        "Task",
+        "TaskStatusUpdateEvent",
+        "TaskStatusUpdateEvent",
+    ]
+    again = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert inner.runs == 1
+    assert len(again) == 1
+    assert isinstance(again[0], Task)
+    assert again[0].id == first[0].id
+    assert again[0].status.state == COMPLETED
+    unary = await handler.on_message_send(send(), anonymous())
+    assert isinstance(unary, Task)
+    assert unary.id == first[0].id
+    assert inner.runs == 1
+
+
+async def test_a_streaming_resend_while_the_first_runs_follows_the_task() -> None:
+    """A streaming resend while the first runs follows the task."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    stream = handler.on_message_send_stream(send(), anonymous())
+    opening = await anext(stream)
+    assert isinstance(opening, Task)
+    resend = handler.on_message_send_stream(send(), anonymous())
+    resumed = await anext(resend)
+    assert isinstance(resumed, Task)
+    assert resumed.id == opening.id
+    inner.updates.put_nowait(COMPLETED)
+    assert len(await drain(stream)) == 1
+    rest = await drain(resend)
+    assert inner.runs == 1
+    assert [event.status.state for event in rest] == [COMPLETED]
+
+
+async def test_a_streaming_resend_that_loses_the_race_to_the_end_sends_the_task() -> None:
+    """A streaming resend that loses the race to the end sends the task."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    stream = handler.on_message_send_stream(send(), anonymous())
+    opening = await anext(stream)
+    original = inner.on_get_task
+
+    async def stale(params: Any, context: Any) -> Task | None:
+        """The task, read just before it ends."""
+        task = await original(params, context)
+        assert task is not None
+        copy = Task()
+        copy.CopyFrom(task)
+        inner.tasks[params.id].status.state = COMPLETED  # it ends right after this read
+        return copy
+
+    inner.on_get_task = stale  # type: ignore[method-assign]
+    events = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert [event.id for event in events] == [opening.id]
+    await stream.aclose()
+    assert inner.runs == 1
+
+
+async def test_a_stream_that_fails_before_its_first_event_lets_the_next_run() -> None:
+    """A stream that fails before its first event lets the next run."""
+    inner = FakeHandler()
+    inner.fail_before = ContentTypeNotSupportedError()
+    handler = deduplicate(inner)
+    with pytest.raises(ContentTypeNotSupportedError):
+        await drain(handler.on_message_send_stream(send(), anonymous()))
+    inner.fail_before = None
+    inner.updates.put_nowait(COMPLETED)
+    await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert inner.runs == 2
+
+
+async def test_a_stream_dropped_after_its_first_event_keeps_its_task() -> None:
+    """A stream dropped after its first event keeps its task."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    stream = handler.on_message_send_stream(send(), anonymous())
+    opening = await anext(stream)
+    await stream.aclose()  # the client went away
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Task)
+    assert again.id == opening.id
+    assert inner.runs == 1
+
+
+async def test_a_record_whose_task_is_gone_is_an_internal_error() -> None:
+    """A record whose task is gone is an internal error."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    first = await handler.on_message_send(send(), anonymous())
+    assert isinstance(first, Task)
+    del inner.tasks[first.id]
+    with pytest.raises(InternalError, match="not readable here"):
+        await handler.on_message_send(send(), anonymous())
+
+
+class SnapshotStore(MemoryDedupeStore):
+    """A memory store that keeps snapshots, as a shared store does."""
+
+    keeps_snapshots = True
+
+
+async def test_a_snapshot_answers_where_the_task_store_does_not_hold_the_task() -> None:
+    """A snapshot answers where the task store does not hold the task."""
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=SnapshotStore())
+    first = await handler.on_message_send(send(), anonymous())
+    assert isinstance(first, Task)
+    inner.tasks.clear()  # another replica, another task store
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Task)
+    assert again.id == first.id
+    streamed = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert [event.id for event in streamed] == [first.id]
+    assert inner.runs == 1
+
+
+async def test_a_shared_store_records_the_task_as_its_stream_ended() -> None:
+    """A shared store records the task as its stream ended."""
+    inner = FakeHandler()
+    store = SnapshotStore()
+    handler = deduplicate(inner, store=store)
+    inner.updates.put_nowait(COMPLETED)
+    first = await drain(handler.on_message_send_stream(send(), anonymous()))
+    inner.tasks.clear()
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Task)
+    assert again.id == first[0].id
+    assert again.status.state == COMPLETED
+
+
+async def test_every_other_method_is_delegated() -> None:
+    """Every other method is delegated."""
+    inner = FakeHandler()
+    handler = deduplicate(inner)
+    assert isinstance(handler, RequestHandler)
+    assert isinstance(handler, DeduplicatingHandler)
+    context = anonymous()
+    task = await handler.on_message_send(send(), context)
+    assert isinstance(task, Task)
+    from a2a.types.a2a_pb2 import (
+        CancelTaskRequest,
+        GetTaskRequest,
+        ListTasksRequest,
+        SubscribeToTaskRequest,
+    )
+
+    assert (await handler.on_get_task(GetTaskRequest(id=task.id), context)) == task
+    assert len((await handler.on_list_tasks(ListTasksRequest(), context)).tasks) == 1
+    assert (await handler.on_cancel_task(CancelTaskRequest(id=task.id), context)) == task
+    assert await handler.on_get_task_push_notification_config(None, context) == "get-config"  # type: ignore[arg-type]
+    assert await handler.on_list_task_push_notification_configs(None, context) == "list-configs"  # type: ignore[arg-type]
+    assert await handler.on_create_task_push_notification_config("c", context) == "c"  # type: ignore[arg-type]
+    assert await handler.on_get_extended_agent_card(None, context) == "card"  # type: ignore[arg-type]
+    await handler.on_delete_task_push_notification_config(None, context)  # type: ignore[arg-type]
+    assert inner.closed
+    inner.closed = False
+    await handler.aclose()  # not defined by the wrapper: the inner handler's
+    assert inner.closed
+    inner.tasks[task.id].status.state = WORKING
+    subscription = handler.on_subscribe_to_task(SubscribeToTaskRequest(id=task.id), context)
+    assert (await anext(subscription)).id == task.id
+    inner.tasks[task.id].status.state = COMPLETED
+    assert len(await drain(subscription)) == 1
+    assert "deduplicate(" in repr(handler)
+    with pytest.raises(AttributeError):
+        _ = handler.no_such_thing
+
+
+def test_bad_settings_are_refused() -> None:
+    """Bad settings are refused."""
+    with pytest.raises(ValueError, match="positive"):
+        deduplicate(FakeHandler(), ttl=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        MemoryDedupeStore(max_entries=0)
+
+
+def test_the_stores_are_dedupe_stores() -> None:
+    """The stores are dedupe stores."""
+    assert isinstance(MemoryDedupeStore(), DedupeStore)
+
+
+async def test_the_memory_store_wakes_waiters_on_other_threads_loops() -> None:
+    """The memory store wakes waiters on other threads loops."""
+    store = MemoryDedupeStore()
+    claim = await store.claim("k", 60)
+    assert claim.owned
+    ready = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def other_thread() -> DedupeRecord | None:
+        """Wait on another thread, in its own event loop."""
+
+        async def waiting() -> DedupeRecord | None:
+            """Start waiting, say so, wait."""
+            waiter = asyncio.create_task(store.wait("k", 10))
+            await asyncio.sleep(0)
+            loop.call_soon_threadsafe(ready.set)
+            return await waiter
+
+        return asyncio.run(waiting())
+
+    result = loop.run_in_executor(None, other_thread)
+    await ready.wait()
+    await store.record("k", claim.token, DedupeRecord(task_id="t"), 60)
+    assert await asyncio.wait_for(result, 10) == DedupeRecord(task_id="t")
+    assert (await store.claim("k", 60)).record == DedupeRecord(task_id="t")
+    await store.release("k", "not-the-owner")  # only the owner may release
+    await store.record("k", "not-the-owner", DedupeRecord(task_id="u"), 60)
+    assert (await store.wait("k", 1)) == DedupeRecord(task_id="t")
+    assert await store.wait("unknown", 1) is None
+
+
+@given(
+    st.text(),
+    st.text(),
+    st.text(),
+)
+def test_message_key_never_raises(identity: str, tenant: str, message_id: str) -> None:
+    """Message key never raises."""
+    key = message_key(identity, tenant, message_id)
+    assert len(key) == 64
+
+
+async def test_logging_never_shows_the_message(caplog: pytest.LogCaptureFixture) -> None:
+    """Logging never shows the message."""
+    inner = FakeHandler()
+    inner.fail_after = RuntimeError("boom")
+    handler = deduplicate(inner)
+    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors"), pytest.raises(RuntimeError):
+        await handler.on_message_send(send(text="secret-body"), anonymous())
+    assert "secret-body" not in caplog.text
