@@ -181,6 +181,7 @@ def test_the_report_knows_nothing_of_how_answers_are_obtained() -> None:
 # Paths that moved but stay importable, because the documentation gave them: (old, new).
 COMPATIBILITY = [
     ("a2a_client_errors.handlers", "a2a_client_errors.integrations.a2a_sdk.handlers"),
+    ("a2a_client_errors.peer", "a2a_client_errors.testing.peer"),
 ]
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from starlette.requests import Request
 
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 BINDINGS = ("jsonrpc", "http+json", "grpc")
