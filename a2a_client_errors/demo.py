@@ -1,9 +1,9 @@
 """``a2a-errors demo``: every scenario on every binding of a real a2a-sdk peer, classified.
 
-`run_demo` starts the embedded a2a-sdk peer(s) of `a2a_client_errors.peer` on 127.0.0.1, runs
-each scenario of `SCENARIOS` on each binding it applies to, feeds every raw capture to
-`classify`, and prints one row per capture: what the server sent (HTTP status, JSON-RPC code,
-gRPC code), the reason decided, the action and the signal the reason came from.
+`run_demo` starts the embedded a2a-sdk peer(s) of `a2a_client_errors.testing.peer` on
+127.0.0.1, runs each scenario of `SCENARIOS` on each binding it applies to, feeds every raw
+capture to `classify`, and prints one row per capture: what the server sent (HTTP status,
+JSON-RPC code, gRPC code), the reason decided, the action and the signal the reason came from.
 
 Requests that a2a-sdk accepts although the spec would reject them (a missing required
 extension, an unsupported version on gRPC) are shown too, marked ``accepted``.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 import httpx
 
 from a2a_client_errors import classify, escape
-from a2a_client_errors.peer import (
+from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
     JSONRPC,

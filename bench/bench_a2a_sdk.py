@@ -33,7 +33,7 @@ from a2a.types import a2a_pb2
 from a2a.utils.constants import TransportProtocol
 
 from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.peer import EmbeddedPeer
+from a2a_client_errors.testing.peer import EmbeddedPeer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

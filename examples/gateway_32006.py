@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from a2a_client_errors import Guard, ReportNeeded, from_failure, normalize, to_jsonrpc
-from a2a_client_errors.peer import EmbeddedPeer
+from a2a_client_errors.testing.peer import EmbeddedPeer
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 

@@ -29,7 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from a2a_client_errors import Backoff, CallFailed, Guard, Policy, RetryBudget
 from a2a_client_errors.instrumentation import PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.peer import EmbeddedPeer, capture_jsonrpc
+from a2a_client_errors.testing.peer import EmbeddedPeer, capture_jsonrpc
 
 PEER = "embedded-peer"
 

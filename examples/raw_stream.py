@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 
 from a2a_client_errors import GiveUp, RetryExhausted
-from a2a_client_errors.peer import EmbeddedPeer
 from a2a_client_errors.streaming import iter_events
+from a2a_client_errors.testing.peer import EmbeddedPeer
 
 
 def describe(event: dict[str, Any]) -> str:

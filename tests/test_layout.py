@@ -152,9 +152,36 @@ def test_errors_holds_the_result_and_not_the_decision() -> None:
     assert GRAPH[f"{PACKAGE}.errors"] <= {f"{PACKAGE}.reasons", f"{PACKAGE}.wire"}
 
 
+# The probe's rooms, lowest first: each imports only rooms before it in this list.
+PROBE_LAYERS = ("report", "expect", "wire", "session", "checks")
+
+
+@pytest.mark.parametrize("room", PROBE_LAYERS)
+def test_the_probe_rooms_import_only_the_rooms_below(room: str) -> None:
+    """The layers run report <- expect <- wire <- session <- checks <- probe(), never up."""
+    name = f"{PACKAGE}.probe.{room}"
+    below = {f"{PACKAGE}.probe.{lower}" for lower in PROBE_LAYERS[: PROBE_LAYERS.index(room)]}
+    inside = {target for target in GRAPH[name] if _is_in(target, "probe")}
+    assert inside <= below
+    assert f"{PACKAGE}.probe" not in GRAPH[name]  # never the package, where probe() lives
+
+
+def test_the_checks_know_the_session_and_never_the_wires() -> None:
+    """A check speaks to its session; how the session reaches the agent is not its business."""
+    assert f"{PACKAGE}.probe.session" in GRAPH[f"{PACKAGE}.probe.checks"]
+    assert f"{PACKAGE}.probe.wire" not in GRAPH[f"{PACKAGE}.probe.checks"]
+
+
+def test_the_report_knows_nothing_of_how_answers_are_obtained() -> None:
+    """The report types import none of the probe's other rooms."""
+    inside = {t for t in GRAPH[f"{PACKAGE}.probe.report"] if _is_in(t, "probe")}
+    assert inside == set()
+
+
 # Paths that moved but stay importable, because the documentation gave them: (old, new).
 COMPATIBILITY = [
     ("a2a_client_errors.handlers", "a2a_client_errors.integrations.a2a_sdk.handlers"),
+    ("a2a_client_errors.peer", "a2a_client_errors.testing.peer"),
 ]
 
 

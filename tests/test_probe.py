@@ -17,18 +17,17 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from a2a_client_errors import probe as probe_module
 from a2a_client_errors.probe import (
     CHECKS,
     SCHEMA,
     CheckStatus,
     ProbeReport,
-    _grpc_hops,
-    _grpc_target,
     _host_of,
     _public,
     probe,
 )
+from a2a_client_errors.probe import checks as probe_checks
+from a2a_client_errors.probe.wire import _grpc_hops, _grpc_target
 from a2a_client_errors.reasons import Reason
 from a2a_client_errors.server import A2AError, to_http, to_jsonrpc
 
@@ -1060,7 +1059,7 @@ def test_a_bug_in_one_check_is_an_error_result_not_a_crash(monkeypatch: pytest.M
     def broken(session: object) -> object:
         raise LookupError("a bug")
 
-    monkeypatch.setitem(probe_module._RUNNERS, "task_not_found", broken)
+    monkeypatch.setitem(probe_checks._RUNNERS, "task_not_found", broken)
     report = _run(FakeAgent(), checks=["task_not_found", "invalid_params"], bindings=["jsonrpc"])
     found = report.result("task_not_found", "jsonrpc")
     assert found.status is CheckStatus.ERROR

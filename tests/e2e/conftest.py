@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from a2a_client_errors.peer import EmbeddedPeer
+from a2a_client_errors.testing.peer import EmbeddedPeer
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from a2a_client_errors.peer import Scenario
+    from a2a_client_errors.testing.peer import Scenario
 
 
 @pytest.fixture(scope="session")

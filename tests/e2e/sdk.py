@@ -13,7 +13,7 @@ from a2a_client_errors import Guard
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
 
 if TYPE_CHECKING:
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 PROTOCOLS = {
     "jsonrpc": TransportProtocol.JSONRPC,

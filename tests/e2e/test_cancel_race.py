@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import httpx
 
     from a2a_client_errors.integrations.a2a_sdk import GuardedClient
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 

@@ -28,7 +28,7 @@ from a2a_client_errors.testing import FakeClock, RecordingHook
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 

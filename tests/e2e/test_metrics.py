@@ -18,8 +18,8 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from a2a_client_errors import CallFailed, Guard, ReconcileNeeded, RetryExhausted
 from a2a_client_errors.instrumentation import LoggingHook, OpenTelemetryHook, PrometheusHook
-from a2a_client_errors.peer import capture_jsonrpc
 from a2a_client_errors.testing import RecordingHook
+from a2a_client_errors.testing.peer import capture_jsonrpc
 from tests.e2e.sdk import BINDINGS, sdk_client
 from tests.metrics_support import (
     Samples,
@@ -34,7 +34,7 @@ from tests.metrics_support import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 

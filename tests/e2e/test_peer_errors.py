@@ -30,7 +30,7 @@ from a2a.types import SendMessageResponse, TaskState
 from google.rpc import error_details_pb2, status_pb2
 
 from a2a_client_errors import classify, normalize
-from a2a_client_errors.peer import (
+from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
     JSONRPC,
@@ -601,7 +601,7 @@ def test_import_without_optional_dependencies() -> None:
         "            raise ImportError(name=name)\n"
         "        return None\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import a2a_client_errors.peer as peer\n"
+        "import a2a_client_errors.testing.peer as peer\n"
         "try:\n"
         "    peer.EmbeddedPeer().start()\n"
         "except ImportError as exc:\n"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from starlette.requests import Request
 
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 BINDINGS = ("jsonrpc", "http+json", "grpc")
@@ -390,7 +390,7 @@ def test_a_grpc_stream_is_read_up_to_its_first_event(peer: EmbeddedPeer) -> None
     """An agent that streams: the probe keeps the first event and cancels the rest."""
     import grpc
 
-    from a2a_client_errors.probe import _GrpcWire
+    from a2a_client_errors.probe.wire import _GrpcWire
 
     with grpc.insecure_channel(peer.grpc_target) as channel:
         wire = _GrpcWire(channel, [("x-probe", "1")], None, 5.0)

@@ -12,7 +12,7 @@ from a2a_client_errors import GiveUp, RetryExhausted
 from a2a_client_errors.streaming import aiter_events, iter_events
 
 if TYPE_CHECKING:
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from tests.e2e.proxy import Proxy
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from a2a_client_errors.peer import EmbeddedPeer
+    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 HEADERS = {"A2A-Version": "1.0"}

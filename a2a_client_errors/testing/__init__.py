@@ -7,6 +7,9 @@
 * `RecordingHook`: a Guard hook that keeps every event, to assert on.
 * Wire builders: the error bodies a peer sends, per binding, for any reason of the table:
   `jsonrpc_error`, `status_error`, `problem_error`, `error_response`.
+* `a2a_client_errors.testing.peer`: a real a2a-sdk server on 127.0.0.1 (`EmbeddedPeer`) and
+  raw captures of the errors it sends; import it on its own (it needs the extra ``a2a`` only
+  when a peer starts).
 
 Example:
     >>> from a2a_client_errors import Guard

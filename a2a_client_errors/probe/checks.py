@@ -1,0 +1,250 @@
+"""The checks: one function per error the probe triggers, each in terms of the session.
+
+A check knows the `_Session` (what to send, what to expect), never the wires. `_run` runs one
+by name, and turns a failure of the probe itself into a result that says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from a2a_client_errors.errors import ErrorKind
+from a2a_client_errors.probe.expect import _SPECS, _random_id, _standard, _user_message
+from a2a_client_errors.probe.report import (
+    GRPC,
+    HTTP_JSON,
+    JSONRPC,
+    CheckResult,
+    CheckStatus,
+    _capped,
+)
+from a2a_client_errors.probe.session import _NotCheckedError, _Session
+from a2a_client_errors.reasons import Reason
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+_PUSH_URL: Final = "https://push.invalid/a2a-errors-probe"
+"""A webhook URL that can never be reached (RFC 2606 ``.invalid``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# The checks
+# --------------------------------------------------------------------------------------------
+
+
+def _task_not_found(s: _Session) -> CheckResult:
+    answer = s.send("GetTask", {"id": _random_id()})
+    return s.a2a("task_not_found", Reason.TASK_NOT_FOUND, answer)
+
+
+def _task_not_cancelable(s: _Session) -> CheckResult:
+    task_id, why = s.terminal_task()
+    if task_id is None:
+        return s.skip("task_not_cancelable", f"cannot trigger: {why}")
+    answer = s.send("CancelTask", {"id": task_id})
+    return s.a2a(
+        "task_not_cancelable",
+        Reason.TASK_NOT_CANCELABLE,
+        answer,
+        notes=[f"on {why}"],
+        on_success="the agent canceled (or re-answered) a task in a terminal state",
+    )
+
+
+def _streaming_not_supported(s: _Session) -> CheckResult:
+    if s.agent.streaming:
+        return s.skip("streaming_not_supported", "skipped: the card says streaming is supported")
+    answer = s.send("SendStreamingMessage", {"message": _user_message(s.options.message)})
+    return s.a2a(
+        "streaming_not_supported",
+        Reason.UNSUPPORTED_OPERATION,
+        answer,
+        on_success="the agent streamed although its card says it does not",
+    )
+
+
+def _subscribe_not_supported(s: _Session) -> CheckResult:
+    if s.agent.streaming:
+        return s.skip("subscribe_not_supported", "skipped: the card says streaming is supported")
+    task_id, notes = s.some_task()
+    answer = s.send("SubscribeToTask", {"id": task_id})
+    return s.a2a(
+        "subscribe_not_supported",
+        Reason.UNSUPPORTED_OPERATION,
+        answer,
+        notes=notes,
+        on_success="the agent streamed although its card says it does not",
+    )
+
+
+def _push_not_supported(s: _Session) -> CheckResult:
+    if s.agent.push_notifications:
+        return s.skip(
+            "push_not_supported", "skipped: the card says push notifications are supported"
+        )
+    task_id, notes = s.some_task()
+    answer = s.send("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": _PUSH_URL})
+    return s.a2a(
+        "push_not_supported",
+        Reason.PUSH_NOTIFICATION_NOT_SUPPORTED,
+        answer,
+        notes=notes,
+        on_success="the agent took a push config although its card says it has no push "
+        "notifications",
+    )
+
+
+def _extended_card(s: _Session) -> CheckResult:
+    answer = s.send("GetExtendedAgentCard", {})
+    if not s.agent.extended_agent_card:
+        return s.a2a(
+            "extended_card",
+            Reason.UNSUPPORTED_OPERATION,
+            answer,
+            notes=["the card declares no extended card (§3.3.4)"],
+            on_success="the agent served an extended card its card does not declare",
+        )
+    error = answer.error
+    if error is None:
+        return s.skip(
+            "extended_card", "skipped: the agent serves the extended card its card declares"
+        )
+    if error.kind is ErrorKind.AUTH:
+        return s.skip(
+            "extended_card",
+            "skipped: the extended card needs credentials (§13.3); pass them with -H/headers=",
+        )
+    return s.a2a(
+        "extended_card",
+        Reason.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+        answer,
+        notes=["the card declares an extended card the agent does not serve"],
+    )
+
+
+def _extension_required(s: _Session) -> CheckResult:
+    required = s.agent.required_extensions
+    if not required:
+        return s.skip("extension_required", "skipped: the card declares no required extension")
+    answer = s.send("SendMessage", {"message": _user_message(s.options.message)}, extensions=False)
+    return s.a2a(
+        "extension_required",
+        Reason.EXTENSION_SUPPORT_REQUIRED,
+        answer,
+        notes=[f"required by the card: {', '.join(required)}"],
+        on_success="the agent does not enforce the extensions its card marks required",
+    )
+
+
+def _version_not_supported(s: _Session) -> CheckResult:
+    answer = s.send("GetTask", {"id": _random_id()}, version="99.0")
+    return s.a2a(
+        "version_not_supported",
+        Reason.VERSION_NOT_SUPPORTED,
+        answer,
+        on_success="the agent ignored A2A-Version: 99.0",
+        hints={
+            Reason.TASK_NOT_FOUND.value: "the agent ignored A2A-Version: 99.0 and looked the "
+            "task up"
+        },
+    )
+
+
+def _parse_error(s: _Session) -> CheckResult:
+    if s.binding == GRPC:
+        return s.skip(
+            "parse_error", "skipped: gRPC has no JSON to break (the runtime rejects bad bytes)"
+        )
+    if s.binding == JSONRPC:
+        answer = s.send("SendMessage", {}, raw_body=b'{"jsonrpc": "2.0", "method": "SendMessage", ')
+        expected = _standard(-32700, JSONRPC)
+    else:
+        answer = s.send("SendMessage", {}, raw_body=b'{"message": {"messageId": ')
+        expected = _standard(0, HTTP_JSON)
+    return s.judge("parse_error", "SendMessage", expected, answer)
+
+
+def _invalid_request(s: _Session) -> CheckResult:
+    if s.binding != JSONRPC:
+        return s.skip("invalid_request", "skipped: the spec defines no equivalent outside JSON-RPC")
+    envelope = {"jsonrpc": "2.0", "id": _random_id(), "params": {"id": _random_id()}}
+    answer = s.send("GetTask", {}, envelope=envelope)
+    return s.judge("invalid_request", "GetTask", _standard(-32600, JSONRPC), answer)
+
+
+def _method_not_found(s: _Session) -> CheckResult:
+    if s.binding != JSONRPC:
+        return s.skip(
+            "method_not_found",
+            "skipped: the spec defines no equivalent outside JSON-RPC (an unknown route or "
+            "method is the transport's own 404 or UNIMPLEMENTED)",
+        )
+    envelope = {
+        "jsonrpc": "2.0",
+        "id": _random_id(),
+        "method": "A2AErrorsProbeNoSuchMethod",
+        "params": {},
+    }
+    answer = s.send("GetTask", {}, envelope=envelope)
+    return s.judge("method_not_found", "-", _standard(-32601, JSONRPC), answer)
+
+
+def _invalid_params(s: _Session) -> CheckResult:
+    answer = s.send("SendMessage", {"message": {"role": "ROLE_USER"}})
+    return s.judge(
+        "invalid_params",
+        "SendMessage",
+        _standard(-32602, s.binding),
+        answer,
+        on_success="the agent took a message without its required messageId and parts",
+    )
+
+
+_RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
+    "task_not_found": _task_not_found,
+    "task_not_cancelable": _task_not_cancelable,
+    "streaming_not_supported": _streaming_not_supported,
+    "subscribe_not_supported": _subscribe_not_supported,
+    "push_not_supported": _push_not_supported,
+    "extended_card": _extended_card,
+    "extension_required": _extension_required,
+    "version_not_supported": _version_not_supported,
+    "parse_error": _parse_error,
+    "invalid_request": _invalid_request,
+    "method_not_found": _method_not_found,
+    "invalid_params": _invalid_params,
+}
+
+
+def _run(session: _Session, check: str) -> CheckResult:
+    """One check; the probe's own failure on it is an error result, never a crash."""
+    if session.unreachable is not None:
+        return CheckResult(
+            check,
+            session.binding,
+            session.interface.url,
+            _SPECS[check].operation,
+            CheckStatus.ERROR,
+            notes=(f"not sent: the interface did not answer ({session.unreachable})",),
+        )
+    try:
+        return _RUNNERS[check](session)
+    except _NotCheckedError as exc:
+        return CheckResult(
+            check,
+            session.binding,
+            session.interface.url,
+            _SPECS[check].operation,
+            CheckStatus.ERROR,
+            notes=(str(exc),),
+        )
+    except Exception as exc:  # the promise: one odd answer never ends the probe
+        return CheckResult(
+            check,
+            session.binding,
+            session.interface.url,
+            _SPECS[check].operation,
+            CheckStatus.ERROR,
+            notes=(f"the probe failed on this check: {type(exc).__name__}: {_capped(str(exc))}",),
+        )

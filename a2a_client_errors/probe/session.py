@@ -1,0 +1,217 @@
+"""One interface under probe: the session a check talks to.
+
+A `_Session` sends a check's requests through its interface's wire, and judges each answer
+against what the check expects (`a2a_client_errors.probe.expect`), into a `CheckResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from a2a_client_errors.errors import ErrorKind, WireShape
+from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.probe.expect import (
+    _SPECS,
+    _expected,
+    _random_id,
+    _reason_problems,
+    _shape_problems,
+    _table,
+    _user_message,
+)
+from a2a_client_errors.probe.report import AgentSummary, CheckResult, CheckStatus, Expected, _capped
+from a2a_client_errors.probe.wire import (
+    _Answer,
+    _GrpcWire,
+    _hops_text,
+    _HttpWire,
+    _Interface,
+    _observed,
+    _summary,
+)
+from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+# --------------------------------------------------------------------------------------------
+# One interface
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Options:
+    timeout: float
+    strict_table: str | None
+    message: str
+
+
+class _NotCheckedError(Exception):
+    """A check that got no answer to judge (the setup it needs was refused or unanswered)."""
+
+
+class _Session:
+    """The checks on one interface, and what they share (one terminal task, reachability)."""
+
+    def __init__(
+        self,
+        interface: _Interface,
+        wire: _HttpWire | _GrpcWire,
+        agent: AgentSummary,
+        options: _Options,
+    ) -> None:
+        self.interface = interface
+        self.binding = interface.binding
+        self.wire = wire
+        self.agent = agent
+        self.options = options
+        self.version = interface.version or "1.0"
+        self.unreachable: str | None = None
+        self._terminal: tuple[str | None, str] | _NotCheckedError | None = None
+
+    # -- exchanges -------------------------------------------------------------------------
+
+    def send(
+        self,
+        operation: str,
+        params: Mapping[str, Any],
+        *,
+        version: str | None = None,
+        extensions: bool = True,
+        **raw: Any,
+    ) -> _Answer:
+        """One request, with the interface's version and the required extensions."""
+        answer = self.wire.call(
+            operation,
+            params,
+            version=version or self.version,
+            extensions=self.agent.required_extensions if extensions else (),
+            **raw,
+        )
+        error = answer.error
+        if error is not None and (
+            error.transport is TransportFailure.CONNECT
+            or (error.wire is WireShape.GRPC and error.grpc_status == "UNAVAILABLE")
+        ):
+            self.unreachable = f"{error.transport or error.grpc_status}: {_capped(error.message)}"
+        return answer
+
+    def terminal_task(self) -> tuple[str | None, str]:
+        """A task of the agent's in a terminal state (its id), or why there is none."""
+        if self._terminal is None:
+            try:
+                self._terminal = self._new_terminal_task()
+            except _NotCheckedError as exc:
+                self._terminal = exc
+        if isinstance(self._terminal, _NotCheckedError):
+            raise self._terminal
+        return self._terminal
+
+    def _new_terminal_task(self) -> tuple[str | None, str]:
+        answer = self.send("SendMessage", {"message": _user_message(self.options.message)})
+        if answer.error is not None:
+            seen = _observed(answer)
+            if seen.outcome == "no_answer":
+                raise _NotCheckedError(f"SendMessage got no answer: {_capped(seen.message)}")
+            if answer.error.kind is ErrorKind.AUTH:
+                raise _NotCheckedError(
+                    f"SendMessage refused: {seen.text()} (pass the credentials the agent needs "
+                    "with -H/headers=)"
+                )
+            return None, f"SendMessage failed ({seen.text()}: {_capped(seen.message)})"
+        outcome = task_outcome(answer.payload) if isinstance(answer.payload, dict) else None
+        if outcome is None or outcome.task_id is None:
+            return None, f"the agent answered SendMessage with {_summary(answer.payload)}"
+        if not outcome.is_terminal:
+            return None, (
+                f"the task came back in {outcome.state}, not in a terminal state "
+                "(the probe does not wait for it, and leaves it as it is)"
+            )
+        return outcome.task_id, (
+            f"task {outcome.task_id}, which came back in {outcome.state} from SendMessage"
+        )
+
+    def some_task(self) -> tuple[str, list[str]]:
+        """A terminal task's id when the agent gives one; else a random id, said in a note."""
+        task_id, why = self.terminal_task()
+        if task_id is not None:
+            return task_id, [f"on {why}"]
+        return _random_id(), [
+            f"no task of the agent's to name ({why}): a random task id was sent, so the agent "
+            "may have looked the task up before the capability"
+        ]
+
+    # -- results ---------------------------------------------------------------------------
+
+    def skip(self, check: str, note: str) -> CheckResult:
+        """A check not run, and why."""
+        return CheckResult(
+            check,
+            self.binding,
+            self.interface.url,
+            _SPECS[check].operation,
+            CheckStatus.SKIPPED,
+            notes=(note,),
+        )
+
+    def judge(
+        self,
+        check: str,
+        operation: str,
+        expected: Expected,
+        answer: _Answer,
+        *,
+        notes: Iterable[str] = (),
+        on_success: str = "",
+        hints: Mapping[str, str] | None = None,
+    ) -> CheckResult:
+        """Compare an answer with what the spec expects."""
+        seen = _observed(answer)
+        notes = list(notes)
+        problems: list[str] = []
+        status = CheckStatus.FAILED
+        if seen.outcome == "success":
+            said = f": {on_success}" if on_success else ""
+            problems.append(f"the call succeeded ({seen.message}){said}")
+        elif seen.outcome == "no_answer":
+            status = CheckStatus.ERROR
+            problems.append(f"no answer: {_capped(seen.message)}")
+        elif answer.error is not None and answer.error.kind is ErrorKind.AUTH:
+            status = CheckStatus.ERROR
+            problems.append(
+                f"refused: {seen.text()} (pass the credentials the agent needs with -H/headers=)"
+            )
+        else:
+            problems += _shape_problems(self.binding, expected, seen)
+            problems += _reason_problems(self.binding, expected, seen)
+            if hints and seen.reason is not None and seen.reason in hints:
+                problems.append(hints[seen.reason])
+            if problems and seen.message:
+                problems.append(f"the peer said: '{_capped(seen.message)}'")
+        if problems and seen.hops and seen.outcome == "error":
+            problems.append(f"answered through: {_hops_text(seen.hops)}")
+        if not problems:
+            status = CheckStatus.PASSED
+            if seen.error_info_reason and seen.error_info_reason != seen.reason:
+                notes.append(f"reason sent as the alias {seen.error_info_reason}")
+        survived: bool | None = None
+        if expected.error_info and seen.outcome == "error":
+            survived = seen.error_info and seen.domain == A2A_DOMAIN
+        return CheckResult(
+            check,
+            self.binding,
+            self.interface.url,
+            operation,
+            status,
+            expected,
+            seen,
+            _table(expected.reason, self.binding, seen),
+            survived,
+            tuple(problems + notes),
+        )
+
+    def a2a(self, check: str, reason: Reason, answer: _Answer, **kwargs: Any) -> CheckResult:
+        """Judge an answer against one of the nine A2A errors."""
+        expected = _expected(reason, self.binding, self.options.strict_table)
+        return self.judge(check, _SPECS[check].operation, expected, answer, **kwargs)

@@ -1,0 +1,569 @@
+"""How the probe obtains its answers: one exchange per binding, and the card's interfaces.
+
+JSON-RPC and HTTP+JSON go over httpx (`_HttpWire`), gRPC over a channel opened only when a
+gRPC interface is probed (`_GrpcWire`); each answer, read capped (a stream up to its first
+event), becomes an `_Answer` and then an `Observed`. `_WireContext` opens the wire an
+interface needs; `_interfaces_of` and `_summary_of` read the agent card.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.normalize import SSEParser, event_error, normalize
+from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.probe.expect import _random_id
+from a2a_client_errors.probe.report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, _capped
+from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+_MAX_BODY: Final = 1024 * 1024
+_MAX_EVENT_LINES: Final = 10_000
+_GRPC_SERVICE: Final = "/lf.a2a.v1.A2AService/"
+_STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+_HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
+_GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
+
+
+# --------------------------------------------------------------------------------------------
+# The card
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Interface:
+    binding: str
+    url: str
+    version: str | None
+    tenant: str | None
+
+
+def _flag(value: object) -> bool:
+    return value is True
+
+
+def _summary_of(card: Mapping[str, Any]) -> AgentSummary:
+    caps = card.get("capabilities")
+    capabilities: Mapping[str, Any] = caps if isinstance(caps, dict) else {}
+    extensions = capabilities.get("extensions")
+    required = [
+        extension["uri"]
+        for extension in (extensions if isinstance(extensions, list) else ())
+        if isinstance(extension, dict)
+        and extension.get("required") is True
+        and isinstance(extension.get("uri"), str)
+        and extension["uri"]
+    ]
+    extended = capabilities.get("extendedAgentCard")
+    if extended is None:  # 0.3 put it at the top level
+        extended = card.get("supportsAuthenticatedExtendedCard")
+    name = card.get("name")
+    return AgentSummary(
+        name=name if isinstance(name, str) else None,
+        streaming=_flag(capabilities.get("streaming")),
+        push_notifications=_flag(capabilities.get("pushNotifications")),
+        extended_agent_card=_flag(extended),
+        required_extensions=tuple(required),
+    )
+
+
+_BINDING_NAMES: Final[Mapping[str, str]] = {
+    "JSONRPC": JSONRPC,
+    "JSON-RPC": JSONRPC,
+    "HTTP+JSON": HTTP_JSON,
+    "HTTP_JSON": HTTP_JSON,
+    "REST": HTTP_JSON,
+    "GRPC": GRPC,
+}
+
+
+def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
+    found: list[_Interface] = []
+    listed = card.get("supportedInterfaces")
+    if isinstance(listed, list):
+        for item in listed:
+            if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+                continue
+            declared = item.get("protocolBinding")
+            declared = declared if isinstance(declared, str) else ""
+            version = item.get("protocolVersion")
+            tenant = item.get("tenant")
+            found.append(
+                _Interface(
+                    _BINDING_NAMES.get(declared.upper(), declared or "unknown"),
+                    item["url"],
+                    version if isinstance(version, str) and version else None,
+                    tenant if isinstance(tenant, str) and tenant else None,
+                )
+            )
+        return found
+    # An A2A 0.3 card: url + preferredTransport (+ additionalInterfaces with transport).
+    version = card.get("protocolVersion")
+    version = version if isinstance(version, str) and version else "0.3"
+    if isinstance(card.get("url"), str):
+        preferred = card.get("preferredTransport")
+        declared = preferred if isinstance(preferred, str) else "JSONRPC"
+        found.append(
+            _Interface(_BINDING_NAMES.get(declared.upper(), declared), card["url"], version, None)
+        )
+    extra = card.get("additionalInterfaces")
+    if isinstance(extra, list):
+        for item in extra:
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                declared = item.get("transport")
+                declared = declared if isinstance(declared, str) else "unknown"
+                interface = _Interface(
+                    _BINDING_NAMES.get(declared.upper(), declared), item["url"], version, None
+                )
+                if interface not in found:
+                    found.append(interface)
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# What came back
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One exchange: the error `normalize` found (None for a result), and the result."""
+
+    error: CallError | None
+    payload: object = None
+    hops: Mapping[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+    http_status: int | None = None
+
+
+def _error_info(error: CallError) -> tuple[str | None, str | None] | None:
+    """(reason, domain) of the ErrorInfo in the details: the A2A one first, else any."""
+    first: tuple[str | None, str | None] | None = None
+    for detail in error.raw_details:
+        type_url = detail.get("@type")
+        if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in detail):
+            reason, domain = detail.get("reason"), detail.get("domain")
+            item = (
+                reason if isinstance(reason, str) else None,
+                domain if isinstance(domain, str) else None,
+            )
+            if item[1] == A2A_DOMAIN:
+                return item
+            first = first or item
+    return first
+
+
+def _summary(payload: object) -> str:
+    """What a successful answer was, in a few words."""
+    outcome = task_outcome(payload) if isinstance(payload, dict) else None
+    if outcome is not None:
+        return f"a task in {outcome.state}"
+    if isinstance(payload, dict):
+        if isinstance(payload.get("message"), dict) or "messageId" in payload:
+            return "a Message"
+        if "supportedInterfaces" in payload or "skills" in payload:
+            return "an agent card"
+        if "artifactUpdate" in payload:
+            return "an artifact update"
+        return "a JSON answer"
+    if payload is None:
+        return "an answer without a body"
+    return "an answer"
+
+
+def _observed(answer: _Answer) -> Observed:
+    error = answer.error
+    if error is None:
+        return Observed(
+            "success",
+            http_status=answer.http_status,
+            content_type=answer.content_type,
+            message=_summary(answer.payload),
+            hops=answer.hops,
+        )
+    info = _error_info(error)
+    outcome = "no_answer" if _no_answer(error) else "error"
+    return Observed(
+        outcome,
+        reason=None if error.reason is None else str(error.reason),
+        source=error.source.value,
+        wire=error.wire.value,
+        jsonrpc_code=error.jsonrpc_code,
+        http_status=error.http_status if error.http_status is not None else answer.http_status,
+        grpc_status=error.grpc_status,
+        error_info_reason=None if info is None else info[0],
+        domain=None if info is None else info[1],
+        content_type=answer.content_type,
+        message=error.message,
+        hops=answer.hops,
+    )
+
+
+def _no_answer(error: CallError) -> bool:
+    """A transport failure, or a gRPC channel that never reached a server."""
+    if error.wire is WireShape.TRANSPORT:
+        return True
+    return (
+        error.wire is WireShape.GRPC
+        and error.grpc_status in ("UNAVAILABLE", "DEADLINE_EXCEEDED")
+        and not error.raw_details
+    )
+
+
+def _hops_text(hops: Mapping[str, str]) -> str:
+    return "; ".join(f"{name} '{value}'" for name, value in hops.items())
+
+
+# --------------------------------------------------------------------------------------------
+# Bindings: one exchange each
+# --------------------------------------------------------------------------------------------
+
+
+def _hops(headers: httpx.Headers) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in _HOP_HEADERS:
+        values = headers.get_list(name)
+        if values:
+            found[name] = _capped(", ".join(values))
+    return found
+
+
+class _HttpWire:
+    """JSON-RPC or HTTP+JSON over one httpx client."""
+
+    def __init__(
+        self, client: httpx.Client, binding: str, url: str, tenant: str | None, timeout: float
+    ) -> None:
+        self.client = client
+        self.binding = binding
+        self.url = url.rstrip("/") if binding == HTTP_JSON else url
+        self.tenant = tenant
+        self.timeout = timeout
+
+    def call(
+        self,
+        operation: str,
+        params: Mapping[str, Any],
+        *,
+        version: str,
+        extensions: Sequence[str],
+        raw_body: bytes | None = None,
+        envelope: Mapping[str, Any] | None = None,
+    ) -> _Answer:
+        """Send one request; ``raw_body`` or ``envelope`` replace the well-formed body."""
+        headers = {"A2A-Version": version}
+        if extensions:
+            headers["A2A-Extensions"] = ",".join(extensions)
+        stream = operation in _STREAMING
+        headers["Accept"] = "text/event-stream" if stream else "application/json"
+        body: object
+        if self.binding == JSONRPC:
+            method, url = "POST", self.url
+            payload = dict(params)
+            if self.tenant:
+                payload["tenant"] = self.tenant
+            body = envelope or {
+                "jsonrpc": "2.0",
+                "id": _random_id(),
+                "method": operation,
+                "params": payload,
+            }
+        else:
+            method, path, body = _rest_route(operation, params)
+            prefix = f"/{quote(self.tenant, safe='')}" if self.tenant else ""
+            url = self.url + prefix + path
+        content: bytes | None = raw_body
+        if content is None and body is not None:
+            content = json.dumps(body).encode("utf-8")
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        request = self.client.build_request(method, url, content=content, headers=headers)
+        return _exchange(self.client, request, stream=stream, timeout=self.timeout)
+
+
+def _rest_route(operation: str, params: Mapping[str, Any]) -> tuple[str, str, object]:
+    """(method, path, JSON body) of an operation on the HTTP+JSON binding (§11.3)."""
+    params = dict(params)
+    if operation == "SendMessage":
+        return "POST", "/message:send", params
+    if operation == "SendStreamingMessage":
+        return "POST", "/message:stream", params
+    if operation == "GetTask":
+        return "GET", f"/tasks/{quote(str(params.get('id', '')), safe='')}", None
+    if operation == "CancelTask":
+        return "POST", f"/tasks/{quote(str(params.get('id', '')), safe='')}:cancel", None
+    if operation == "SubscribeToTask":
+        return "POST", f"/tasks/{quote(str(params.get('id', '')), safe='')}:subscribe", None
+    if operation == "CreateTaskPushNotificationConfig":
+        task_id = quote(str(params.pop("taskId", "")), safe="")
+        return "POST", f"/tasks/{task_id}/pushNotificationConfigs", params
+    if operation == "GetExtendedAgentCard":
+        return "GET", "/extendedAgentCard", None
+    raise ValueError(f"no HTTP+JSON route for {operation}")
+
+
+def _exchange(
+    client: httpx.Client, request: httpx.Request, *, stream: bool, timeout: float
+) -> _Answer:
+    """Send ``request`` and read what came back (a stream up to its first event), capped."""
+    try:
+        response = client.send(request, stream=True)
+    except Exception as exc:  # every transport failure is an observation, never a crash
+        return _Answer(normalize(exc) or _transport_error(exc))
+    status = response.status_code
+    content_type = response.headers.get("content-type")
+    hops = _hops(response.headers)
+    try:
+        if stream and 200 <= status < 300 and (content_type or "").startswith("text/event-stream"):
+            return _first_event(response, hops, timeout)
+        body = _read_capped(response)
+    except Exception as exc:  # the body broke off: a transport failure
+        return _Answer(normalize(exc) or _transport_error(exc), hops=hops, http_status=status)
+    finally:
+        response.close()
+    kept = [
+        (k, v)
+        for k, v in response.headers.multi_items()
+        if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")
+    ]
+    full = httpx.Response(status, headers=kept, content=body, request=request)
+    error = normalize(full)
+    payload: object = None
+    if error is None and body:
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and "jsonrpc" in payload:
+            payload = payload.get("result")
+    return _Answer(error, payload, hops, content_type, status)
+
+
+def _read_capped(response: httpx.Response) -> bytes:
+    """The body, read up to the cap and one byte more (so that a caller can tell it was cut)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _MAX_BODY:
+            break
+    return b"".join(chunks)[: _MAX_BODY + 1]
+
+
+def _first_event(response: httpx.Response, hops: dict[str, str], timeout: float) -> _Answer:
+    """Read an event stream up to its first event (bounded in time and size)."""
+    deadline = time.monotonic() + timeout
+    parser = SSEParser()
+    status = response.status_code
+    content_type = response.headers.get("content-type")
+    event: tuple[str, str] | None = None
+    for lines, line in enumerate(response.iter_lines(), 1):
+        event = parser.feed(line)
+        if event is not None or lines > _MAX_EVENT_LINES or time.monotonic() > deadline:
+            break
+    else:
+        event = parser.end()
+    if event is None:
+        return _Answer(None, None, hops, content_type, status)
+    parsed, error = event_error(*event)
+    if error is not None:
+        error = replace(error, http_status=status)
+        return _Answer(error, None, hops, content_type, status)
+    if isinstance(parsed, dict) and "jsonrpc" in parsed:
+        parsed = parsed.get("result")
+    return _Answer(None, parsed, hops, content_type, status)
+
+
+def _transport_error(exc: BaseException) -> CallError:
+    return CallError(
+        ErrorKind.TRANSPORT,
+        None,
+        Source.TRANSPORT,
+        WireShape.TRANSPORT,
+        message=str(exc) or type(exc).__name__,
+        transport=TransportFailure.UNKNOWN,
+    )
+
+
+_GRPC_MESSAGES: Final[Mapping[str, tuple[str, str]]] = {
+    "SendMessage": ("SendMessageRequest", "SendMessageResponse"),
+    "SendStreamingMessage": ("SendMessageRequest", "StreamResponse"),
+    "GetTask": ("GetTaskRequest", "Task"),
+    "CancelTask": ("CancelTaskRequest", "Task"),
+    "SubscribeToTask": ("SubscribeToTaskRequest", "StreamResponse"),
+    "CreateTaskPushNotificationConfig": (
+        "TaskPushNotificationConfig",
+        "TaskPushNotificationConfig",
+    ),
+    "GetExtendedAgentCard": ("GetExtendedAgentCardRequest", "AgentCard"),
+}
+
+
+class _GrpcWire:
+    """The gRPC binding: generic calls on one channel, status and trailer read as they come."""
+
+    def __init__(
+        self,
+        channel: Any,
+        metadata: Sequence[tuple[str, str]],
+        tenant: str | None,
+        timeout: float,
+    ) -> None:
+        import grpc  # noqa: PLC0415 (optional: the grpc extra)
+        from a2a.types import a2a_pb2  # noqa: PLC0415 (optional: a2a-sdk's messages)
+        from google.protobuf import json_format  # noqa: PLC0415
+
+        self.grpc: Any = grpc
+        self.pb2: Any = a2a_pb2
+        self.json_format: Any = json_format
+        self.channel = channel
+        self.metadata = list(metadata)
+        self.tenant = tenant
+        self.timeout = timeout
+
+    def call(
+        self,
+        operation: str,
+        params: Mapping[str, Any],
+        *,
+        version: str,
+        extensions: Sequence[str],
+    ) -> _Answer:
+        """One call; the answer's status and ``grpc-status-details-bin`` read by `normalize`."""
+        request_name, response_name = _GRPC_MESSAGES[operation]
+        payload = dict(params)
+        if self.tenant:
+            payload["tenant"] = self.tenant
+        request = self.json_format.ParseDict(payload, getattr(self.pb2, request_name)())
+        metadata = [*self.metadata, ("a2a-version", version)]
+        if extensions:
+            metadata.append(("a2a-extensions", ",".join(extensions)))
+        path = _GRPC_SERVICE + operation
+        serialize = type(request).SerializeToString
+        grpc = self.grpc
+        try:
+            if operation in _STREAMING:
+                call = self.channel.unary_stream(path, request_serializer=serialize)(
+                    request, timeout=self.timeout, metadata=metadata
+                )
+                try:
+                    first = next(iter(call), None)
+                    hops = _grpc_hops(call)
+                finally:
+                    call.cancel()
+                data = first
+            else:
+                data, call = self.channel.unary_unary(path, request_serializer=serialize).with_call(
+                    request, timeout=self.timeout, metadata=metadata
+                )
+                hops = _grpc_hops(call)
+        except grpc.RpcError as exc:
+            return _Answer(normalize(exc), hops=_grpc_hops(exc))
+        return _Answer(None, self._decode(response_name, data), hops)
+
+    def _decode(self, name: str, data: object) -> object:
+        if not isinstance(data, bytes):
+            return None
+        try:
+            message = getattr(self.pb2, name).FromString(data)
+            decoded: object = self.json_format.MessageToDict(message)
+        except Exception:  # a peer's bytes that are not the message: summarised as such
+            return {"undecodable": len(data)}
+        return decoded
+
+
+def _grpc_hops(call: object) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for method in ("initial_metadata", "trailing_metadata"):
+        getter = getattr(call, method, None)
+        try:
+            items = getter() if callable(getter) else None
+        except Exception:  # metadata that cannot be read names no hop
+            items = None
+        for item in items or ():
+            key, value = (item.key, item.value) if hasattr(item, "key") else item
+            if key in _GRPC_HOP_KEYS and isinstance(value, str):
+                name = "envoy" if key.startswith("x-envoy") else key
+                found.setdefault(name, _capped(value if name != "envoy" else "x-envoy-*"))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# The wire of one interface
+# --------------------------------------------------------------------------------------------
+
+
+class _WireContext:
+    """Opens the wire for an interface (a gRPC channel needs closing), or says why not."""
+
+    def __init__(
+        self,
+        client: httpx.Client,
+        interface: _Interface,
+        scheme: str,
+        items: Sequence[tuple[str, str]],
+        timeout: float,
+    ) -> None:
+        self.client = client
+        self.interface = interface
+        self.scheme = scheme
+        self.items = items
+        self.timeout = timeout
+        self.channel: Any = None
+
+    def __enter__(self) -> tuple[_HttpWire | _GrpcWire | None, str]:
+        interface = self.interface
+        if interface.binding != GRPC:
+            return (
+                _HttpWire(
+                    self.client, interface.binding, interface.url, interface.tenant, self.timeout
+                ),
+                "",
+            )
+        try:
+            import grpc  # noqa: PLC0415 (optional: the grpc extra)
+            from a2a.types import a2a_pb2  # noqa: F401, PLC0415 (optional: a2a-sdk)
+        except ImportError as exc:
+            return None, (
+                f"gRPC needs grpcio and a2a-sdk ({exc.name or 'a module'} is missing): "
+                "pip install 'a2a-client-errors[probe]'"
+            )
+        target, secure = _grpc_target(interface.url, self.scheme)
+        try:
+            if secure:
+                self.channel = grpc.secure_channel(target, grpc.ssl_channel_credentials())
+            else:
+                self.channel = grpc.insecure_channel(target)
+        except Exception as exc:  # a target grpc refuses: said, not raised
+            return None, f"gRPC cannot open {target}: {type(exc).__name__}"
+        metadata = [(name.lower(), value) for name, value in self.items]
+        return _GrpcWire(self.channel, metadata, interface.tenant, self.timeout), ""
+
+    def __exit__(self, *exc: object) -> None:
+        if self.channel is not None:
+            self.channel.close()
+
+
+def _grpc_target(url: str, given_scheme: str) -> tuple[str, bool]:
+    """(target, TLS?) for a gRPC interface URL: its scheme decides, else the URL given's."""
+    text = url.strip()
+    if text.startswith("dns:"):
+        return text, given_scheme == "https"
+    if "://" not in text:
+        return text, given_scheme == "https"
+    parts = urlsplit(text)
+    secure = parts.scheme in ("https", "grpcs")
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    if parts.port is None and (secure or parts.scheme == "http"):
+        netloc += ":443" if secure else ":80"
+    return netloc, secure

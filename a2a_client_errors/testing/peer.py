@@ -1,0 +1,1375 @@
+"""An embedded a2a-sdk peer on 127.0.0.1 and raw captures of the errors it sends.
+
+`EmbeddedPeer` starts a real a2a-sdk server (the official A2A Python SDK) in a background
+thread: the JSON-RPC and HTTP+JSON bindings on one uvicorn server and the gRPC binding on a
+``grpc.aio`` server, each on an ephemeral port of 127.0.0.1. Its agent executor behaves by the
+first text part of the message it receives (see `EmbeddedPeer`).
+
+The ``capture_*`` helpers run one named scenario from `SCENARIOS` against such a peer and return
+what came back *as sent on the wire*: an ``httpx.Response`` for JSON-RPC and HTTP+JSON, the
+``grpc.RpcError`` (with its trailing metadata) for gRPC, or the exception raised by a2a-sdk's own
+client. They never interpret what they capture.
+
+What a2a-sdk 1.3.0 enforces, and what it does not:
+
+* ``A2A-Version`` is checked by the JSON-RPC and HTTP+JSON routes only (major version must be 1;
+  a missing header counts as 0.3 and is rejected for 1.0 methods). The gRPC handler never reads
+  the ``a2a-version`` metadata, so gRPC cannot produce ``VERSION_NOT_SUPPORTED``.
+* A required extension (``capabilities.extensions[].required``) is advertised on the card, and
+  the requested ``A2A-Extensions`` reach the executor, but no binding rejects a request that
+  omits it: the SDK never raises ``ExtensionSupportRequiredError`` itself. The peer does not
+  fake it, so ``EXTENSION_SUPPORT_REQUIRED`` is produced on no binding.
+* Media types are checked against ``defaultInputModes`` only when the request handler is built
+  with ``validate_input_modes=True``, which the peer does.
+
+The SDK, uvicorn and grpcio are optional dependencies: they are imported only when a peer is
+started or a capture is made, so importing this module never needs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import contextlib
+import json
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import httpx
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Mapping
+    from types import ModuleType, TracebackType
+
+    from a2a.server.agent_execution import RequestContext
+    from a2a.server.events import EventQueue
+    from typing_extensions import Self
+
+__all__ = [
+    "BINDINGS",
+    "DEFAULT_REQUIRED_EXTENSION",
+    "DEFAULT_TIMEOUT",
+    "GRPC",
+    "JSONRPC",
+    "REST",
+    "SCENARIOS",
+    "EmbeddedPeer",
+    "Scenario",
+    "capture",
+    "capture_grpc",
+    "capture_grpc_stream",
+    "capture_jsonrpc",
+    "capture_rest",
+    "capture_sdk",
+    "require_dependencies",
+    "scenario",
+]
+
+JSONRPC: Final = "jsonrpc"
+"""The JSON-RPC 2.0 binding."""
+REST: Final = "rest"
+"""The HTTP+JSON (REST) binding."""
+GRPC: Final = "grpc"
+"""The gRPC binding."""
+BINDINGS: Final[tuple[str, ...]] = (JSONRPC, REST, GRPC)
+
+DEFAULT_REQUIRED_EXTENSION: Final = "urn:a2a-client-errors:test:required"
+DEFAULT_TIMEOUT: Final = 10.0
+"""Seconds any single capture (HTTP request, gRPC call, SDK call) may take."""
+
+PROTOCOL_VERSION: Final = "1.0"
+VERSION_HEADER: Final = "A2A-Version"
+EXTENSIONS_HEADER: Final = "A2A-Extensions"
+DEFAULT_INPUT_MODES: Final[tuple[str, ...]] = ("text/plain", "application/json")
+
+_INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
+_JSONRPC_PATH: Final = "/jsonrpc"
+_REST_PREFIX: Final = "/rest"
+_CARD_PATH: Final = "/.well-known/agent-card.json"
+_STREAMING_OPERATIONS: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+_UNUSED_PUSH_URL: Final = "http://127.0.0.1:9/a2a-push"
+"""A webhook URL that is never contacted (push notifications are off on the peer)."""
+
+_T = TypeVar("_T")
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One error (or success) a client can meet, and where the real server can produce it.
+
+    Attributes:
+        name: Scenario id, e.g. ``"task_not_found"``.
+        operation: The A2A 1.0 operation called (``"GetTask"``, ``"SendMessage"``, ...).
+        expected_reason: The reason the A2A 1.0.1 spec assigns to the outcome, or None when the
+            call succeeds (a task that FAILED is a result, not a call error).
+        bindings: The wire bindings (`JSONRPC`, `REST`, `GRPC`) on which a2a-sdk's server
+            produces the scenario; `capture` refuses the others.
+        sdk_bindings: The bindings on which a2a-sdk's own client can send the request (it
+            cannot send malformed JSON, for instance), whether or not the server then fails.
+        accepted_on: Bindings on which the request is well formed but the server accepts it
+            instead of producing the error (what a2a-sdk does not enforce); `capture` sends
+            it there only with ``allow_unproduced=True``.
+        streaming_peer: Whether the scenario runs against a peer with streaming on (True) or
+            off (False).
+        note: What is sent, and why a binding is missing when one is.
+
+    """
+
+    name: str
+    operation: str
+    expected_reason: str | None
+    bindings: tuple[str, ...]
+    sdk_bindings: tuple[str, ...]
+    note: str
+    streaming_peer: bool = True
+    accepted_on: tuple[str, ...] = ()
+
+
+SCENARIOS: Final[tuple[Scenario, ...]] = (
+    Scenario(
+        "task_not_found",
+        "GetTask",
+        "TASK_NOT_FOUND",
+        BINDINGS,
+        BINDINGS,
+        "GetTask with an id the peer never issued.",
+    ),
+    Scenario(
+        "task_not_cancelable",
+        "CancelTask",
+        "TASK_NOT_CANCELABLE",
+        BINDINGS,
+        BINDINGS,
+        "CancelTask on a task that already COMPLETED (created first with SendMessage).",
+    ),
+    Scenario(
+        "push_not_supported",
+        "CreateTaskPushNotificationConfig",
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        BINDINGS,
+        BINDINGS,
+        "CreateTaskPushNotificationConfig for an existing task; the card declares "
+        "pushNotifications=false.",
+    ),
+    Scenario(
+        "unsupported_operation",
+        "SendStreamingMessage",
+        "UNSUPPORTED_OPERATION",
+        BINDINGS,
+        (),
+        "SendStreamingMessage on a peer whose card declares streaming=false. The server answers "
+        "before any stream starts (JSON-RPC: a plain JSON error, HTTP+JSON: a JSON error "
+        "status). a2a-sdk's client reads capabilities.streaming from the card and falls back "
+        "to SendMessage, so it never sends this request.",
+        streaming_peer=False,
+    ),
+    Scenario(
+        "subscribe_terminal",
+        "SubscribeToTask",
+        "UNSUPPORTED_OPERATION",
+        BINDINGS,
+        BINDINGS,
+        "SubscribeToTask on a task that already COMPLETED; the error comes before any event.",
+    ),
+    Scenario(
+        "extended_card_not_configured",
+        "GetExtendedAgentCard",
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        BINDINGS,
+        BINDINGS,
+        "GetExtendedAgentCard; the card declares extendedAgentCard=true but the server has no "
+        "extended card configured.",
+    ),
+    Scenario(
+        "extension_required",
+        "SendMessage",
+        "EXTENSION_SUPPORT_REQUIRED",
+        (),
+        BINDINGS,
+        "SendMessage without A2A-Extensions although the card lists a required extension. "
+        "a2a-sdk 1.3.0 does not enforce required extensions on any binding (it never raises "
+        "ExtensionSupportRequiredError itself): the call succeeds.",
+        accepted_on=BINDINGS,
+    ),
+    Scenario(
+        "version_not_supported",
+        "SendMessage",
+        "VERSION_NOT_SUPPORTED",
+        (JSONRPC, REST),
+        (JSONRPC, REST),
+        "SendMessage with A2A-Version: 99.0. a2a-sdk's gRPC handler never reads the "
+        "a2a-version metadata, so gRPC accepts the call.",
+        accepted_on=(GRPC,),
+    ),
+    Scenario(
+        "version_header_missing",
+        "SendMessage",
+        "VERSION_NOT_SUPPORTED",
+        (JSONRPC, REST),
+        (),
+        "SendMessage without an A2A-Version header: a2a-sdk reads a missing header as 0.3 and "
+        "rejects the 1.0 method. gRPC accepts the call (the version is not checked there). "
+        "a2a-sdk's client always sends A2A-Version, so it cannot omit it.",
+        accepted_on=(GRPC,),
+    ),
+    Scenario(
+        "content_type_not_supported",
+        "SendMessage",
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        BINDINGS,
+        BINDINGS,
+        "SendMessage with an image/png part; the card's defaultInputModes are text/plain and "
+        "application/json and the handler validates input modes.",
+    ),
+    Scenario(
+        "internal_error",
+        "SendMessage",
+        "INTERNAL_ERROR",
+        BINDINGS,
+        BINDINGS,
+        "SendMessage 'raise': the executor raises a plain exception. JSON-RPC answers -32603 "
+        "without ErrorInfo, HTTP+JSON a bare 500 INTERNAL body without details, gRPC the "
+        "runtime's UNKNOWN status without a details trailer.",
+    ),
+    Scenario(
+        "failed_task",
+        "SendMessage",
+        None,
+        BINDINGS,
+        BINDINGS,
+        "SendMessage 'fail': the call succeeds and returns a task in TASK_STATE_FAILED.",
+    ),
+    Scenario(
+        "stream_error_midway",
+        "SendStreamingMessage",
+        "INTERNAL_ERROR",
+        BINDINGS,
+        BINDINGS,
+        "SendStreamingMessage 'stream-error': events (task, working status) then the executor "
+        "raises. JSON-RPC and HTTP+JSON send an SSE 'error' event after the results; gRPC "
+        "ends the stream with UNKNOWN after the events.",
+    ),
+    Scenario(
+        "parse_error",
+        "SendMessage",
+        "PARSE_ERROR",
+        (JSONRPC,),
+        (),
+        "A body that is not JSON. HTTP+JSON answers malformed JSON as INVALID_REQUEST (see "
+        "invalid_request); gRPC has no JSON to parse.",
+    ),
+    Scenario(
+        "invalid_request",
+        "GetTask",
+        "INVALID_REQUEST",
+        (JSONRPC, REST),
+        (),
+        'JSON-RPC: a request object with "jsonrpc": "1.0". HTTP+JSON: a SendMessage body '
+        "that is not JSON (a2a-sdk answers it 400 with reason INVALID_REQUEST). gRPC: a "
+        "malformed protobuf never reaches the A2A handler.",
+    ),
+    Scenario(
+        "method_not_found",
+        "tasks/teleport",
+        "METHOD_NOT_FOUND",
+        (JSONRPC,),
+        (),
+        "A JSON-RPC method the peer does not know. HTTP+JSON answers an unknown route with "
+        "Starlette's plain 404 and gRPC with the runtime's UNIMPLEMENTED, neither an A2A error.",
+    ),
+    Scenario(
+        "invalid_params",
+        "SendMessage",
+        "INVALID_PARAMS",
+        BINDINGS,
+        BINDINGS,
+        "SendMessage whose message lacks the required messageId and parts; a2a-sdk validates "
+        "REQUIRED fields on every binding (ErrorInfo INVALID_PARAMS plus a BadRequest).",
+    ),
+    Scenario(
+        "cancel_working",
+        "CancelTask",
+        None,
+        BINDINGS,
+        BINDINGS,
+        "CancelTask on a 'slow' task that is still working: the call succeeds and returns the "
+        "task in TASK_STATE_CANCELED.",
+    ),
+)
+
+_BY_NAME: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in SCENARIOS})
+
+
+def scenario(name: str) -> Scenario:
+    """Return the scenario record called ``name``.
+
+    Args:
+        name: A scenario name from `SCENARIOS`.
+
+    Returns:
+        The record.
+
+    Raises:
+        KeyError: If no scenario has that name.
+
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        known = ", ".join(_BY_NAME)
+        raise KeyError(f"unknown scenario {name!r}; known: {known}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Optional dependencies
+# --------------------------------------------------------------------------------------------
+
+
+def _missing(exc: ImportError, what: str) -> ImportError:
+    name = exc.name or "a dependency"
+    extra = " uvicorn" if name.split(".")[0] == "uvicorn" else ""
+    return ImportError(
+        f"{what} needs a2a-sdk (with its http-server and grpc extras), grpcio and uvicorn; "
+        f"{name!r} is missing: {_INSTALL_HINT}{extra}"
+    )
+
+
+def require_dependencies(what: str = "the embedded a2a-sdk peer") -> None:
+    """Import the optional dependencies of the peer, or say how to install them.
+
+    Args:
+        what: Who needs them, for the error message.
+
+    Raises:
+        ImportError: If a2a-sdk (with its http-server and grpc extras), grpcio or uvicorn is
+            missing; the message names the module and the ``pip install`` line.
+
+    """
+    try:
+        import a2a.server.request_handlers  # noqa: PLC0415
+        import a2a.server.routes  # noqa: F401, PLC0415
+        import grpc.aio  # noqa: F401, PLC0415
+        import starlette.applications  # noqa: F401, PLC0415
+        import uvicorn  # noqa: F401, PLC0415
+    except ImportError as exc:
+        raise _missing(exc, what) from exc
+
+
+def _import_grpc() -> ModuleType:
+    try:
+        import grpc  # noqa: PLC0415
+    except ImportError as exc:
+        raise _missing(exc, "gRPC captures") from exc
+    module: ModuleType = grpc
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# The agent executor
+# --------------------------------------------------------------------------------------------
+
+
+def _first_text(message: Any) -> str:
+    """Return the first text part of a proto ``Message`` (empty when there is none)."""
+    if message is None:
+        return ""
+    for part in message.parts:
+        if part.HasField("text"):
+            return str(part.text)
+    return ""
+
+
+def _make_executor() -> Any:
+    """Build the scripted `AgentExecutor` (the SDK is imported here, lazily)."""
+    from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
+    from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
+    from a2a.types import Part, Task, TaskState, TaskStatus  # noqa: PLC0415
+    from a2a.utils._async_queue_compat import QueueShutDown  # noqa: PLC0415
+    from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
+
+    class ScriptedExecutor(AgentExecutor):
+        """Behaves by the first text part (see `EmbeddedPeer`)."""
+
+        def __init__(self) -> None:
+            self._release: dict[str, asyncio.Event] = {}
+            self._cancel_seen: dict[str, asyncio.Event] = {}
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            text = _first_text(context.message)
+            if text == "raise":
+                raise RuntimeError("the executor raised, as the 'raise' message asks")
+            task_id = context.task_id or ""
+            context_id = context.context_id or ""
+            if text == "complete-on-cancel":  # registered before any event can reach a client
+                self._cancel_seen.setdefault(task_id, asyncio.Event())
+            if context.current_task is None:
+                task = Task(
+                    id=task_id,
+                    context_id=context_id,
+                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                )
+                if context.message is not None:
+                    task.history.append(context.message)
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task_id, context_id)
+            if text == "fail":
+                await updater.failed(
+                    updater.new_agent_message([Part(text="the task failed, as 'fail' asks")])
+                )
+                return
+            if text == "stream-error":
+                await updater.start_work()
+                raise RuntimeError("the executor raised mid-stream, as 'stream-error' asks")
+            if text == "slow":
+                await updater.start_work()
+                release = self._release.setdefault(task_id, asyncio.Event())
+                try:
+                    await release.wait()
+                finally:
+                    self._release.pop(task_id, None)
+                return
+            if text == "complete-on-cancel":
+                await self._complete_on_cancel(task_id, updater)
+                return
+            await updater.add_artifact([Part(text=f"echo: {text}")], name="echo")
+            await updater.complete(updater.new_agent_message([Part(text=f"echo: {text}")]))
+
+        async def _complete_on_cancel(self, task_id: str, updater: TaskUpdater) -> None:
+            """Work until a cancel reaches `cancel`, then complete instead (the lost race)."""
+            cancel_seen = self._cancel_seen.setdefault(task_id, asyncio.Event())
+            await updater.start_work()
+            try:
+                await cancel_seen.wait()
+            finally:
+                self._cancel_seen.pop(task_id, None)
+            await updater.add_artifact([Part(text="done before the cancel")], name="result")
+            await updater.complete(
+                updater.new_agent_message([Part(text="completed while the cancel was in flight")])
+            )
+
+        async def _refuse_cancel(self, cancel_seen: asyncio.Event, event_queue: Any) -> None:
+            """Let the task complete, wait until COMPLETED is stored, then refuse the cancel.
+
+            Returning normally would make a2a-sdk answer the CancelTask with the COMPLETED task
+            (a success), and raising while the task's event queue is open would make it write
+            FAILED over COMPLETED. So: tap the queue, release `_complete_on_cancel`, and read
+            the tap until the queue closes, which a2a-sdk does only after the consumer stored
+            the terminal state. Then raise TaskNotCancelableError.
+            """
+            sink = await event_queue.tap()
+            cancel_seen.set()
+            with contextlib.suppress(QueueShutDown):
+                while True:
+                    await sink.dequeue_event()
+                    sink.task_done()
+            raise TaskNotCancelableError(
+                message="the task completed while the cancel was in flight"
+            )
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            task_id = context.task_id or ""
+            cancel_seen = self._cancel_seen.get(task_id)
+            if cancel_seen is not None:
+                await self._refuse_cancel(cancel_seen, event_queue)
+            updater = TaskUpdater(event_queue, task_id, context.context_id or "")
+            await updater.cancel()
+            release = self._release.pop(task_id, None)
+            if release is not None:
+                release.set()
+
+    return ScriptedExecutor()
+
+
+# --------------------------------------------------------------------------------------------
+# The peer
+# --------------------------------------------------------------------------------------------
+
+
+def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what the servers left on the loop (SSE watchers, agent tasks) and let it unwind."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.wait(pending, timeout=2.0))
+
+
+def _quiet_sdk_logging() -> None:
+    """Give a2a-sdk's logger a handler so its server-side error logs never hit stderr.
+
+    A library must not configure logging; adding a `logging.NullHandler` only stops Python's
+    last-resort handler from printing the server's own tracebacks. Records still propagate to
+    whatever handlers the application (or pytest) installed on the root logger.
+    """
+    logger = logging.getLogger("a2a")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+@dataclass
+class _Servers:
+    """What the peer's event loop owns while it runs."""
+
+    uvicorn_server: Any = None
+    uvicorn_task: asyncio.Task[None] | None = None
+    grpc_server: Any = None
+    handler: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class EmbeddedPeer:
+    """A real a2a-sdk server on 127.0.0.1 serving JSON-RPC, HTTP+JSON and gRPC.
+
+    Use it as a context manager; it starts in a background thread with its own event loop and
+    stops (bounded in time) on exit::
+
+        with EmbeddedPeer() as peer:
+            response = capture_jsonrpc(peer, "task_not_found")
+
+    The agent executor behaves by the first text part of the incoming message:
+
+    * ``"fail"``: the task ends in TASK_STATE_FAILED (the call itself succeeds);
+    * ``"raise"``: the executor raises (the server answers with an internal error);
+    * ``"stream-error"``: a working status update, then the executor raises mid-stream;
+    * ``"slow"``: stays working until canceled (CancelTask works);
+    * ``"complete-on-cancel"``: stays working until a CancelTask reaches the executor, which
+      then completes the task (COMPLETED is stored before the answer) and refuses the cancel
+      with TASK_NOT_CANCELABLE: the cancel race, lost deterministically;
+    * anything else: completes with an echo artifact and an echo status message.
+
+    Attributes:
+        streaming: ``capabilities.streaming`` of the card (enforced by the server).
+        push_notifications: ``capabilities.pushNotifications`` (enforced by the server).
+        extended_card: ``capabilities.extendedAgentCard``. No extended card is configured, so
+            GetExtendedAgentCard fails with EXTENDED_AGENT_CARD_NOT_CONFIGURED when True.
+        required_extension: URI listed under ``capabilities.extensions`` with required=true
+            (advertised only: a2a-sdk does not enforce it).
+        startup_timeout: Seconds `start` waits for all servers.
+        jsonrpc_url: URL of the JSON-RPC endpoint.
+        rest_url: Base URL of the HTTP+JSON routes.
+        grpc_target: ``"127.0.0.1:PORT"`` of the gRPC server.
+        card_url: URL of the public agent card.
+        agent_card: The card (an a2a-sdk ``AgentCard`` protobuf message).
+
+    """
+
+    def __init__(
+        self,
+        *,
+        streaming: bool = True,
+        push_notifications: bool = False,
+        extended_card: bool = True,
+        required_extension: str | None = DEFAULT_REQUIRED_EXTENSION,
+        startup_timeout: float = 10.0,
+    ) -> None:
+        self.streaming = streaming
+        self.push_notifications = push_notifications
+        self.extended_card = extended_card
+        self.required_extension = required_extension
+        self.startup_timeout = startup_timeout
+        self.jsonrpc_url = ""
+        self.rest_url = ""
+        self.grpc_target = ""
+        self.card_url = ""
+        self.agent_card: Any = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._stop_requested = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._servers = _Servers()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the servers are up and `stop` has not been called."""
+        return (
+            self._ready.is_set()
+            and self._startup_error is None
+            and not self._stop_requested.is_set()
+            and self._thread is not None
+            and self._thread.is_alive()
+        )
+
+    def start(self) -> None:
+        """Start the servers in a background thread and wait until they listen.
+
+        Raises:
+            ImportError: If a2a-sdk, uvicorn or grpcio is not installed.
+            RuntimeError: If the servers are not up within ``startup_timeout`` or fail to
+                start, or if the peer was already started.
+
+        """
+        if self._thread is not None:
+            raise RuntimeError("an EmbeddedPeer can be started only once")
+        require_dependencies("EmbeddedPeer")
+        _quiet_sdk_logging()
+        self._thread = threading.Thread(
+            target=self._run, name="a2a-client-errors-embedded-peer", daemon=True
+        )
+        self._thread.start()
+        if not self._ready.wait(self.startup_timeout):
+            self.stop()
+            raise RuntimeError(
+                f"the embedded a2a-sdk peer did not start within {self.startup_timeout:g}s"
+            )
+        if self._startup_error is not None:
+            error = self._startup_error
+            self.stop()
+            raise RuntimeError(f"the embedded a2a-sdk peer failed to start: {error}") from error
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop all servers and join the thread (bounded by ``timeout`` seconds).
+
+        Safe to call more than once, and while the peer is still starting: the thread then
+        stops the servers as soon as they are up.
+
+        Args:
+            timeout: Seconds to wait for the servers to stop and the thread to end.
+
+        """
+        self._stop_requested.set()
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def call(self, coro: Coroutine[Any, Any, _T], timeout: float = DEFAULT_TIMEOUT) -> _T:
+        """Run ``coro`` on the peer's event loop and wait for it (bounded).
+
+        Args:
+            coro: The coroutine to run.
+            timeout: Seconds to wait for its result.
+
+        Returns:
+            The coroutine's result.
+
+        Raises:
+            RuntimeError: If the peer is not running.
+            TimeoutError: If the coroutine does not finish in time (it is then cancelled).
+
+        """
+        loop = self._loop
+        if loop is None or not self.running:
+            coro.close()
+            raise RuntimeError("the embedded peer is not running")
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"the call did not finish within {timeout:g}s") from None
+
+    # -- the background thread ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self._main(loop))
+        except BaseException as exc:  # reported to the thread that called start()
+            if self._startup_error is None and not self._ready.is_set():
+                self._startup_error = exc
+        finally:
+            try:
+                _cancel_remaining_tasks(loop)
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+                self._ready.set()
+
+    async def _main(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._stop = asyncio.Event()
+        self._loop = loop
+        try:
+            if not self._stop_requested.is_set():
+                await self._start_servers()
+        except BaseException as exc:
+            self._startup_error = exc
+            await self._stop_servers()
+            self._ready.set()
+            return
+        self._ready.set()
+        # stop() may have run before self._stop existed: it always sets the thread-safe flag.
+        if not self._stop_requested.is_set():
+            await self._stop.wait()
+        await self._stop_servers()
+
+    def _build_card(self, base_url: str, grpc_target: str) -> Any:
+        from a2a.types import (  # noqa: PLC0415
+            AgentCapabilities,
+            AgentCard,
+            AgentExtension,
+            AgentInterface,
+            AgentSkill,
+        )
+
+        extensions = []
+        if self.required_extension:
+            extensions.append(
+                AgentExtension(
+                    uri=self.required_extension,
+                    description="A test extension the card declares as required.",
+                    required=True,
+                )
+            )
+        return AgentCard(
+            name="a2a-client-errors embedded peer",
+            description="A real a2a-sdk server that produces A2A errors on request.",
+            version="1.0.0",
+            supported_interfaces=[
+                AgentInterface(
+                    url=base_url + _JSONRPC_PATH,
+                    protocol_binding="JSONRPC",
+                    protocol_version=PROTOCOL_VERSION,
+                ),
+                AgentInterface(
+                    url=base_url + _REST_PREFIX,
+                    protocol_binding="HTTP+JSON",
+                    protocol_version=PROTOCOL_VERSION,
+                ),
+                AgentInterface(
+                    url=grpc_target,
+                    protocol_binding="GRPC",
+                    protocol_version=PROTOCOL_VERSION,
+                ),
+            ],
+            capabilities=AgentCapabilities(
+                streaming=self.streaming,
+                push_notifications=self.push_notifications,
+                extended_agent_card=self.extended_card,
+                extensions=extensions,
+            ),
+            default_input_modes=list(DEFAULT_INPUT_MODES),
+            default_output_modes=["text/plain"],
+            skills=[
+                AgentSkill(
+                    id="echo",
+                    name="echo",
+                    description="Echoes the text; 'fail', 'raise', 'stream-error' and 'slow' "
+                    "trigger errors.",
+                    tags=["test"],
+                )
+            ],
+        )
+
+    async def _start_servers(self) -> None:
+        import socket  # noqa: PLC0415
+
+        import grpc.aio  # noqa: PLC0415
+        import uvicorn  # noqa: PLC0415
+        from a2a.server.request_handlers import (  # noqa: PLC0415
+            DefaultRequestHandler,
+            GrpcHandler,
+        )
+        from a2a.server.routes import (  # noqa: PLC0415
+            create_agent_card_routes,
+            create_jsonrpc_routes,
+            create_rest_routes,
+        )
+        from a2a.server.tasks import (  # noqa: PLC0415
+            InMemoryPushNotificationConfigStore,
+            InMemoryTaskStore,
+        )
+        from a2a.types import a2a_pb2_grpc  # noqa: PLC0415
+        from starlette.applications import Starlette  # noqa: PLC0415
+
+        servers = self._servers
+        grpc_server = grpc.aio.server()
+        servers.grpc_server = grpc_server
+        grpc_port = int(grpc_server.add_insecure_port("127.0.0.1:0"))
+        if grpc_port == 0:
+            raise RuntimeError("could not bind the gRPC server to 127.0.0.1")
+
+        # IPPROTO_TCP (not 0): asyncio then sets TCP_NODELAY on every accepted connection, so
+        # a response's headers and body never wait for the client's delayed ACK (~40 ms).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        servers.extra["socket"] = sock
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        http_port = int(sock.getsockname()[1])
+        base_url = f"http://127.0.0.1:{http_port}"
+        grpc_target = f"127.0.0.1:{grpc_port}"
+
+        card = self._build_card(base_url, grpc_target)
+        handler = DefaultRequestHandler(
+            agent_executor=_make_executor(),
+            task_store=InMemoryTaskStore(),
+            agent_card=card,
+            push_config_store=(
+                InMemoryPushNotificationConfigStore() if self.push_notifications else None
+            ),
+            validate_input_modes=True,
+        )
+        servers.handler = handler
+
+        stubs: Any = a2a_pb2_grpc  # generated code without annotations
+        stubs.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        await grpc_server.start()
+
+        app = Starlette(
+            routes=[
+                *create_agent_card_routes(card, card_url=_CARD_PATH),
+                *create_jsonrpc_routes(handler, rpc_url=_JSONRPC_PATH),
+                *create_rest_routes(handler, path_prefix=_REST_PREFIX),
+            ]
+        )
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+        server = uvicorn.Server(config)
+        servers.uvicorn_server = server
+        servers.uvicorn_task = asyncio.create_task(server.serve(sockets=[sock]))
+        deadline = asyncio.get_running_loop().time() + self.startup_timeout
+        while not server.started:
+            if servers.uvicorn_task.done():
+                servers.uvicorn_task.result()
+                raise RuntimeError("uvicorn stopped before it started listening")
+            if asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError("uvicorn did not start listening in time")
+            await asyncio.sleep(0.01)
+
+        self.agent_card = card
+        self.jsonrpc_url = base_url + _JSONRPC_PATH
+        self.rest_url = base_url + _REST_PREFIX
+        self.grpc_target = grpc_target
+        self.card_url = base_url + _CARD_PATH
+
+    async def _stop_servers(self) -> None:
+        """Stop uvicorn, the gRPC server and the request handler, each step bounded."""
+        servers = self._servers
+        server, task = servers.uvicorn_server, servers.uvicorn_task
+        if server is not None and task is not None:
+            server.should_exit = True
+            done, _ = await asyncio.wait({task}, timeout=3.0)
+            if not done:
+                server.force_exit = True
+                task.cancel()
+                await asyncio.wait({task}, timeout=2.0)
+        if servers.grpc_server is not None:
+            await _bounded(servers.grpc_server.stop(0.5), 3.0)
+        if servers.handler is not None:
+            await _bounded(servers.handler.aclose(), 3.0)
+        sock = servers.extra.pop("socket", None)
+        if sock is not None:
+            sock.close()
+
+
+async def _bounded(step: Coroutine[Any, Any, Any], timeout: float) -> None:
+    """Run one shutdown step; a step that fails or hangs must not block the others."""
+    try:
+        await asyncio.wait_for(step, timeout)
+    except Exception:  # teardown of a test server: nothing to act on
+        logging.getLogger("a2a_client_errors.peer").debug(
+            "embedded peer shutdown step failed", exc_info=True
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# What each scenario sends
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """The request a scenario makes, independent of the binding."""
+
+    operation: str
+    params: Mapping[str, Any]
+    version: str = PROTOCOL_VERSION
+    """The A2A-Version to send; empty to send none."""
+    send_extension: bool = True
+    raw_body: bytes | None = None
+    jsonrpc_version: str = "2.0"
+
+
+def _user_message(text: str) -> dict[str, Any]:
+    return {
+        "messageId": f"msg-{uuid.uuid4()}",
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    }
+
+
+def _http_headers(peer: EmbeddedPeer, call: _Call, *, stream: bool) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if stream else "application/json",
+    }
+    if call.version:
+        headers[VERSION_HEADER] = call.version
+    if call.send_extension and peer.required_extension:
+        headers[EXTENSIONS_HEADER] = peer.required_extension
+    return headers
+
+
+def _jsonrpc_result(peer: EmbeddedPeer, method: str, params: Mapping[str, Any]) -> Any:
+    """Make one well-formed JSON-RPC call and return its ``result`` (setup only)."""
+    call = _Call(method, params)
+    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": dict(params)}
+    with httpx.Client(timeout=DEFAULT_TIMEOUT) as client:
+        response = client.post(
+            peer.jsonrpc_url, json=body, headers=_http_headers(peer, call, stream=False)
+        )
+    payload = response.json()
+    if "result" not in payload:
+        raise RuntimeError(f"setup call {method} failed on the embedded peer: {payload!r}")
+    return payload["result"]
+
+
+def _new_task(peer: EmbeddedPeer, text: str, *, return_immediately: bool = False) -> str:
+    params: dict[str, Any] = {"message": _user_message(text)}
+    if return_immediately:
+        params["configuration"] = {"returnImmediately": True}
+    result = _jsonrpc_result(peer, "SendMessage", params)
+    return str(result["task"]["id"])
+
+
+def _plan(peer: EmbeddedPeer, spec: Scenario, binding: str) -> _Call:
+    """Prepare the peer for ``spec`` (create tasks) and return the request to send."""
+    name = spec.name
+    if name == "task_not_found":
+        return _Call("GetTask", {"id": f"task-never-issued-{uuid.uuid4()}"})
+    if name == "task_not_cancelable":
+        return _Call("CancelTask", {"id": _new_task(peer, "hello")})
+    if name == "push_not_supported":
+        task_id = _new_task(peer, "hello")
+        return _Call(
+            "CreateTaskPushNotificationConfig", {"taskId": task_id, "url": _UNUSED_PUSH_URL}
+        )
+    if name == "unsupported_operation":
+        return _Call("SendStreamingMessage", {"message": _user_message("hello")})
+    if name == "subscribe_terminal":
+        return _Call("SubscribeToTask", {"id": _new_task(peer, "hello")})
+    if name == "extended_card_not_configured":
+        return _Call("GetExtendedAgentCard", {})
+    if name == "extension_required":
+        return _Call("SendMessage", {"message": _user_message("hello")}, send_extension=False)
+    if name == "version_not_supported":
+        return _Call("SendMessage", {"message": _user_message("hello")}, version="99.0")
+    if name == "version_header_missing":
+        return _Call("SendMessage", {"message": _user_message("hello")}, version="")
+    if name == "content_type_not_supported":
+        message = _user_message("hello")
+        message["parts"] = [
+            {
+                "raw": base64.b64encode(b"\x89PNG\r\n\x1a\n").decode("ascii"),
+                "mediaType": "image/png",
+                "filename": "pixel.png",
+            }
+        ]
+        return _Call("SendMessage", {"message": message})
+    if name == "internal_error":
+        return _Call("SendMessage", {"message": _user_message("raise")})
+    if name == "failed_task":
+        return _Call("SendMessage", {"message": _user_message("fail")})
+    if name == "stream_error_midway":
+        return _Call("SendStreamingMessage", {"message": _user_message("stream-error")})
+    if name == "parse_error":
+        return _Call("SendMessage", {}, raw_body=b'{"jsonrpc": "2.0", "method": "SendMessage", ')
+    if name == "invalid_request":
+        if binding == REST:
+            return _Call("SendMessage", {}, raw_body=b'{"message": {"messageId": ')
+        return _Call("GetTask", {"id": "any"}, jsonrpc_version="1.0")
+    if name == "method_not_found":
+        return _Call("tasks/teleport", {})
+    if name == "invalid_params":
+        return _Call("SendMessage", {"message": {"role": "ROLE_USER"}})
+    if name == "cancel_working":
+        return _Call("CancelTask", {"id": _new_task(peer, "slow", return_immediately=True)})
+    raise KeyError(f"no request is defined for scenario {name!r}")
+
+
+def _check(peer: EmbeddedPeer, spec: Scenario, binding: str, *, allow_unproduced: bool) -> None:
+    if not peer.running:
+        raise RuntimeError("the embedded peer is not running")
+    if spec.streaming_peer != peer.streaming:
+        wanted = "on" if spec.streaming_peer else "off"
+        raise ValueError(f"scenario {spec.name!r} needs a peer with streaming {wanted}")
+    if binding in spec.bindings or (allow_unproduced and binding in spec.accepted_on):
+        return
+    if binding in spec.accepted_on:
+        raise ValueError(
+            f"a2a-sdk's server accepts the request of {spec.name!r} on {binding} "
+            f"(pass allow_unproduced=True to send it anyway): {spec.note}"
+        )
+    raise ValueError(f"scenario {spec.name!r} has no request on {binding}: {spec.note}")
+
+
+# --------------------------------------------------------------------------------------------
+# Captures
+# --------------------------------------------------------------------------------------------
+
+
+def capture_jsonrpc(
+    peer: EmbeddedPeer,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> httpx.Response:
+    """POST the scenario's request to the JSON-RPC endpoint and return the raw response.
+
+    Streaming methods are read to the end: the returned response's body is then the SSE text
+    (or a plain JSON error when the server refuses before streaming).
+
+    Args:
+        peer: A running peer with the streaming setting the scenario needs.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: Seconds the whole exchange may take.
+        allow_unproduced: Also send the request on a binding of ``accepted_on``, where the
+            server accepts it instead of failing (to observe what it does instead).
+
+    Returns:
+        The ``httpx.Response``, body read.
+
+    """
+    spec = scenario(scenario_name)
+    _check(peer, spec, JSONRPC, allow_unproduced=allow_unproduced)
+    call = _plan(peer, spec, JSONRPC)
+    stream = call.operation in _STREAMING_OPERATIONS
+    if call.raw_body is not None:
+        content = call.raw_body
+    else:
+        envelope = {
+            "jsonrpc": call.jsonrpc_version,
+            "id": f"req-{uuid.uuid4()}",
+            "method": call.operation,
+            "params": dict(call.params),
+        }
+        content = json.dumps(envelope).encode("utf-8")
+    with httpx.Client(timeout=timeout) as client:
+        return client.post(
+            peer.jsonrpc_url, content=content, headers=_http_headers(peer, call, stream=stream)
+        )
+
+
+def _rest_route(call: _Call) -> tuple[str, str, dict[str, Any] | None]:
+    params = dict(call.params)
+    op = call.operation
+    if op == "SendMessage":
+        return "POST", "/message:send", params
+    if op == "SendStreamingMessage":
+        return "POST", "/message:stream", params
+    if op == "GetTask":
+        return "GET", f"/tasks/{params['id']}", None
+    if op == "CancelTask":
+        return "POST", f"/tasks/{params['id']}:cancel", None
+    if op == "SubscribeToTask":
+        return "POST", f"/tasks/{params['id']}:subscribe", None
+    if op == "CreateTaskPushNotificationConfig":
+        task_id = params.pop("taskId")
+        return "POST", f"/tasks/{task_id}/pushNotificationConfigs", params
+    if op == "GetExtendedAgentCard":
+        return "GET", "/extendedAgentCard", None
+    raise ValueError(f"no HTTP+JSON route for operation {op!r}")
+
+
+def capture_rest(
+    peer: EmbeddedPeer,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> httpx.Response:
+    """Send the scenario's request to the HTTP+JSON routes and return the raw response.
+
+    Args:
+        peer: A running peer with the streaming setting the scenario needs.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: Seconds the whole exchange may take.
+        allow_unproduced: Also send the request on a binding of ``accepted_on``, where the
+            server accepts it instead of failing (to observe what it does instead).
+
+    Returns:
+        The ``httpx.Response``, body read (SSE text for streaming routes).
+
+    """
+    spec = scenario(scenario_name)
+    _check(peer, spec, REST, allow_unproduced=allow_unproduced)
+    call = _plan(peer, spec, REST)
+    method, path, body = _rest_route(call)
+    stream = call.operation in _STREAMING_OPERATIONS
+    headers = _http_headers(peer, call, stream=stream)
+    content: bytes | None
+    if call.raw_body is not None:
+        content = call.raw_body
+    elif body is not None:
+        content = json.dumps(body).encode("utf-8")
+    else:
+        content = None
+        headers.pop("Content-Type")
+    with httpx.Client(timeout=timeout) as client:
+        return client.request(method, peer.rest_url + path, content=content, headers=headers)
+
+
+_GRPC_REQUEST_TYPES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "SendMessage": "SendMessageRequest",
+        "SendStreamingMessage": "SendMessageRequest",
+        "GetTask": "GetTaskRequest",
+        "CancelTask": "CancelTaskRequest",
+        "SubscribeToTask": "SubscribeToTaskRequest",
+        "CreateTaskPushNotificationConfig": "TaskPushNotificationConfig",
+        "GetExtendedAgentCard": "GetExtendedAgentCardRequest",
+    }
+)
+
+
+def _grpc_metadata(peer: EmbeddedPeer, call: _Call) -> list[tuple[str, str]]:
+    metadata = []
+    if call.version:
+        metadata.append((VERSION_HEADER.lower(), call.version))
+    if call.send_extension and peer.required_extension:
+        metadata.append((EXTENSIONS_HEADER.lower(), peer.required_extension))
+    return metadata
+
+
+def capture_grpc(
+    peer: EmbeddedPeer,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> Any:
+    """Call the peer's gRPC service for the scenario and return what happened.
+
+    Args:
+        peer: A running peer with the streaming setting the scenario needs.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: gRPC deadline in seconds.
+        allow_unproduced: Also send the request on a binding of ``accepted_on``, where the
+            server accepts it instead of failing (to observe what it does instead).
+
+    Returns:
+        The raised ``grpc.RpcError`` (also a ``grpc.Call``: ``code()``, ``details()`` and
+        ``trailing_metadata()`` with ``grpc-status-details-bin`` when the server sent one), or
+        the response message on success (a list of ``StreamResponse`` for streaming calls).
+        For a stream that fails after some events, the error is returned and the events are
+        lost; use `capture_grpc_stream` to keep both.
+
+    """
+    _events, outcome = capture_grpc_stream(
+        peer, scenario_name, timeout=timeout, allow_unproduced=allow_unproduced
+    )
+    return outcome
+
+
+def capture_grpc_stream(
+    peer: EmbeddedPeer,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> tuple[list[Any], Any]:
+    """Like `capture_grpc`, but also return the stream events received before an error.
+
+    Args:
+        peer: A running peer with the streaming setting the scenario needs.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: gRPC deadline in seconds.
+        allow_unproduced: Also send the request on a binding of ``accepted_on``, where the
+            server accepts it instead of failing (to observe what it does instead).
+
+    Returns:
+        ``(events, outcome)``: the ``StreamResponse`` messages received (empty for unary
+        calls), and the ``grpc.RpcError`` or the response (the events list for a stream that
+        ended normally).
+
+    """
+    grpc = _import_grpc()
+    from a2a.types import a2a_pb2, a2a_pb2_grpc  # noqa: PLC0415
+    from google.protobuf.json_format import ParseDict  # noqa: PLC0415
+
+    spec = scenario(scenario_name)
+    _check(peer, spec, GRPC, allow_unproduced=allow_unproduced)
+    call = _plan(peer, spec, GRPC)
+    request_type = getattr(a2a_pb2, _GRPC_REQUEST_TYPES[call.operation])
+    request = ParseDict(dict(call.params), request_type())
+    metadata = _grpc_metadata(peer, call)
+    events: list[Any] = []
+    with grpc.insecure_channel(peer.grpc_target) as channel:
+        stubs: Any = a2a_pb2_grpc  # generated code without annotations
+        stub = stubs.A2AServiceStub(channel)
+        method = getattr(stub, call.operation)
+        try:
+            if call.operation in _STREAMING_OPERATIONS:
+                for event in method(request, timeout=timeout, metadata=metadata):
+                    events.append(event)  # noqa: PERF402 - a stream, not a list to copy
+                return events, events
+            return events, method(request, timeout=timeout, metadata=metadata)
+        except grpc.RpcError as error:
+            return events, error
+
+
+def capture(
+    peer: EmbeddedPeer,
+    binding: str,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> Any:
+    """Dispatch to `capture_jsonrpc`, `capture_rest` or `capture_grpc` by ``binding``.
+
+    Args:
+        peer: A running peer.
+        binding: `JSONRPC`, `REST` or `GRPC`.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: Seconds the exchange may take.
+        allow_unproduced: See `capture_jsonrpc`.
+
+    Returns:
+        The raw capture of that binding.
+
+    Raises:
+        ValueError: For an unknown binding.
+
+    """
+    captures: Mapping[str, Callable[..., Any]] = {
+        JSONRPC: capture_jsonrpc,
+        REST: capture_rest,
+        GRPC: capture_grpc,
+    }
+    try:
+        func = captures[binding]
+    except KeyError:
+        raise ValueError(f"unknown binding {binding!r}; use one of {BINDINGS}") from None
+    return func(peer, scenario_name, timeout=timeout, allow_unproduced=allow_unproduced)
+
+
+# --------------------------------------------------------------------------------------------
+# a2a-sdk's own client
+# --------------------------------------------------------------------------------------------
+
+
+def capture_sdk(
+    peer: EmbeddedPeer,
+    binding: str,
+    scenario_name: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_unproduced: bool = False,
+) -> Any:
+    """Run the scenario through a2a-sdk's client (``ClientFactory``) on ``binding``.
+
+    The client is built by ``ClientFactory`` from the peer's card, restricted to one binding,
+    and runs on the peer's event loop.
+
+    Args:
+        peer: A running peer with the streaming setting the scenario needs.
+        binding: `JSONRPC`, `REST` or `GRPC`.
+        scenario_name: A name from `SCENARIOS`.
+        timeout: Seconds the call may take.
+        allow_unproduced: Also send the request on a binding of ``accepted_on``, where the
+            server accepts it instead of failing (to observe what it does instead).
+
+    Returns:
+        The exception a2a-sdk's client raised, or its result on success (a list of
+        ``StreamResponse`` for SendMessage and streaming calls, else the response message).
+
+    Raises:
+        ValueError: If the SDK client cannot send the scenario's request on ``binding``.
+
+    """
+    spec = scenario(scenario_name)
+    if binding not in BINDINGS:
+        raise ValueError(f"unknown binding {binding!r}; use one of {BINDINGS}")
+    if binding not in spec.sdk_bindings:
+        raise ValueError(
+            f"a2a-sdk's client cannot send the request of {spec.name!r} on {binding}: {spec.note}"
+        )
+    _check(peer, spec, binding, allow_unproduced=allow_unproduced)
+    call = _plan(peer, spec, binding)
+    return peer.call(_sdk_call(peer, binding, call, timeout), timeout=timeout + 5.0)
+
+
+async def _sdk_call(peer: EmbeddedPeer, binding: str, call: _Call, timeout: float) -> Any:
+    from a2a.client import ClientCallContext, ClientConfig, ClientFactory  # noqa: PLC0415
+    from a2a.types import a2a_pb2  # noqa: PLC0415
+    from a2a.utils.constants import TransportProtocol  # noqa: PLC0415
+    from google.protobuf.json_format import ParseDict  # noqa: PLC0415
+
+    protocol = {
+        JSONRPC: TransportProtocol.JSONRPC,
+        REST: TransportProtocol.HTTP_JSON,
+        GRPC: TransportProtocol.GRPC,
+    }[binding]
+    headers = {VERSION_HEADER: call.version}
+    extension_params: dict[str, str] = {}
+    if call.send_extension and peer.required_extension:
+        extension_params[EXTENSIONS_HEADER] = peer.required_extension
+    http = httpx.AsyncClient(timeout=timeout, headers=headers)
+    channel_factory = None
+    if binding == GRPC:
+        import grpc.aio  # noqa: PLC0415
+
+        channel_factory = grpc.aio.insecure_channel
+    config = ClientConfig(
+        streaming=call.operation in _STREAMING_OPERATIONS,
+        httpx_client=http,
+        grpc_channel_factory=channel_factory,
+        supported_protocol_bindings=[protocol],
+    )
+    context = ClientCallContext(timeout=timeout, service_parameters=extension_params)
+    request_type = getattr(a2a_pb2, _GRPC_REQUEST_TYPES[call.operation])
+    request = ParseDict(dict(call.params), request_type())
+    try:
+        client = ClientFactory(config).create(peer.agent_card)
+        try:
+            return await asyncio.wait_for(
+                _invoke(client, call.operation, request, context), timeout=timeout
+            )
+        except Exception as exc:  # the exception is the capture
+            return exc
+        finally:
+            await client.close()
+    finally:
+        await http.aclose()
+
+
+async def _invoke(client: Any, operation: str, request: Any, context: Any) -> Any:
+    if operation in ("SendMessage", "SendStreamingMessage"):
+        return [event async for event in client.send_message(request, context=context)]
+    if operation == "SubscribeToTask":
+        return [event async for event in client.subscribe(request, context=context)]
+    method = {
+        "GetTask": client.get_task,
+        "CancelTask": client.cancel_task,
+        "CreateTaskPushNotificationConfig": client.create_task_push_notification_config,
+        "GetExtendedAgentCard": client.get_extended_agent_card,
+    }[operation]
+    return await method(request, context=context)
