@@ -225,9 +225,12 @@ def _parser() -> argparse.ArgumentParser:
     cmd = commands.add_parser("table", help="print the reason table with its 1.0.0 columns")
     cmd.add_argument("--json", action="store_true", help="print JSON")
     cmd = commands.add_parser(
-        "demo", help="classify every error an embedded a2a-sdk peer produces (needs [a2a])"
+        "demo",
+        help="every error a real a2a-sdk agent produces, on 127.0.0.1, classified (needs [a2a])",
     )
-    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd.add_argument(
+        "--json", action="store_true", help="print JSON (schema a2a-errors-demo/1, docs/demo.md)"
+    )
     _probe_parser(commands)
     return parser
 

@@ -1,12 +1,28 @@
-"""``a2a-errors demo``: every scenario on every binding of a real a2a-sdk peer, classified.
+"""``a2a-errors demo``: every error a real a2a-sdk agent produces, on 127.0.0.1, classified.
 
-`run_demo` starts the embedded a2a-sdk peer(s) of `a2a_client_errors.testing.peer` on
-127.0.0.1, runs each scenario of `SCENARIOS` on each binding it applies to, feeds every raw
-capture to `classify`, and prints one row per capture: what the server sent (HTTP status,
-JSON-RPC code, gRPC code), the reason decided, the action and the signal the reason came from.
+`run_demo` starts the embedded a2a-sdk peer(s) of `a2a_client_errors.testing.peer` on 127.0.0.1,
+runs each scenario of `SCENARIOS` on each binding it applies to, feeds every raw capture to
+`classify`, and prints the rows grouped by binding (JSON-RPC, HTTP+JSON, gRPC): the request,
+what the agent answered, the reason decided and the action. A task that came back (FAILED
+included) is shown as the result it is. The output fits in 100 columns and ends with the
+count of rows by action and where to read on.
 
 Requests that a2a-sdk accepts although the spec would reject them (a missing required
 extension, an unsupported version on gRPC) are shown too, marked ``accepted``.
+
+``--json`` prints one object with a stable schema (`SCHEMA`; fields are added, never renamed,
+without a new schema value)::
+
+    {
+      "schema": "a2a-errors-demo/1",
+      "title": "...",
+      "agent": {"sdk": "a2a-sdk", "version": "1.3.0", "host": "127.0.0.1"},
+      "summary": {"rows": 49, "by_action": {"ok": 11, "retry": 6, ...}},
+      "rows": [{"scenario": "task_not_found", "title": "GetTask: unknown task",
+                "binding": "jsonrpc", ...}, ...]
+    }
+
+``by_action`` holds every action, zeros included; ``rows`` holds the fields of `DemoRow`.
 
 Importing this module needs the optional dependencies (``pip install
 'a2a-client-errors[a2a]'``): it raises ImportError, with that line, without them.
@@ -17,16 +33,20 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import textwrap
+from collections import Counter
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from a2a_client_errors import classify, escape
+from a2a_client_errors import Action, classify, escape, task_outcome
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
     JSONRPC,
+    REST,
     SCENARIOS,
     EmbeddedPeer,
     Scenario,
@@ -39,21 +59,66 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import TextIO
 
-__all__ = ["DemoRow", "collect_rows", "render_table", "run_demo"]
+__all__ = [
+    "SCHEMA",
+    "TITLE",
+    "WIDTH",
+    "DemoRow",
+    "collect_rows",
+    "render_json",
+    "render_table",
+    "render_text",
+    "run_demo",
+    "summary",
+]
 
 # The demo is nothing without the peer: fail at import, with the install line, when the
 # optional dependencies are missing (the CLI imports this module lazily for that reason).
 require_dependencies("a2a-errors demo")
 
+SCHEMA: Final = "a2a-errors-demo/1"
+"""The ``schema`` value of ``a2a-errors demo --json``."""
+TITLE: Final = "every error a real a2a-sdk agent produces, on 127.0.0.1, classified"
+"""What the demo is, in its heading."""
+WIDTH: Final = 100
+"""No line of the text output is wider."""
+
 _MESSAGE_WIDTH: Final = 60
-_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
-    ("scenario", "SCENARIO"),
-    ("binding", "BINDING"),
-    ("observed", "OBSERVED"),
-    ("reason", "REASON"),
-    ("action", "ACTION"),
-    ("source", "SOURCE"),
-    ("note", "NOTE"),
+_HOST: Final = "127.0.0.1"
+# The spec's names of the bindings, as the probe writes them; the peer's internal names differ.
+_WIRE_NAMES: Final = {JSONRPC: "jsonrpc", REST: "http+json", GRPC: "grpc"}
+_SPEC_NAMES: Final = {"jsonrpc": "JSON-RPC", "http+json": "HTTP+JSON", "grpc": "gRPC"}
+_CARRIERS: Final = {
+    "jsonrpc": "errors come back in HTTP 200, as a JSON-RPC error code",
+    "http+json": "an HTTP status and a google.rpc.Status body",
+    "grpc": "a gRPC status and its details trailer",
+}
+_TITLES: Final = {
+    "task_not_found": "GetTask: unknown task",
+    "task_not_cancelable": "CancelTask: task finished",
+    "push_not_supported": "set push: card says no",
+    "unsupported_operation": "stream: card says no",
+    "subscribe_terminal": "subscribe: task finished",
+    "extended_card_not_configured": "extended card: none set",
+    "extension_required": "required extension unsent",
+    "version_not_supported": "A2A-Version: 99.0",
+    "version_header_missing": "no A2A-Version header",
+    "content_type_not_supported": "send an image/png part",
+    "internal_error": "the agent's code raises",
+    "failed_task": "a task that ends FAILED",
+    "stream_error_midway": "stream fails midway",
+    "parse_error": "body is not JSON",
+    "invalid_request": "malformed request",
+    "method_not_found": "unknown JSON-RPC method",
+    "invalid_params": "message missing fields",
+    "cancel_working": "CancelTask: task working",
+}
+# Column caps: with two spaces between columns the widest row is 26 + 23 + 34 + 11 + 6 = 100.
+_CAPS: Final = (26, 23, 34, 11)
+_HEADERS: Final = ("request", "the agent answered", "reason", "action")
+_NEXT: Final = (
+    "next: docs/concepts.md (the three kinds of failure), docs/reasons.md (the decision table),",
+    "      docs/guard.md (act on each decision), docs/demo.md (this output; --json for machines)",
 )
 
 
@@ -62,8 +127,10 @@ class DemoRow:
     """One capture and the decision taken on it.
 
     Attributes:
-        scenario: The scenario name.
-        binding: ``jsonrpc``, ``rest`` or ``grpc``, or ``sdk:<binding>`` for a2a-sdk's client.
+        scenario: The scenario's stable name (``"task_not_found"``).
+        title: The scenario in a few words, for people (``"GetTask: unknown task"``).
+        binding: ``jsonrpc``, ``http+json`` or ``grpc`` (the probe's names), or
+            ``sdk:<binding>`` for a2a-sdk's own client.
         operation: The A2A operation called.
         expected_reason: The reason the A2A spec assigns to the scenario (None: success).
         observed: What the server sent, in short (``"HTTP 200, JSON-RPC -32001"``, ...).
@@ -74,6 +141,8 @@ class DemoRow:
         action: The action decided.
         source: The signal the reason (or action) came from, or None for a success.
         message: The peer's error message, control characters escaped and shortened.
+        task_state: The state of the task that came back in a successful call
+            (``"TASK_STATE_FAILED"``), or None.
         accepted: True when the scenario's error is not produced on this binding and the
             server accepted the request instead.
         note: A short remark (``"accepted: not enforced by a2a-sdk"``).
@@ -81,6 +150,7 @@ class DemoRow:
     """
 
     scenario: str
+    title: str
     binding: str
     operation: str
     expected_reason: str | None
@@ -92,6 +162,7 @@ class DemoRow:
     action: str
     source: str | None
     message: str
+    task_state: str | None
     accepted: bool
     note: str
 
@@ -165,13 +236,16 @@ def _short(text: str) -> str:
 def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRow:
     wire_binding = binding.removeprefix("sdk:")
     observed, http_status, jsonrpc_code, grpc_status = _observe(raw, wire_binding)
-    if binding.startswith("sdk:") and not isinstance(raw, BaseException):
+    sdk = binding.startswith("sdk:")
+    if sdk and not isinstance(raw, BaseException):
         observed = "result"
     decision = classify(raw, operation=spec.operation)
     error = decision.error
+    outcome = task_outcome(raw) if error is None else None
     return DemoRow(
         scenario=spec.name,
-        binding=binding,
+        title=_TITLES.get(spec.name, spec.name.replace("_", " ")),
+        binding=("sdk:" if sdk else "") + _WIRE_NAMES.get(wire_binding, wire_binding),
         operation=spec.operation,
         expected_reason=spec.expected_reason,
         observed=observed,
@@ -182,6 +256,7 @@ def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRo
         action=str(decision.action.value),
         source=None if error is None else str(error.source.value),
         message="" if error is None else _short(error.message),
+        task_state=None if outcome is None else str(outcome.state),
         accepted=accepted,
         note="accepted: not enforced by a2a-sdk" if accepted else "",
     )
@@ -236,6 +311,49 @@ def collect_rows(scenarios: Sequence[Scenario] = SCENARIOS, *, sdk: bool = False
     return rows
 
 
+def _cap(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _state(row: DemoRow) -> str:
+    return "" if row.task_state is None else row.task_state.removeprefix("TASK_STATE_")
+
+
+def _answered(row: DemoRow) -> str:
+    """What the agent answered, in a table cell: the binding's own terms, short."""
+    state = _state(row)
+    if row.binding.startswith("sdk:"):
+        return f"{row.observed}, task {state}" if state else row.observed
+    stream = " SSE" in row.observed
+    if row.binding == "jsonrpc" and row.jsonrpc_code is not None:
+        return f"{'SSE, ' if stream else ''}JSON-RPC {row.jsonrpc_code}"
+    if row.binding == "http+json" and stream and ", error event " in row.observed:
+        return "SSE event " + row.observed.split(", error event ", 1)[1]
+    if row.binding == "grpc" and row.grpc_status is not None:
+        answered = row.grpc_status
+    else:
+        answered = row.observed.removeprefix("HTTP ")
+    return f"{answered}, task {state}" if state else answered
+
+
+def _reason_cell(row: DemoRow) -> str:
+    if row.reason is not None:
+        return row.reason
+    if row.accepted:
+        return "(none: accepted by a2a-sdk *)"
+    if row.action == Action.OK.value:
+        return f"(a result: task {_state(row)})" if row.task_state else "(a result)"
+    return "(no ErrorInfo: by status)" if row.source == "status_fallback" else "-"
+
+
+def _group_title(binding: str, count: int) -> str:
+    wire = binding.removeprefix("sdk:")
+    name = _SPEC_NAMES.get(wire, wire)
+    if binding.startswith("sdk:"):
+        return f"a2a-sdk's client over {name} ({count} requests; what the client raised)"
+    return f"{name} ({count} requests; {_CARRIERS.get(wire, wire)})"
+
+
 def render_table(rows: Sequence[DemoRow]) -> str:
     """Render rows as a plain-text table, control characters in every cell escaped.
 
@@ -243,16 +361,21 @@ def render_table(rows: Sequence[DemoRow]) -> str:
         rows: The rows to render.
 
     Returns:
-        The table: a header line, a rule, then one line per row.
+        The table: a header line, a rule, then one line per row; no line is wider than
+        `WIDTH` columns.
 
     """
-    cells = [[title for _, title in _COLUMNS]]
-    for row in rows:
-        values = asdict(row)
-        cells.append(
-            [escape(str(values[key] if values[key] is not None else "-")) for key, _ in _COLUMNS]
-        )
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
+    cells = [list(_HEADERS)]
+    cells.extend(
+        [
+            _cap(escape(cell), cap)
+            for cell, cap in zip(
+                (row.title, _answered(row), _reason_cell(row), row.action), _CAPS, strict=True
+            )
+        ]
+        for row in rows
+    )
+    widths = [max(len(line[i]) for line in cells) for i in range(len(_HEADERS))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
         for line in cells
@@ -261,11 +384,99 @@ def render_table(rows: Sequence[DemoRow]) -> str:
     return "\n".join(lines)
 
 
+def summary(rows: Sequence[DemoRow]) -> dict[str, int]:
+    """Count rows by action, every action included (zeros too), in the order of `Action`.
+
+    Args:
+        rows: The rows to count.
+
+    Returns:
+        ``{"ok": n, "retry": n, ...}``, summing to ``len(rows)``.
+
+    """
+    counts = Counter(row.action for row in rows)
+    return {action.value: counts.get(action.value, 0) for action in Action}
+
+
+def _sdk_version() -> str:
+    try:
+        return metadata.version("a2a-sdk")
+    except metadata.PackageNotFoundError:  # pragma: no cover - the import above needs it
+        return "unknown"
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent)
+
+
+def render_text(rows: Sequence[DemoRow]) -> str:
+    """Render the demo for people: heading, one table per binding, notes, summary, next steps.
+
+    Args:
+        rows: The rows to render, in the order `collect_rows` gives them.
+
+    Returns:
+        The text, no line wider than `WIDTH` columns.
+
+    """
+    lines = [f"a2a-errors demo: {TITLE}", ""]
+    lines += _wrap(
+        f"An a2a-sdk {_sdk_version()} agent runs in this process on {_HOST}, serving JSON-RPC, "
+        "HTTP+JSON and gRPC; nothing leaves the machine. Each request below is built to trigger "
+        "one A2A error (or a success). classify() reads what came back, reason first (the "
+        "ErrorInfo when the agent sends one), and decides the action."
+    )
+    groups: dict[str, list[DemoRow]] = {}
+    for row in rows:
+        groups.setdefault(row.binding, []).append(row)
+    for binding, group in groups.items():
+        lines += ["", _cap(_group_title(binding, len(group)), WIDTH), render_table(group)]
+    if any(row.task_state == "TASK_STATE_FAILED" and not row.accepted for row in rows):
+        lines.append("")
+        lines += _wrap(
+            "A task that ends FAILED is a result, not an error: the FAILED task came back in a "
+            "successful call, so classify says ok, and resending the message would create a "
+            "second task. Read the task instead."
+        )
+    accepted = sorted({row.title for row in rows if row.accepted})
+    if accepted:
+        lines.append("")
+        lines += _wrap(
+            "* a2a-sdk accepted a request the A2A spec says to refuse ("
+            + "; ".join(accepted)
+            + "): there was no error to classify."
+        )
+    counts = summary(rows)
+    by_action = ", ".join(f"{n} {action}" for action, n in counts.items() if n)
+    lines += ["", f"{len(rows)} requests classified: {by_action}", *_NEXT]
+    return "\n".join(lines)
+
+
+def render_json(rows: Sequence[DemoRow]) -> str:
+    """Render the demo for machines, in the schema `SCHEMA` (see the module's docstring).
+
+    Args:
+        rows: The rows to render.
+
+    Returns:
+        The JSON document, indented.
+
+    """
+    document = {
+        "schema": SCHEMA,
+        "title": TITLE,
+        "agent": {"sdk": "a2a-sdk", "version": _sdk_version(), "host": _HOST},
+        "summary": {"rows": len(rows), "by_action": summary(rows)},
+        "rows": [asdict(row) for row in rows],
+    }
+    return json.dumps(document, indent=2)
+
+
 def run_demo(*, json_output: bool = False, out: TextIO | None = None, sdk: bool = False) -> int:
     """Run every scenario on every binding of a real a2a-sdk peer and print the decisions.
 
     Args:
-        json_output: Print a JSON list of rows instead of a table.
+        json_output: Print the JSON document (`render_json`) instead of the text.
         out: Where to print (standard output by default).
         sdk: Also run each scenario through a2a-sdk's own client (rows ``sdk:<binding>``).
 
@@ -278,8 +489,5 @@ def run_demo(*, json_output: bool = False, out: TextIO | None = None, sdk: bool 
     """
     stream = out if out is not None else sys.stdout
     rows = collect_rows(sdk=sdk)
-    if json_output:
-        stream.write(json.dumps([asdict(row) for row in rows], indent=2) + "\n")
-    else:
-        stream.write(render_table(rows) + "\n")
+    stream.write((render_json(rows) if json_output else render_text(rows)) + "\n")
     return 0

@@ -627,8 +627,9 @@ def test_demo_json() -> None:
 
     out = io.StringIO()
     assert run_demo(json_output=True, out=out) == 0
-    rows = json.loads(out.getvalue())
-    by_key = {(row["scenario"], row["binding"]): row for row in rows}
+    rows = json.loads(out.getvalue())["rows"]
+    peer_name = {"jsonrpc": JSONRPC, "http+json": REST, "grpc": GRPC}  # the demo prints the spec's
+    by_key = {(row["scenario"], peer_name[row["binding"]]): row for row in rows}
     for name, by_binding in EXPECTED_ERRORS.items():
         for binding, wire in by_binding.items():
             row = by_key[(name, binding)]
@@ -654,19 +655,13 @@ def test_demo_table() -> None:
     out = io.StringIO()
     assert run_demo(out=out) == 0
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == [
-        "SCENARIO",
-        "BINDING",
-        "OBSERVED",
-        "REASON",
-        "ACTION",
-        "SOURCE",
-        "NOTE",
-    ]
-    assert set(lines[1]) <= {"-", " "}
-    assert any(line.startswith("task_not_found") and "reconcile" in line for line in lines)
+    assert lines[0].startswith("a2a-errors demo: ")
+    assert any(line.startswith("GetTask: unknown task") and "reconcile" in line for line in lines)
     rows = collect_rows([scenario("task_not_found")])
-    assert render_table(rows).count("\n") == 1 + len(rows)
+    table = render_table(rows).splitlines()
+    assert table[0].split("  ")[0] == "request"
+    assert set(table[1]) <= {"-", " "}
+    assert len(table) == 2 + len(rows)
 
 
 def test_demo_sdk_rows() -> None:
@@ -675,7 +670,7 @@ def test_demo_sdk_rows() -> None:
 
     rows = collect_rows([scenario("task_not_found"), scenario("extension_required")], sdk=True)
     by_key = {(row.scenario, row.binding): row for row in rows}
-    assert by_key[("task_not_found", "sdk:rest")].observed == "TaskNotFoundError"
+    assert by_key[("task_not_found", "sdk:http+json")].observed == "TaskNotFoundError"
     assert by_key[("task_not_found", "sdk:grpc")].action == "reconcile"
     accepted = by_key[("extension_required", "sdk:jsonrpc")]
     assert (accepted.observed, accepted.action, accepted.accepted) == ("result", "ok", True)
