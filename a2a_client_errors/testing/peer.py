@@ -556,6 +556,9 @@ class EmbeddedPeer:
         required_extension: URI listed under ``capabilities.extensions`` with required=true
             (advertised only: a2a-sdk does not enforce it).
         startup_timeout: Seconds `start` waits for all servers.
+        deduplicate: whether the request handler is wrapped in
+            `a2a_client_errors.server.deduplicate` (a resent messageId gets the first task).
+        grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server.
         jsonrpc_url: URL of the JSON-RPC endpoint.
         rest_url: Base URL of the HTTP+JSON routes.
         grpc_target: ``"127.0.0.1:PORT"`` of the gRPC server.
@@ -572,12 +575,16 @@ class EmbeddedPeer:
         extended_card: bool = True,
         required_extension: str | None = DEFAULT_REQUIRED_EXTENSION,
         startup_timeout: float = 10.0,
+        deduplicate: bool = False,
+        grpc_interceptors: tuple[Any, ...] = (),
     ) -> None:
         self.streaming = streaming
         self.push_notifications = push_notifications
         self.extended_card = extended_card
         self.required_extension = required_extension
         self.startup_timeout = startup_timeout
+        self.deduplicate = deduplicate
+        self.grpc_interceptors = tuple(grpc_interceptors)
         self.jsonrpc_url = ""
         self.rest_url = ""
         self.grpc_target = ""
@@ -660,6 +667,54 @@ class EmbeddedPeer:
                 loop.call_soon_threadsafe(stop.set)
         if self._thread is not None:
             self._thread.join(timeout)
+
+    @property
+    def http_target(self) -> str:
+        """``"127.0.0.1:PORT"`` of the HTTP server (JSON-RPC and HTTP+JSON), "" before start."""
+        return httpx.URL(self.jsonrpc_url).netloc.decode() if self.jsonrpc_url else ""
+
+    def via(self, origin: str) -> Any:
+        """A copy of the agent card whose HTTP interfaces point at ``origin`` (a proxy's).
+
+        Args:
+            origin: ``"http://127.0.0.1:PORT"`` of what stands between a client and the agent.
+        """
+        from a2a.types import AgentCard  # noqa: PLC0415
+
+        card = AgentCard()
+        card.CopyFrom(self.agent_card)
+        here = httpx.URL(self.jsonrpc_url)
+        there = httpx.URL(origin)
+        for interface in card.supported_interfaces:
+            url = httpx.URL(interface.url)
+            if url.scheme == "http" and url.netloc == here.netloc:
+                interface.url = str(url.copy_with(host=there.host, port=there.port))
+        return card
+
+    def task_ids(self) -> list[str]:
+        """The ids of every task the agent holds, read from its task store (not over the wire).
+
+        What the exactly-once tests count: how many tasks the agent made, whatever its
+        clients saw.
+        """
+
+        async def read() -> list[str]:
+            from a2a.server.context import ServerCallContext  # noqa: PLC0415
+            from a2a.types import ListTasksRequest  # noqa: PLC0415
+
+            store = self._servers.handler.task_store
+            ids: list[str] = []
+            token = ""
+            while True:
+                page = await store.list(
+                    ListTasksRequest(page_size=100, page_token=token), ServerCallContext()
+                )
+                ids.extend(task.id for task in page.tasks)
+                token = page.next_page_token
+                if not token:
+                    return ids
+
+        return self.call(read())
 
     def call(self, coro: Coroutine[Any, Any, _T], timeout: float = DEFAULT_TIMEOUT) -> _T:
         """Run ``coro`` on the peer's event loop and wait for it (bounded).
@@ -803,7 +858,7 @@ class EmbeddedPeer:
         from starlette.applications import Starlette  # noqa: PLC0415
 
         servers = self._servers
-        grpc_server = grpc.aio.server()
+        grpc_server = grpc.aio.server(interceptors=self.grpc_interceptors or None)
         servers.grpc_server = grpc_server
         grpc_port = int(grpc_server.add_insecure_port("127.0.0.1:0"))
         if grpc_port == 0:
@@ -820,7 +875,7 @@ class EmbeddedPeer:
         grpc_target = f"127.0.0.1:{grpc_port}"
 
         card = self._build_card(base_url, grpc_target)
-        handler = DefaultRequestHandler(
+        handler: Any = DefaultRequestHandler(
             agent_executor=_make_executor(),
             task_store=InMemoryTaskStore(),
             agent_card=card,
@@ -830,6 +885,10 @@ class EmbeddedPeer:
             validate_input_modes=True,
         )
         servers.handler = handler
+        if self.deduplicate:
+            from a2a_client_errors.server import deduplicate  # noqa: PLC0415
+
+            handler = deduplicate(handler)
 
         stubs: Any = a2a_pb2_grpc  # generated code without annotations
         stubs.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)

@@ -11,6 +11,12 @@ For each HTTP request it decides, by a plan the test sets:
 It speaks just enough HTTP/1.1 for this (a head, then a ``Content-Length`` or chunked body)
 and asks the agent to close after each answer, so that one answer is one connection's worth
 of bytes. It runs its own event loop on a thread, on 127.0.0.1, and stops in bounded time.
+
+It is what the exactly-once tests and the benchmark put between a client and a real agent:
+the answers it loses are answers the agent gave, so the tasks it made can be counted::
+
+    with EmbeddedPeer() as peer, LossyProxy(peer.http_target, lose_sends(1)) as proxy:
+        ...  # point the client at proxy.url
 """
 
 from __future__ import annotations
@@ -18,11 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+__all__ = ["LossyProxy", "Plan", "Seen", "forward_all", "lose_sends", "lose_share"]
 
 _HEAD_LIMIT = 64 * 1024
 
@@ -73,6 +82,16 @@ def lose_sends(count: int, *, mode: str = "lose") -> Plan:
     return plan
 
 
+def lose_share(share: float, *, seed: int = 0, mode: str = "lose") -> Plan:
+    """A plan that loses (or drops) the answers of a ``share`` of the sends, drawn by a seed."""
+    draw = random.Random(seed)  # noqa: S311 (a test schedule, not a secret)
+
+    def plan(seen: Seen) -> str:
+        return mode if seen.is_send and draw.random() < share else "forward"
+
+    return plan
+
+
 class LossyProxy:
     """Forwards to ``upstream`` (``host:port``) by a plan; counts what it did."""
 
@@ -86,6 +105,7 @@ class LossyProxy:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
         self.port = 0
 
     @property
@@ -112,11 +132,19 @@ class LossyProxy:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.wait(self._connections, timeout=5)
         if self._server is not None:
             self._server.close()
             await asyncio.wait_for(self._server.wait_closed(), 5)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
         try:
             await asyncio.wait_for(self._one(reader, writer), self.timeout)
         except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError):
