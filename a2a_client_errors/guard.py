@@ -802,11 +802,16 @@ class _Call:
         """The decision after the look-up: None when the task was found (the call's answer)."""
         if isinstance(result, Found):
             self._budget().credit()  # the peer answered the look-up: it is up
+            if self.guard._observers["on_decision"]:  # the attempt's error, as any other
+                self.guard._emit("on_decision", self._event(decision, self.now))
             self.resolution = Resolution.FOUND
             self.found = _Outcome(value=result.value)
             self._tell_unknown(decision)
-            self.decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            found = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            self.decision = found
             self.plan = _Plan.DONE
+            if self.guard._observers["on_decision"]:  # the call ended well: it answered
+                self.guard._emit("on_decision", self._event(found, self.guard.clock()))
             return None
         if isinstance(result, NotFound):
             self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled

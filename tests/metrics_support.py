@@ -15,6 +15,7 @@ from a2a_client_errors import (
     BudgetRegistry,
     BudgetState,
     CallFailed,
+    Found,
     Guard,
     RetryBudget,
 )
@@ -80,9 +81,14 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
         budget=(budgets := SharedBudgets(lambda: RetryBudget(capacity=3))),
     )
 
-    def call(answer: Any, operation: str, peer: str = "https://billing.example:443") -> None:
+    def call(
+        answer: Any,
+        operation: str,
+        peer: str = "https://billing.example:443",
+        lookup: Any = None,
+    ) -> None:
         with contextlib.suppress(CallFailed):
-            guard.call(lambda: answer, operation=operation, peer=peer)
+            guard.call(lambda: answer, operation=operation, peer=peer, lookup=lookup)
 
     call(error_response("INTERNAL_ERROR"), "GetTask")  # 2 retries, then retries spent
     call(error_response("INTERNAL_ERROR"), "GetTask")  # 1 retry, then the budget refuses
@@ -92,6 +98,10 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
     call(error_response("VERSION_NOT_SUPPORTED", binding="problem"), "SendMessage")
     call(httpx.Response(401), "GetTask", peer="https://search.example:443")
     call(httpx.Response(503, text="<html>proxy</html>"), "ListTasks", peer="other-peer")
+    # Sends whose outcome is unknown (an internal error): found by the look-up, or not
+    # looked up at all (OutcomeUnknown).
+    call(error_response("INTERNAL_ERROR"), "SendMessage", lookup=lambda _: Found(COMPLETED_TASK))
+    call(error_response("INTERNAL_ERROR"), "SendMessage", peer="https://search.example:443")
     call(FAILED_TASK, "SendMessage")  # a result: ok, never an error
     call(COMPLETED_TASK, "SendMessage")
     guard.record_task(FAILED_TASK, skill="summarise", peer="https://billing.example:443")

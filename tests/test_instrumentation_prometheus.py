@@ -52,7 +52,15 @@ def test_errors_are_counted_by_reason_not_by_status() -> None:
     assert value(samples, errors, reason="SHINY_NEW_REASON") == 0
     assert value(samples, errors, reason="UNAUTHENTICATED", action="auth") == 1
     assert value(samples, errors, reason="HTTP_503", method="ListTasks") == 3
-    assert value(samples, errors, reason="INTERNAL_ERROR") == 5  # 3 + 2 attempts
+    # 3 + 2 attempts of two GetTasks, and one attempt of each of two sends (looked up).
+    assert value(samples, errors, reason="INTERNAL_ERROR") == 7
+    unknown = by_labels(
+        samples, "a2a_client_unknown_outcomes_total", ("method", "peer", "resolution")
+    )
+    assert unknown == {
+        ("SendMessage", BILLING, "found"): 1,
+        ("SendMessage", "https://search.example:443", "unresolved"): 1,
+    }
 
 
 def test_failed_tasks_are_outcomes_never_errors() -> None:
@@ -66,8 +74,9 @@ def test_failed_tasks_are_outcomes_never_errors() -> None:
         ("summarise", "TASK_STATE_COMPLETED", BILLING): 1,
         ("unknown", "TASK_STATE_COMPLETED", BILLING): 1,
     }
-    # The two calls that returned tasks were ok calls; no error series speaks of them.
-    assert value(samples, "a2a_client_calls_total", method="SendMessage", outcome="ok") == 2
+    # The two calls that returned tasks were ok calls, and so was the send whose task the
+    # look-up found; no error series speaks of them.
+    assert value(samples, "a2a_client_calls_total", method="SendMessage", outcome="ok") == 3
     assert not [
         labels for (name, labels) in samples if "TASK_STATE" in str(labels) and "errors" in name
     ]

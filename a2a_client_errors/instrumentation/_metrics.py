@@ -15,7 +15,7 @@ from a2a_client_errors.instrumentation.labels import Labels
 from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
     from a2a_client_errors.retry import BudgetFallback
 
 
@@ -79,6 +79,15 @@ class MetricsHook(Hook):
         peer = self.labels.peer(event.peer)
         self._count("budget_fallbacks", (peer, event.state.value))
         self._tokens(peer, event.tokens)
+
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """Count an attempt that may have been processed, by how it was resolved."""
+        values = (
+            Labels.method(event.operation),
+            self.labels.peer(event.peer),
+            event.resolution.value,
+        )
+        self._count("unknown_outcomes", values)
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """Count a task that came back, by skill and state (never as an error)."""

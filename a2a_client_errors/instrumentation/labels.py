@@ -364,6 +364,18 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "came back (mode shared).",
     ),
     MetricSpec(
+        "unknown_outcomes",
+        "counter",
+        "unknown_outcomes",
+        "unknown_outcomes",
+        "{call}",
+        ("method", "peer", "resolution"),
+        "Attempts of calls that create work (SendMessage) that may have been processed, by how "
+        "the outcome was made known: found (the task was the answer), resent (looked up, not "
+        "there), not_found (looked up, not there, no retry left), unresolved (could not look: "
+        "OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent at once).",
+    ),
+    MetricSpec(
         "task_outcomes",
         "counter",
         "task_outcomes",

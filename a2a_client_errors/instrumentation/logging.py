@@ -18,13 +18,16 @@ a task came back FAILED or REJECTED                     INFO         a result, n
 a task came back in any other final state               DEBUG
 a shared retry budget fell back to a local bucket       WARNING      the fleet budget is split
 a shared retry budget is shared again                   INFO         recovered
+a send that may have been processed: its task found     INFO         the look-up answered
+... looked up and not there (resent, or not)            INFO         safe to send again
+... could not be looked up (OutcomeUnknown)             WARNING      a task may exist
 ok                                                      (no line)
 ======================================================  ===========  =========================
 
 ``levels=`` changes any of them. Every record carries structured extras for JSON formatters:
 ``reason``, ``action``, ``operation``, ``peer``, ``attempt``, ``delay``, ``source``,
 ``give_up``, ``elapsed``, ``peer_message`` (and, for task outcomes, ``state``, ``skill``,
-``task_id``).
+``task_id``; for unknown outcomes, ``resolution``, ``message_id``, ``why``).
 
 What never reaches a record: request bodies, headers, credentials (a peer URL loses its user
 info, query and fragment), details and metadata the peer sent. The peer's message is for
@@ -47,7 +50,7 @@ from a2a_client_errors.retry import BudgetState
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent
+    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.retry import BudgetFallback
 
@@ -66,6 +69,9 @@ DEFAULT_LEVELS: Final[Mapping[str, int]] = {
     "task": logging.DEBUG,
     "budget_fallback": logging.WARNING,
     "budget_recovered": logging.INFO,
+    "outcome_found": logging.INFO,
+    "outcome_resent": logging.INFO,
+    "outcome_unresolved": logging.WARNING,
 }
 """The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
 overrides any of them."""
@@ -194,6 +200,47 @@ class LoggingHook(Hook):
             },
         )
 
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """A send that may have been processed: how it was made known (INFO; WARNING unresolved).
+
+        Names the messageId (an identifier, never the message's content) so that an operator
+        can find the task; ``unresolved`` says what stood in the way of the look-up.
+        """
+        resolution = event.resolution.value
+        kind = {
+            "found": "outcome_found",
+            "unresolved": "outcome_unresolved",
+        }.get(resolution, "outcome_resent")
+        level = self.levels[kind]
+        logger = self.logger
+        if not logger.isEnabledFor(level):
+            return
+        peer = safe_peer(event.peer)
+        operation = None if event.operation is None else escape(event.operation)
+        sent = event.sent
+        message_id = None if sent is None else _render(sent.message_id, 64)
+        what = _RESOLVED[resolution]
+        if event.why:
+            what += f" ({event.why})"
+        logger.log(
+            level,
+            "%s to %s: attempt %d may have been processed; %s (message %s)",
+            operation or "call",
+            peer,
+            event.attempt,
+            what,
+            message_id,
+            extra={
+                "operation": operation,
+                "peer": peer,
+                "attempt": event.attempt,
+                "resolution": resolution,
+                "message_id": message_id,
+                "why": event.why or None,
+                "elapsed": event.elapsed,
+            },
+        )
+
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """A task came back: FAILED or REJECTED at INFO (a result), others at DEBUG."""
         outcome = event.outcome
@@ -222,6 +269,15 @@ class LoggingHook(Hook):
                 "task_id": task_id,
             },
         )
+
+
+_RESOLVED: Final[Mapping[str, str]] = {
+    "found": "its task was found and is the answer: nothing resent",
+    "resent": "looked up, not there: the same message sent again",
+    "not_found": "looked up, not there: not resent, no attempt or time left",
+    "unresolved": "it could not be looked up: nothing resent, the outcome is unknown",
+    "deduplicating": "the peer deduplicates: the same message sent again at once",
+}
 
 
 def _no_reason(decision: Decision) -> str:

@@ -16,6 +16,7 @@ series                                         type       labels
 ``a2a_client_retry_budget_tokens``             gauge      peer
 ``a2a_client_retry_budget_exhausted_total``    counter    method, peer
 ``a2a_client_retry_budget_fallbacks_total``    counter    peer, mode
+``a2a_client_unknown_outcomes_total``          counter    method, peer, resolution
 ``a2a_client_task_outcomes_total``             counter    skill, state, peer
 =============================================  =========  ==================================
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from a2a_client_errors.guard import GuardEvent, Hook, _set_testing
+from a2a_client_errors.guard import GuardEvent, Hook, UnknownOutcomeEvent, _set_testing
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 
 if TYPE_CHECKING:
@@ -89,11 +89,14 @@ class RecordingHook(Hook):
             and ``"budget_exhausted"``.
         fallbacks: every `BudgetFallback` told (a shared budget fell back or recovered), in
             order; they may come from another thread.
+        unknown_outcomes: every `UnknownOutcomeEvent` told (a send that may have been
+            processed, and how that was resolved), in order.
     """
 
     def __init__(self) -> None:
         self.events: list[tuple[str, GuardEvent]] = []
         self.fallbacks: list[BudgetFallback] = []
+        self.unknown_outcomes: list[UnknownOutcomeEvent] = []
 
     def on_decision(self, event: GuardEvent) -> None:
         """Keep a decision."""
@@ -114,6 +117,15 @@ class RecordingHook(Hook):
     def on_budget_fallback(self, event: BudgetFallback) -> None:
         """Keep a shared budget's fallback or recovery."""
         self.fallbacks.append(event)
+
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """Keep how an unknown outcome was resolved."""
+        self.unknown_outcomes.append(event)
+
+    @property
+    def resolutions(self) -> list[str]:
+        """How each unknown outcome was resolved, in order (``"found"``, ``"resent"``, ...)."""
+        return [event.resolution.value for event in self.unknown_outcomes]
 
     def names(self) -> list[str]:
         """The kinds of event kept, in order."""
