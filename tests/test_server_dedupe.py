@@ -85,6 +85,7 @@ class FakeHandler(RequestHandler):
         self.runs = 0
         self.tasks: dict[str, Task] = {}
         self.gate: asyncio.Event | None = None
+        self.started = asyncio.Event()  # set as the first run begins
         self.fail_before: Exception | None = None
         self.fail_after: Exception | None = None
         self.answer_message = False
@@ -102,6 +103,7 @@ class FakeHandler(RequestHandler):
     async def on_message_send(self, params: Any, context: Any) -> Task | Message:
         """The fake's ``on_message_send``."""
         self.runs += 1
+        self.started.set()
         if self.gate is not None:
             await self.gate.wait()
         if self.fail_before is not None:  # once
