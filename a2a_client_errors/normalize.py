@@ -820,13 +820,54 @@ _NOT_SENT_TYPES: tuple[type[BaseException], ...] = (
 )
 
 
+_PHASES: tuple[tuple[type[BaseException], str], ...] = (
+    # The most specific first: what failed, and in which phase. Never the exception's text,
+    # which may hold a URL, a header value or a body.
+    (httpx.ConnectTimeout, "the connection timed out"),
+    (httpx.ReadTimeout, "the answer timed out"),
+    (httpx.WriteTimeout, "sending the request timed out"),
+    (httpx.PoolTimeout, "no connection was free in time"),
+    (httpx.ConnectError, "the connection could not be made"),
+    (httpx.ReadError, "reading the answer failed"),
+    (httpx.WriteError, "sending the request failed"),
+    (httpx.RemoteProtocolError, "the peer broke HTTP, or closed the connection early"),
+    (httpx.LocalProtocolError, "the request could not be sent as built"),
+    (httpx.ProxyError, "the proxy refused the connection"),
+    (httpx.UnsupportedProtocol, "the URL's scheme is not supported"),
+    (httpx.InvalidURL, "the URL is not valid"),
+    (httpx.TooManyRedirects, "too many redirects"),
+    (httpx.DecodingError, "the answer's content encoding is corrupt"),
+    (httpx.TimeoutException, "the call timed out"),
+    (httpx.TransportError, "the transport failed"),
+    (httpx.StreamError, "the stream was used wrongly"),
+    (ssl.SSLCertVerificationError, "the peer's certificate is not trusted"),
+    (ssl.SSLError, "TLS failed"),
+    (socket.gaierror, "the host name could not be resolved"),
+    (ConnectionRefusedError, "the connection was refused"),
+    (ConnectionResetError, "the connection was reset"),
+    (ConnectionAbortedError, "the connection was aborted"),
+    (BrokenPipeError, "the connection was closed while sending"),
+    (TimeoutError, "the call timed out"),
+    (ConnectionError, "the connection failed"),
+)
+
+
+def _phase(exc: BaseException) -> str:
+    """What failed, in words of this package: the exception's text never becomes the message."""
+    for cls, phrase in _PHASES:
+        if isinstance(exc, cls):
+            return phrase
+    return "the call raised"
+
+
 def _transport(exc: BaseException, limits: Limits) -> CallError:
     """A transport exception; the most telling exception in its chain names the failure.
 
     Its delivery is *not sent* when any exception in the chain is one raised before the
     request could leave (`_NOT_SENT_TYPES`), else *unknown*: a read or write error or timeout,
     a closed connection, a deadline that cut the attempt short may all come after the agent
-    did the work.
+    did the work. Its message names the failure and its type, never the exception's text: an
+    httpx error may quote the URL or a header value it refused (a token with a newline).
     """
     failure = TransportFailure.UNKNOWN
     culprit = exc
@@ -839,17 +880,19 @@ def _transport(exc: BaseException, limits: Limits) -> CallError:
                 if found is TransportFailure.TLS or failure is TransportFailure.UNKNOWN:
                     failure, culprit = found, link
                 break
-    if failure is TransportFailure.UNKNOWN and type(exc).__name__ == "TimeoutError":
+    cls = type(culprit)
+    if failure is TransportFailure.UNKNOWN and cls.__name__ == "TimeoutError":
         failure = TransportFailure.TIMEOUT  # asyncio.TimeoutError on Python 3.10
-    name = type(culprit).__qualname__
-    module = type(culprit).__module__
+    name = cls.__qualname__
+    module = cls.__module__
+    qualified = name if module == "builtins" else f"{module}.{name}"
     return CallError(
         kind=ErrorKind.TRANSPORT,
         reason=None,
         source=Source.TRANSPORT,
         wire=WireShape.TRANSPORT,
-        message=_message(str(culprit) or name, limits),
-        exception=name if module == "builtins" else f"{module}.{name}",
+        message=_message(f"{_phase(culprit)} ({qualified})", limits),
+        exception=qualified,
         transport=failure,
         delivery=delivery,
     )
@@ -1005,29 +1048,59 @@ def _status_bin_details(raw: bytes, limits: Limits) -> list[Any]:
     return _any_details(status.details, limits)
 
 
-def _any_details(anys: Any, limits: Limits) -> list[Any]:
-    """Packed ``Any`` details as their ProtoJSON objects (``@type`` first), as HTTP sends them."""
-    from google.protobuf import json_format  # noqa: PLC0415
-    from google.rpc import error_details_pb2  # noqa: PLC0415
+_DETAIL_MESSAGES: Final = (
+    "ErrorInfo",
+    "RetryInfo",
+    "DebugInfo",
+    "QuotaFailure",
+    "PreconditionFailure",
+    "BadRequest",
+    "RequestInfo",
+    "ResourceInfo",
+    "Help",
+    "LocalizedMessage",
+)
+"""The ``google.rpc`` detail messages a packed ``Any`` is read as; any other type is kept by its
+URL alone. A registry, never an attribute lookup: a type URL names no attribute to call."""
+_DETAIL_CLASSES: dict[str, Any] = {}
 
+
+def _detail_classes() -> dict[str, Any]:
+    """``"google.rpc.ErrorInfo"`` -> its message class, for the known detail messages."""
+    if not _DETAIL_CLASSES:
+        from google.rpc import error_details_pb2  # noqa: PLC0415 (protobuf is slow to import)
+
+        for name in _DETAIL_MESSAGES:
+            cls = getattr(error_details_pb2, name)
+            _DETAIL_CLASSES[cls.DESCRIPTOR.full_name] = cls
+    return _DETAIL_CLASSES
+
+
+def _any_details(anys: Any, limits: Limits) -> list[Any]:
+    """Packed ``Any`` details as their ProtoJSON objects (``@type`` first), as HTTP sends them.
+
+    One entry that cannot be read is kept by its type URL; it never costs the others.
+    """
+    from google.protobuf import json_format  # noqa: PLC0415
+
+    classes = _detail_classes()
     out: list[Any] = []
     for index, packed in enumerate(anys):
         if index >= limits.max_details:
             break
-        type_url: str = packed.type_url
-        message_name = type_url.rsplit("/", 1)[-1]
-        cls = getattr(error_details_pb2, message_name.removeprefix("google.rpc."), None)
-        if cls is None or not message_name.startswith("google.rpc."):
-            out.append({"@type": type_url})
-            continue
-        message = cls()
         try:
+            type_url = str(packed.type_url)
+            cls = classes.get(type_url.rsplit("/", 1)[-1])
+            if cls is None:
+                out.append({"@type": type_url[: limits.max_message]})
+                continue
+            message = cls()
             if not packed.Unpack(message):
                 out.append({"@type": type_url})
                 continue
             as_json = json_format.MessageToDict(message)
         except Exception:  # a corrupt Any is kept by its type, never raised
-            out.append({"@type": type_url})
+            out.append({"@type": "unreadable"})
             continue
         out.append({"@type": type_url, **as_json})
     return out

@@ -773,7 +773,7 @@ def test_an_unreachable_card_means_the_probe_cannot_run() -> None:
     assert report.exit_status == 2
     assert report.error == (
         "cannot read the agent card at http://agent.test/.well-known/agent-card.json: "
-        "connect: [Errno 111] Connection refused"
+        "connect: the connection could not be made (httpx.ConnectError)"
     )
 
 
@@ -1081,7 +1081,7 @@ def test_a_body_that_breaks_off_is_no_answer() -> None:
     report = _run(agent, checks=["task_not_found"], bindings=["jsonrpc"])
     found = report.result("task_not_found", "jsonrpc")
     assert found.status is CheckStatus.ERROR
-    assert found.notes == ("no answer: connection reset",)
+    assert found.notes == ("no answer: reading the answer failed (httpx.ReadError)",)
     assert "no answer" in report.to_text()
 
 
@@ -1205,7 +1205,7 @@ def test_a_refused_or_unanswered_send_is_an_error_not_a_skip() -> None:
         bindings=["jsonrpc"],
     )
     assert dropped.result("task_not_cancelable", "jsonrpc").notes == (
-        "SendMessage got no answer: timed out",
+        "SendMessage got no answer: the answer timed out (httpx.ReadTimeout)",
     )
 
 

@@ -390,7 +390,7 @@ def _transport_error(exc: BaseException) -> CallError:
         None,
         Source.TRANSPORT,
         WireShape.TRANSPORT,
-        message=str(exc) or type(exc).__name__,
+        message=f"the call raised ({type(exc).__name__})",  # never the exception's own text
         transport=TransportFailure.UNKNOWN,
     )
 

@@ -1,0 +1,142 @@
+"""Hostile peers and careless callers: what the library renders never holds a secret of theirs.
+
+Each test keeps one promise of the README against a crafted input: a header value httpx
+refuses (a token read from a file with its newline), an exception whose text holds a URL with
+credentials, a gRPC trailer whose ``Any`` names a module attribute, an exception whose
+``__str__`` raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from a2a_client_errors import CallFailed, Guard, GuardTransport, Reason, classify, normalize
+from a2a_client_errors.instrumentation import LoggingHook
+from a2a_client_errors.testing import RecordingHook
+from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
+
+GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}
+
+
+def _rendered(failure: CallFailed, recorder: RecordingHook, caplog: Any) -> str:
+    """Everything the library rendered about a failure: str, repr, dicts, hooks, log lines."""
+    parts = [str(failure), repr(failure), json.dumps(failure.decision.to_dict())]
+    parts += [str(event) for _, event in recorder.events]
+    ours = [record for record in caplog.records if record.name.startswith("a2a_client_errors")]
+    parts += [record.getMessage() + json.dumps(vars(record), default=repr) for record in ours]
+    return "\n".join(parts)
+
+
+def test_a_header_value_httpx_refuses_never_becomes_peer_text(
+    loopback: Loopback, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A token with its trailing newline: the failure names its type, never the value."""
+    loopback.script([Reply.json(200, {"jsonrpc": "2.0", "id": 1, "result": {}})])
+    secret = "tok-SECRET-4b1d"
+    recorder = RecordingHook()
+    guard = Guard(hooks=[recorder, LoggingHook()], sleep=lambda _: None)
+    transport = GuardTransport(guard, raise_failures=True)
+    with (
+        caplog.at_level(logging.DEBUG),
+        httpx.Client(transport=transport) as client,
+        pytest.raises(CallFailed) as raised,
+    ):
+        client.post(loopback.url, json=GET_TASK, headers={"Authorization": f"Bearer {secret}\n"})
+    assert secret not in _rendered(raised.value, recorder, caplog)
+    assert any(r.name.startswith("a2a_client_errors") for r in caplog.records)  # it was logged
+    error = raised.value.error
+    assert error is not None
+    assert error.message == "the request could not be sent as built (httpx.LocalProtocolError)"
+    assert loopback.requests == []  # nothing left this machine
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    secret=st.from_regex(r"[A-Za-z0-9_\-]{6,24}", fullmatch=True).map("S3CR3T-{}".format),
+    kind=st.sampled_from(
+        [
+            httpx.LocalProtocolError,
+            httpx.ConnectError,
+            httpx.ReadError,
+            httpx.ReadTimeout,
+            httpx.RemoteProtocolError,
+            httpx.InvalidURL,
+            httpx.UnsupportedProtocol,
+            ConnectionResetError,
+            OSError,
+            TimeoutError,
+        ]
+    ),
+)
+def test_no_exception_text_ever_appears_in_what_is_rendered(secret: str, kind: type) -> None:
+    """Whatever an exception's text holds (a URL, a header, a body), no rendering repeats it."""
+    exc = kind(f"https://user:{secret}@agent.example/?key={secret} header {secret!r}")
+    decision = classify(exc, operation="SendMessage")
+    error = decision.error
+    assert error is not None
+    for text in (str(decision), repr(decision), json.dumps(decision.to_dict()), str(error)):
+        assert secret not in text
+
+
+def test_an_exception_whose_str_raises_propagates_as_it_is() -> None:
+    """The caller's own bug, however broken its text, is not a call error: it propagates."""
+
+    class Broken(Exception):  # noqa: N818 (the caller's class, named as they like)
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    def fn() -> None:
+        raise Broken
+
+    with pytest.raises(Broken):
+        Guard().call(fn, operation="GetTask")
+
+
+class _Trailer(grpc.RpcError):
+    """A gRPC error whose trailer holds ``status``."""
+
+    def __init__(self, status: status_pb2.Status) -> None:
+        self.status = status
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.FAILED_PRECONDITION
+
+    def details(self) -> str:
+        return "refused"
+
+    def trailing_metadata(self) -> tuple[tuple[str, bytes], ...]:
+        return (("grpc-status-details-bin", self.status.SerializeToString()),)
+
+
+@pytest.mark.parametrize(
+    "type_url",
+    [
+        "type.googleapis.com/google.rpc.DESCRIPTOR",
+        "type.googleapis.com/google.rpc._sym_db",
+        "type.googleapis.com/google.rpc.__builtins__",
+        "type.googleapis.com/google.rpc.ErrorInfo.DESCRIPTOR",
+        "type.googleapis.com/",
+        "",
+    ],
+)
+def test_one_odd_any_never_wipes_out_the_decision(type_url: str) -> None:
+    """An ``Any`` naming a module attribute, beside a valid ErrorInfo: the reason stands."""
+    status = status_pb2.Status(code=9, message="refused")
+    status.details.append(any_pb2.Any(type_url=type_url, value=b"\x00\x01"))
+    status.details.add().Pack(
+        error_details_pb2.ErrorInfo(reason="TASK_NOT_CANCELABLE", domain="a2a-protocol.org")
+    )
+    error = normalize(_Trailer(status))
+    assert error is not None
+    assert error.reason is Reason.TASK_NOT_CANCELABLE
+    assert error.raw_details[0]["@type"] == type_url
