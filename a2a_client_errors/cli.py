@@ -98,7 +98,7 @@ def _decision_lines(decision: Decision) -> list[tuple[str, str]]:
             rows.append((f"metadata.{key}", value))
         if error.message:
             rows.append(("message", error.message))
-    return [(label, escape(value)) for label, value in rows]
+    return [(escape(label), escape(value)) for label, value in rows]
 
 
 def _cmd_classify(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:

@@ -20,7 +20,7 @@ from a2a_client_errors.reasons import (
     TransportFailure,
     status_delivery,
 )
-from a2a_client_errors.wire import parse_detail
+from a2a_client_errors.wire import MAX_ITEMS, MAX_TEXT, cut, parse_detail
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -119,6 +119,11 @@ _ESCAPES = {
     **{c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
     0x2028: "\\u2028",
     0x2029: "\\u2029",
+    # Invisible format characters that reorder or hide text: marks, joiners, the BOM.
+    **{c: f"\\u{c:04x}" for c in (0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x2060, 0x2065))},
+    0xFEFF: "\\ufeff",
+    # Lone surrogates: text that no encoder writes; escaped, a line with one always prints.
+    **{c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)},
 }
 _ESCAPES[0x09] = "\\t"
 _ESCAPES[0x0A] = "\\n"
@@ -128,6 +133,30 @@ _ESCAPES[0x0D] = "\\r"
 def escape(text: str) -> str:
     """Peer text made safe to print or log: control and bidi characters escaped."""
     return text.translate(_ESCAPES)
+
+
+def _capped(value: Any, depth: int = 0) -> Any:
+    """A JSON value with every string, list and object cut to the caps (for renderings)."""
+    if isinstance(value, str):
+        return cut(value)
+    if depth >= 8:
+        return None
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_ITEMS]
+        return {cut(str(k)): _capped(v, depth + 1) for k, v in items}
+    if isinstance(value, list):
+        return [_capped(v, depth + 1) for v in value[:MAX_ITEMS]]
+    return value
+
+
+def _overlong(metadata: Mapping[str, str]) -> bool:
+    if len(metadata) > MAX_ITEMS:
+        return True
+    return any(len(key) > MAX_TEXT or len(value) > MAX_TEXT for key, value in metadata.items())
+
+
+def _overlong_items(items: tuple[str, ...]) -> bool:
+    return any(len(item) > MAX_TEXT for item in items)
 
 
 _NO_METADATA: Mapping[str, str] = MappingProxyType({})
@@ -238,6 +267,14 @@ class CallError(_CallErrorSlots):
     ) -> CallError:
         """A new record, filled, then frozen."""
         self: Any = object.__new__(_CallErrorSlots)
+        if type(reason) is str and len(reason) > MAX_TEXT:
+            reason = cut(reason)
+        if metadata and _overlong(metadata):
+            metadata = {cut(str(k)): cut(str(v)) for k, v in list(metadata.items())[:MAX_ITEMS]}
+        if supported_versions and (
+            len(supported_versions) > MAX_ITEMS or _overlong_items(supported_versions)
+        ):
+            supported_versions = tuple(cut(v) for v in supported_versions[:MAX_ITEMS])
         self.kind = kind
         self.reason = reason
         self.source = source
@@ -296,7 +333,11 @@ class CallError(_CallErrorSlots):
         return self.domain == A2A_DOMAIN
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (for logs, the CLI and tests); the message is left as sent."""
+        """A JSON-ready view (for logs, the CLI and tests); the message is left as sent.
+
+        The details are rendered within the caps (`MAX_TEXT` per string, `MAX_ITEMS` per list
+        or object); ``raw_details`` keeps them as the peer sent them.
+        """
         return {
             "kind": self.kind.value,
             "reason": None if self.reason is None else str(self.reason),
@@ -309,7 +350,8 @@ class CallError(_CallErrorSlots):
             "domain": self.domain,
             "metadata": dict(self.metadata),
             "details": [
-                {"type": type(d).__name__, **d.model_dump(mode="json")} for d in self.details
+                _capped({"type": type(d).__name__, **d.model_dump(mode="json")})
+                for d in self.details[:MAX_ITEMS]
             ],
             "retry_after": self.retry_after,
             "supported_versions": list(self.supported_versions),

@@ -26,6 +26,7 @@ from a2a_client_errors.reasons import (
     TERMINAL_STATES,
     canonical_task_state,
 )
+from a2a_client_errors.wire import cut
 
 __all__ = ["TaskOutcome", "task_outcome"]
 
@@ -132,9 +133,9 @@ def _from_json(value: Any) -> TaskOutcome | None:
     task_id = value.get("id", value.get("taskId"))
     context_id = value.get("contextId")
     return TaskOutcome(
-        state=canonical_task_state(status["state"]),
-        task_id=task_id if isinstance(task_id, str) else None,
-        context_id=context_id if isinstance(context_id, str) else None,
+        state=cut(canonical_task_state(status["state"])),
+        task_id=cut(task_id) if isinstance(task_id, str) else None,
+        context_id=cut(context_id) if isinstance(context_id, str) else None,
         message=_text_of(status.get("message")),
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Final, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -42,6 +42,20 @@ __all__ = [
 
 _TYPE_PREFIX = "type.googleapis.com/google.rpc."
 RETRY_INFO_TYPE = _TYPE_PREFIX + "RetryInfo"
+
+
+MAX_TEXT: Final = 256
+"""The longest a piece of peer text other than a message is kept (a reason, a metadata key or
+value, a version, a task state or id), in characters: longer is cut, marked ``…``. Applied
+where a `CallError` or a task outcome is built, so that no rendering of it (str, logs,
+metrics, the CLI) is longer."""
+MAX_ITEMS: Final = 64
+"""The most metadata entries and supported versions an error keeps."""
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` within ``limit`` characters, the cut marked with ``…``."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _text(value: object) -> str:

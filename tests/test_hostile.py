@@ -8,6 +8,7 @@ credentials, a gRPC trailer whose ``Any`` names a module attribute, an exception
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from typing import Any
@@ -20,9 +21,20 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_client_errors import CallFailed, Guard, GuardTransport, Reason, classify, normalize
+from a2a_client_errors import (
+    CallFailed,
+    Guard,
+    GuardTransport,
+    Reason,
+    classify,
+    escape,
+    normalize,
+    task_outcome,
+)
+from a2a_client_errors.cli import main
 from a2a_client_errors.instrumentation import LoggingHook
 from a2a_client_errors.testing import RecordingHook
+from a2a_client_errors.wire import MAX_ITEMS, MAX_TEXT
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}
@@ -140,3 +152,94 @@ def test_one_odd_any_never_wipes_out_the_decision(type_url: str) -> None:
     assert error is not None
     assert error.reason is Reason.TASK_NOT_CANCELABLE
     assert error.raw_details[0]["@type"] == type_url
+
+
+_HUGE_BODY = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "error": {
+        "code": -32099,
+        "message": "refused",
+        "data": [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "R" * 5_000_000,
+                "domain": "a2a-protocol.org",
+                "metadata": {f"key-{i}-" + "k" * 1000: "v" * 100_000 for i in range(200)},
+            }
+        ],
+    },
+}
+
+
+def test_peer_text_is_capped_where_the_error_is_built() -> None:
+    """A 5 M-character reason and 200 huge metadata entries: kept short, so rendered short."""
+    error = normalize(_HUGE_BODY)
+    assert error is not None
+    assert isinstance(error.reason, str)
+    assert len(error.reason) == MAX_TEXT
+    assert error.reason.endswith("…")
+    assert len(error.metadata) == MAX_ITEMS
+    assert all(len(k) <= MAX_TEXT and len(v) <= MAX_TEXT for k, v in error.metadata.items())
+    assert len(str(error)) < 2 * MAX_TEXT
+    assert len(json.dumps(error.to_dict())) < 4 * MAX_ITEMS * 2 * MAX_TEXT  # was 11 MB
+
+
+def test_a_task_state_is_capped_too() -> None:
+    """An unknown state of a million characters comes back as a short one."""
+    outcome = task_outcome({"id": "t" * 10_000, "status": {"state": "S" * 1_000_000}})
+    assert outcome is not None
+    assert len(outcome.state) == MAX_TEXT
+    assert outcome.task_id is not None
+    assert len(outcome.task_id) == MAX_TEXT
+
+
+@pytest.mark.parametrize(
+    "char", ["\u200f", "\u200e", "\u061c", "\ufeff", "\u200b", "\u2066", "\u202e", "\ud800"]
+)
+def test_invisible_and_unencodable_characters_are_escaped(char: str) -> None:
+    """Marks that reorder text, the BOM, zero-width joiners, lone surrogates: all visible."""
+    rendered = escape(f"a{char}b")
+    assert char not in rendered
+    assert rendered == f"a\\u{ord(char):04x}b"
+    rendered.encode("ascii")  # printable anywhere
+
+
+def test_a_lone_surrogate_never_drops_the_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A peer cannot suppress its own ERROR line with text no encoder writes."""
+    body = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32006, "message": "bad \ud800 answer"}}
+    guard = Guard(hooks=[LoggingHook()], sleep=lambda _: None)
+    with caplog.at_level(logging.ERROR, logger="a2a_client_errors"), pytest.raises(CallFailed):
+        guard.call(lambda: body, operation="GetTask")
+    (record,) = caplog.records
+    record.getMessage().encode("utf-8")  # would raise with the surrogate left in
+    assert "\\ud800" in record.getMessage()
+
+
+def test_the_cli_escapes_metadata_keys_and_survives_a_lone_surrogate() -> None:
+    """A key cannot forge an output line or move the cursor; a surrogate cannot crash it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -32001,
+            "message": "gone \ud800",
+            "data": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "TASK_NOT_FOUND",
+                    "domain": "a2a-protocol.org",
+                    "metadata": {"x\nreason: FORGED\x1b[2J": "v"},
+                }
+            ],
+        },
+    }
+    out = io.StringIO()
+    raw = json.dumps(body).encode()
+    code = main(["classify", "-"], out=out, stdin=io.TextIOWrapper(io.BytesIO(raw)))
+    text = out.getvalue()
+    assert code == 0
+    assert "\x1b" not in text
+    assert "\nreason: FORGED" not in text
+    assert "x\\nreason: FORGED\\x1b[2J" in text
+    assert "\\ud800" in text
