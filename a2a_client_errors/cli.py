@@ -245,7 +245,8 @@ def _probe_parser(commands: Any) -> None:
         description="Read the agent card at URL, trigger every error that can be triggered "
         "deterministically on each interface it lists, and compare codes, statuses, reasons "
         "and ErrorInfo with the spec. Exit status: 0 every check that ran passed, 1 a check "
-        "failed, 2 the probe could not run.",
+        "failed (an advisory check's failure is reported but does not count), 2 the probe "
+        "could not run.",
         epilog="checks: " + "; ".join(f"{c.name}: {c.summary}" for c in CHECKS),
     )
     cmd.add_argument("url", help="the agent's base URL, or its card's URL")

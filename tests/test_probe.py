@@ -60,7 +60,8 @@ def _card(**capabilities: Any) -> dict[str, Any]:
 class FakeAgent:
     """A conformant agent: JSON-RPC at /rpc, HTTP+JSON at /api, its card at the well-known path.
 
-    ``overrides`` maps ``(binding, operation)`` to a function that may answer instead.
+    ``overrides`` maps ``(binding, operation)`` to a function that may answer instead. It
+    answers a resent messageId with the first task unless ``deduplicate=False``.
     """
 
     def __init__(
@@ -69,12 +70,16 @@ class FakeAgent:
         overrides: dict[tuple[str, str], Callable[[httpx.Request], httpx.Response | None]]
         | None = None,
         task_state: str = "TASK_STATE_COMPLETED",
+        *,
+        deduplicate: bool = True,
     ) -> None:
         self.card = card if card is not None else _card()
         self.overrides = overrides or {}
         self.task_state = task_state
+        self.deduplicate = deduplicate
         self.requests: list[httpx.Request] = []
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.by_message: dict[str, dict[str, Any]] = {}
         self.tenants: list[str] = []
 
     def transport(self) -> httpx.MockTransport:
@@ -111,8 +116,11 @@ class FakeAgent:
             required = [e["uri"] for e in self.card["capabilities"]["extensions"] if e["required"]]
             if any(uri not in request.headers.get("A2A-Extensions", "") for uri in required):
                 raise A2AError(Reason.EXTENSION_SUPPORT_REQUIRED, "declare the extension")
+            if self.deduplicate and message["messageId"] in self.by_message:
+                return {"task": self.by_message[message["messageId"]]}
             task = {"id": str(uuid.uuid4()), "status": {"state": self.task_state}}
             self.tasks[task["id"]] = task
+            self.by_message[message["messageId"]] = task
             return {"task": task}
         task = self.tasks.get(str(params.get("id")))
         if task is None:
@@ -944,10 +952,12 @@ def test_the_json_report_has_its_documented_schema() -> None:
         "headers_sent",
         "agent",
         "summary",
+        "advisory_summary",
         "interfaces",
         "checks",
     }
     assert report["summary"] == {"passed": 2, "failed": 0, "skipped": 0, "error": 0}
+    assert report["advisory_summary"] == {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
     assert set(report["agent"]) == {
         "name",
         "streaming",
@@ -975,7 +985,9 @@ def test_the_json_report_has_its_documented_schema() -> None:
         "table",
         "details_survived",
         "notes",
+        "advisory",
     }
+    assert check["advisory"] is False
     assert check["expected"] == {
         "reason": "TASK_NOT_FOUND",
         "domain": "a2a-protocol.org",
@@ -1007,6 +1019,303 @@ def test_result_names_a_missing_check() -> None:
     report = _run(FakeAgent(), checks=["task_not_found"])
     with pytest.raises(KeyError, match="parse_error"):
         report.result("parse_error", "jsonrpc")
+
+
+# --------------------------------------------------------------------------------------------
+# The advisory check: a resent messageId
+# --------------------------------------------------------------------------------------------
+
+RESEND = "resend_deduplicated"
+
+
+def _sends(agent: FakeAgent) -> list[str]:
+    """The messageIds of the SendMessage requests the agent got, in order."""
+    ids = []
+    for request in agent.requests:
+        body = json.loads(request.content) if request.content else {}
+        if request.url.path.endswith("/message:send"):
+            ids.append(body["message"]["messageId"])
+        elif body.get("method") == "SendMessage":
+            ids.append(body["params"]["message"]["messageId"])
+    return ids
+
+
+def _rpc(result: object) -> Callable[[httpx.Request], httpx.Response]:
+    """A JSON-RPC success answering with ``result``."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    return answer
+
+
+def _echo(request: httpx.Request) -> httpx.Response:
+    """A Message answer that carries the messageId it was sent."""
+    body = json.loads(request.content)
+    sent = body["params"]["message"]["messageId"]
+    message = {"messageId": sent, "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": message})
+
+
+def _rpc_error(code: int, message: str) -> Callable[[httpx.Request], httpx.Response]:
+    """A JSON-RPC error without details."""
+    error = {"code": code, "message": message}
+    return _respond(httpx.Response(200, json={"jsonrpc": "2.0", "id": "1", "error": error}))
+
+
+def _timeout(request: httpx.Request) -> httpx.Response:
+    """No answer: the read timed out."""
+    raise httpx.ReadTimeout("timed out", request=request)
+
+
+def _script(*answers: Callable[[httpx.Request], httpx.Response]) -> FakeAgent:
+    """An agent whose JSON-RPC SendMessage answers are ``answers``, in order."""
+    queue = list(answers)
+
+    def next_answer(request: httpx.Request) -> httpx.Response:
+        return queue.pop(0)(request)
+
+    return FakeAgent(overrides={("jsonrpc", "SendMessage"): next_answer})
+
+
+def _task(task_id: str | None) -> dict[str, Any]:
+    task: dict[str, Any] = {"status": {"state": "TASK_STATE_COMPLETED"}}
+    if task_id is not None:
+        task["id"] = task_id
+    return {"task": task}
+
+
+def _message(message_id: str) -> dict[str, Any]:
+    return {"message": {"messageId": message_id, "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}
+
+
+def test_the_resend_check_is_the_one_advisory_check() -> None:
+    """Deduplication is a MAY: its check, and only it, is advisory."""
+    assert [spec.name for spec in CHECKS if spec.advisory] == [RESEND]
+    assert CHECKS[-1].name == RESEND
+    assert CHECKS[-1].operation == "SendMessage"
+
+
+def test_an_agent_that_deduplicates_passes_the_resend_check() -> None:
+    """Two sends with one messageId per interface; the first task comes back; one task each."""
+    agent = FakeAgent()
+    report = _run(agent, checks=[RESEND])
+    assert _statuses(report) == {(RESEND, "jsonrpc"): "passed", (RESEND, "http+json"): "passed"}
+    sends = _sends(agent)
+    assert len(sends) == 4
+    assert sends[0] == sends[1]
+    assert sends[2] == sends[3]
+    assert sends[0] != sends[2]
+    assert len(agent.tasks) == 2
+    found = report.result(RESEND, "jsonrpc")
+    assert found.advisory is True
+    assert found.operation == "SendMessage"
+    assert found.expected is None
+    assert found.observed is not None
+    assert found.observed.outcome == "success"
+    [task_id] = [t for t, task in agent.tasks.items() if agent.by_message[sends[0]] is task]
+    assert found.notes == (
+        f"the resend of messageId {sends[0]} got the first task back: {task_id}",
+    )
+    assert report.exit_status == 0
+
+
+def test_two_tasks_fail_the_check_without_failing_the_probe() -> None:
+    """An agent that runs the resend again: failed, marked advisory, exit status still 0."""
+    agent = FakeAgent(deduplicate=False)
+    report = _run(agent, checks=["task_not_found", RESEND])
+    found = report.result(RESEND, "http+json")
+    assert found.status is CheckStatus.FAILED
+    assert found.advisory is True
+    sent = _sends(agent)[2]
+    first, second = (t for t in agent.tasks if t in found.notes[0])
+    assert found.notes[0] == (
+        f"two tasks for one messageId {sent}: {first}, then {second} (the agent ran the "
+        "message twice)"
+    )
+    assert found.notes[1].startswith("deduplication is optional (SendMessage MAY be idempotent")
+    assert "a2a_client_errors.server.deduplicate" in found.notes[1]
+    assert len(agent.tasks) == 4
+    assert report.exit_status == 0
+    assert report.ok
+    text = report.to_text()
+    rows = [line.split() for line in text.splitlines() if line.startswith(RESEND)]
+    assert [row[:4] for row in rows] == [
+        [RESEND, "jsonrpc", "FAIL", "(advisory)"],
+        [RESEND, "http+json", "FAIL", "(advisory)"],
+    ]
+    assert "    - two tasks for one messageId" in text
+    assert text.splitlines()[-1] == (
+        "result: 2 checks passed, 2 failed (2 advisory), 0 errors, 0 skipped (exit status 0)"
+    )
+    data = json.loads(report.to_json())
+    assert data["exit_status"] == 0
+    assert data["ok"] is True
+    assert data["summary"] == {"passed": 2, "failed": 2, "skipped": 0, "error": 0}
+    assert data["advisory_summary"] == {"passed": 0, "failed": 2, "skipped": 0, "error": 0}
+    checks = {(c["check"], c["binding"]): c for c in data["checks"]}
+    assert checks[RESEND, "jsonrpc"]["status"] == "failed"
+    assert checks[RESEND, "jsonrpc"]["advisory"] is True
+    assert checks[RESEND, "jsonrpc"]["expected"] is None
+    assert checks[RESEND, "jsonrpc"]["observed"]["outcome"] == "success"
+    assert checks["task_not_found", "jsonrpc"]["advisory"] is False
+
+
+def test_a_failure_that_counts_still_exits_1_beside_an_advisory_one() -> None:
+    """The advisory check changes nothing about the checks that count."""
+    agent = FakeAgent(
+        deduplicate=False,
+        overrides={("jsonrpc", "GetTask"): _respond(httpx.Response(502, text="bad gateway"))},
+    )
+    report = _run(agent, checks=["task_not_found", RESEND], bindings=["jsonrpc"])
+    assert _statuses(report) == {
+        ("task_not_found", "jsonrpc"): "failed",
+        (RESEND, "jsonrpc"): "failed",
+    }
+    assert report.exit_status == 1
+    assert report.to_text().splitlines()[-1] == (
+        "result: 0 checks passed, 2 failed (1 advisory), 0 errors, 0 skipped (exit status 1)"
+    )
+
+
+def test_the_advisory_check_alone_exits_0_when_judged_and_2_when_not() -> None:
+    """Run alone: a judged failure is a probe that ran (0); an error judged nothing (2)."""
+    failed = _run(FakeAgent(deduplicate=False), checks=[RESEND])
+    assert failed.exit_status == 0
+    erred = _run(_script(_timeout), checks=[RESEND], bindings=["jsonrpc"])
+    assert erred.result(RESEND, "jsonrpc").status is CheckStatus.ERROR
+    assert erred.exit_status == 2
+    assert erred.error is None
+    assert erred.to_text().splitlines()[-1] == (
+        "result: 0 checks passed, 0 failed, 1 errors (1 advisory), 0 skipped (exit status 2)"
+    )
+    [row] = [line for line in erred.to_text().splitlines() if line.startswith(RESEND)]
+    assert row.split()[2:4] == ["ERROR", "(advisory)"]
+
+
+@pytest.mark.parametrize(
+    ("answers", "status", "notes"),
+    [
+        pytest.param(
+            [_rpc(_message("m-1")), _rpc(_message("m-1"))],
+            CheckStatus.PASSED,
+            ["the resend of messageId {sent} got the first Message back: m-1"],
+            id="the-same-message",
+        ),
+        pytest.param(
+            [_rpc(_message("m-1")), _rpc(_message("m-2"))],
+            CheckStatus.FAILED,
+            [
+                "two Messages for one messageId {sent}: m-1, then m-2 (the agent answered the "
+                "message twice)",
+                "deduplication is optional*",
+            ],
+            id="two-messages",
+        ),
+        pytest.param(
+            [_rpc(_task("t-1")), _rpc(_message("m-2"))],
+            CheckStatus.FAILED,
+            [
+                "the first send answered with task t-1, the resend with Message m-2",
+                "deduplication is optional*",
+            ],
+            id="a-task-then-a-message",
+        ),
+        pytest.param(
+            [_rpc_error(-32603, "boom")],
+            CheckStatus.ERROR,
+            ["SendMessage got an error: -32603 INTERNAL_ERROR: 'boom'", "nothing to resend"],
+            id="the-first-send-errs",
+        ),
+        pytest.param(
+            [_respond(httpx.Response(401, text="who?"))],
+            CheckStatus.ERROR,
+            [
+                "SendMessage refused: 401 UNAUTHENTICATED (pass the credentials the agent needs "
+                "with -H/headers=)",
+                "nothing to resend",
+            ],
+            id="the-first-send-is-refused",
+        ),
+        pytest.param(
+            [_rpc({"something": "else"})],
+            CheckStatus.ERROR,
+            [
+                "the agent answered SendMessage with a JSON answer: no task or Message to tell "
+                "a resend by"
+            ],
+            id="the-first-answer-is-neither",
+        ),
+        pytest.param(
+            [_rpc(_task(None))],
+            CheckStatus.ERROR,
+            [
+                "the agent answered SendMessage with a task in TASK_STATE_COMPLETED: no task or "
+                "Message to tell a resend by"
+            ],
+            id="a-task-without-an-id",
+        ),
+        pytest.param(
+            [_echo],
+            CheckStatus.ERROR,
+            [
+                "the agent answered SendMessage with a Message with the messageId sent: no task "
+                "or Message to tell a resend by"
+            ],
+            id="a-message-that-echoes-the-id",
+        ),
+        pytest.param(
+            [_rpc(_task("t-1")), _rpc_error(-32600, "duplicate messageId")],
+            CheckStatus.ERROR,
+            [
+                "the resend of messageId {sent} got an error: -32600 INVALID_REQUEST: "
+                "'duplicate messageId'",
+                "the first send answered with task t-1",
+            ],
+            id="the-resend-errs",
+        ),
+        pytest.param(
+            [_rpc(_task("t-1")), _timeout],
+            CheckStatus.ERROR,
+            [
+                "the resend of messageId {sent} got no answer: timed out",
+                "the first send answered with task t-1",
+            ],
+            id="the-resend-gets-no-answer",
+        ),
+        pytest.param(
+            [_rpc(_task("t-1")), _rpc(None)],
+            CheckStatus.ERROR,
+            [
+                "the agent answered the resend with an answer without a body, not a task or "
+                "Message",
+                "the first send answered with task t-1",
+            ],
+            id="the-resend-answer-is-neither",
+        ),
+    ],
+)
+def test_scripted_answers_to_the_resend(
+    answers: list[Callable[[httpx.Request], httpx.Response]],
+    status: CheckStatus,
+    notes: list[str],
+) -> None:
+    """Same answer passes, another fails, anything but a task or Message errs, saying why."""
+    agent = _script(*answers)
+    report = _run(agent, checks=[RESEND], bindings=["jsonrpc"])
+    found = report.result(RESEND, "jsonrpc")
+    assert found.status is status
+    assert found.advisory is True
+    sent = _sends(agent)[0]
+    assert len(_sends(agent)) == len(answers)
+    assert set(_sends(agent)) == {sent}
+    assert len(found.notes) == len(notes)
+    for note, wanted in zip(found.notes, notes, strict=True):
+        if wanted.endswith("*"):
+            assert note.startswith(wanted[:-1])
+        else:
+            assert note == wanted.format(sent=sent)
 
 
 # --------------------------------------------------------------------------------------------

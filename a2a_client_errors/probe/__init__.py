@@ -4,7 +4,8 @@
 gRPC) triggers the errors it can trigger deterministically: an unknown task, a cancel of a
 terminal task, streaming or a subscription when the card says no streaming, a push config when
 the card says no push notifications, the extended card, a missing required extension,
-``A2A-Version: 99.0``, and malformed requests. For each one it reads what came back with
+``A2A-Version: 99.0``, and malformed requests; and, as an advisory check, whether a resent
+messageId gets the first task back. For each error it reads what came back with
 `normalize` and compares the JSON-RPC code, the HTTP or gRPC status, the ErrorInfo reason and
 domain with the spec's tables (A2A 1.0.1, and 1.0.0 where they differ)::
 
@@ -29,7 +30,12 @@ Requests with side effects, and only these: ``task_not_cancelable``, ``subscribe
 and ``push_not_supported`` send one message (SendMessage, ``message`` text) per interface to get
 a terminal task; ``extension_required`` sends one message without the required extension, and
 ``streaming_not_supported`` one streaming message; ``invalid_params`` sends a message without
-its required fields. Leave them out with ``checks=`` when the agent must not see them.
+its required fields; ``resend_deduplicated`` sends one message twice with the same messageId.
+Leave them out with ``checks=`` when the agent must not see them.
+
+Advisory checks (`CheckSpec.advisory`: ``resend_deduplicated``, since the spec makes
+deduplication optional) are reported like the others, but their failure never makes the exit
+status 1.
 
 The JSON report (`ProbeReport.to_json`, ``a2a-errors probe --json``) has a stable schema,
 ``"schema": "a2a-errors-probe/1"``; see the README.

@@ -6,9 +6,11 @@ by name, and turns a failure of the probe itself into a result that says so.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from a2a_client_errors.errors import ErrorKind
+from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.probe.expect import _SPECS, _random_id, _standard, _user_message
 from a2a_client_errors.probe.report import (
     GRPC,
@@ -201,6 +203,71 @@ def _invalid_params(s: _Session) -> CheckResult:
     )
 
 
+_OPTIONAL: Final = (
+    "deduplication is optional (SendMessage MAY be idempotent, §3.3.1): a client that lost an "
+    "answer from this agent must look the task up before it resends; an a2a-sdk agent gains "
+    "it with a2a_client_errors.server.deduplicate"
+)
+
+
+def _answered_with(payload: object) -> tuple[str, str] | None:
+    """``("task", id)`` or ``("Message", messageId)`` of a SendMessage result, or None."""
+    outcome = task_outcome(payload)
+    if outcome is not None:
+        return None if outcome.task_id is None else ("task", outcome.task_id)
+    if isinstance(payload, dict):
+        message = payload.get("message", payload)
+        message_id = message.get("messageId") if isinstance(message, dict) else None
+        if isinstance(message_id, str) and message_id:
+            return "Message", message_id
+    return None
+
+
+def _resend_deduplicated(s: _Session) -> CheckResult:
+    check = "resend_deduplicated"
+    message = _user_message(s.options.message)
+    sent = message["messageId"]
+    first = s.send("SendMessage", {"message": message})
+    seen = s.observe(first)
+    why = s.no_result(first, "SendMessage")
+    if why is not None:
+        return s.concluded(check, CheckStatus.ERROR, seen, [why, "nothing to resend"])
+    before = _answered_with(first.payload)
+    if before is None or before == ("Message", sent):
+        what = "a Message with the messageId sent" if before else seen.message
+        return s.concluded(
+            check,
+            CheckStatus.ERROR,
+            seen,
+            [f"the agent answered SendMessage with {what}: no task or Message to tell a resend by"],
+        )
+    second = s.send("SendMessage", {"message": message})
+    seen = s.observe(second)
+    first_was = f"the first send answered with {before[0]} {before[1]}"
+    why = s.no_result(second, f"the resend of messageId {sent}")
+    if why is not None:
+        return s.concluded(check, CheckStatus.ERROR, seen, [why, first_was])
+    after = _answered_with(second.payload)
+    if after is None:
+        why = f"the agent answered the resend with {seen.message}, not a task or Message"
+        return s.concluded(check, CheckStatus.ERROR, seen, [why, first_was])
+    if after == before:
+        return s.concluded(
+            check,
+            CheckStatus.PASSED,
+            seen,
+            [f"the resend of messageId {sent} got the first {before[0]} back: {before[1]}"],
+        )
+    if after[0] != before[0]:
+        twice = f"{first_was}, the resend with {after[0]} {after[1]}"
+    else:
+        twice = (
+            f"two {before[0]}s for one messageId {sent}: {before[1]}, then {after[1]} "
+            f"(the agent {'ran' if before[0] == 'task' else 'answered'} the message twice)"
+        )
+    return s.concluded(check, CheckStatus.FAILED, seen, [twice, _OPTIONAL])
+
+
 _RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
     "task_not_found": _task_not_found,
     "task_not_cancelable": _task_not_cancelable,
@@ -214,10 +281,17 @@ _RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
     "invalid_request": _invalid_request,
     "method_not_found": _method_not_found,
     "invalid_params": _invalid_params,
+    "resend_deduplicated": _resend_deduplicated,
 }
 
 
 def _run(session: _Session, check: str) -> CheckResult:
+    """One check, marked advisory when its spec is; a failure of the probe's is an error."""
+    result = _run_one(session, check)
+    return replace(result, advisory=True) if _SPECS[check].advisory else result
+
+
+def _run_one(session: _Session, check: str) -> CheckResult:
     """One check; the probe's own failure on it is an error result, never a crash."""
     if session.unreachable is not None:
         return CheckResult(

@@ -26,11 +26,21 @@ TABLES: Final[tuple[str, ...]] = ("1.0.1", "1.0.0")
 
 @dataclass(frozen=True, slots=True)
 class CheckSpec:
-    """One check of the probe: its name, the operation it calls, and what it triggers."""
+    """One check of the probe: its name, the operation it calls, and what it triggers.
+
+    Attributes:
+        name: the name ``checks=`` and ``--check`` take.
+        operation: the A2A operation it calls.
+        summary: what it sends and expects, in a line.
+        advisory: whether it judges a behaviour the spec makes optional (a MAY): its
+            failure is reported, but never makes the exit status 1.
+
+    """
 
     name: str
     operation: str
     summary: str
+    advisory: bool = False
 
 
 CHECKS: Final[tuple[CheckSpec, ...]] = (
@@ -78,6 +88,13 @@ CHECKS: Final[tuple[CheckSpec, ...]] = (
         "invalid_params",
         "SendMessage",
         "a message without its required messageId and parts -> -32602 / 400 / INVALID_ARGUMENT",
+    ),
+    CheckSpec(
+        "resend_deduplicated",
+        "SendMessage",
+        "SendMessage twice with one messageId -> the first task again (advisory: SendMessage "
+        "MAY be idempotent, §3.3.1)",
+        advisory=True,
     ),
 )
 _SPECS: Final[Mapping[str, CheckSpec]] = {spec.name: spec for spec in CHECKS}

@@ -217,6 +217,8 @@ class CheckResult:
         details_survived: whether the ErrorInfo (domain ``a2a-protocol.org``) arrived, when
             one is expected; None otherwise.
         notes: what went wrong, what was lost, why it was skipped (peer text unescaped).
+        advisory: whether the check judges something the spec makes optional (`CheckSpec`):
+            its failure or error is reported, but never makes the exit status 1.
 
     """
 
@@ -230,6 +232,7 @@ class CheckResult:
     table: str | None = None
     details_survived: bool | None = None
     notes: tuple[str, ...] = ()
+    advisory: bool = False
 
     @property
     def passed(self) -> bool:
@@ -249,6 +252,7 @@ class CheckResult:
             "table": self.table,
             "details_survived": self.details_survived,
             "notes": list(self.notes),
+            "advisory": self.advisory,
         }
 
 
@@ -331,26 +335,38 @@ class ProbeReport:
     headers_sent: tuple[str, ...] = ()
     strict_table: str | None = None
 
-    def count(self, status: CheckStatus) -> int:
-        """How many checks ended in ``status``."""
-        return sum(1 for check in self.checks if check.status is status)
+    def count(self, status: CheckStatus, *, advisory: bool | None = None) -> int:
+        """How many checks ended in ``status``.
+
+        ``advisory=True`` counts the advisory checks only, ``False`` the others only.
+        """
+        return sum(
+            1
+            for check in self.checks
+            if check.status is status and (advisory is None or check.advisory is advisory)
+        )
 
     @property
     def ok(self) -> bool:
-        """Whether the probe ran, at least one check passed, and none failed or erred."""
+        """Whether the probe ran, a check was judged, and no check that counts failed or erred."""
         return self.exit_status == 0
 
     @property
     def exit_status(self) -> int:
         """0: the checks that ran passed; 1: a check failed or erred; 2: the probe could not run.
 
-        "Could not run" covers a card that cannot be read, and a probe where no check ran.
+        An advisory check (`CheckResult.advisory`) never makes it 1: its failure is reported,
+        and counts as a check that ran. "Could not run" covers a card that cannot be read, and
+        a probe where no check was judged (every check skipped, or only advisory ones erred).
         """
         if self.error is not None:
             return 2
-        if self.count(CheckStatus.FAILED) or self.count(CheckStatus.ERROR):
+        if self.count(CheckStatus.FAILED, advisory=False) or self.count(
+            CheckStatus.ERROR, advisory=False
+        ):
             return 1
-        return 0 if self.count(CheckStatus.PASSED) else 2
+        judged = self.count(CheckStatus.PASSED) + self.count(CheckStatus.FAILED, advisory=True)
+        return 0 if judged else 2
 
     def result(self, check: str, binding: str) -> CheckResult:
         """The result of ``check`` on the (first) interface of ``binding``.
@@ -377,6 +393,9 @@ class ProbeReport:
             "headers_sent": list(self.headers_sent),
             "agent": None if self.agent is None else self.agent.to_dict(),
             "summary": {status.value: self.count(status) for status in CheckStatus},
+            "advisory_summary": {
+                status.value: self.count(status, advisory=True) for status in CheckStatus
+            },
             "interfaces": [interface.to_dict() for interface in self.interfaces],
             "checks": [check.to_dict() for check in self.checks],
         }
@@ -451,7 +470,7 @@ def _render(report: ProbeReport) -> str:
                 [
                     result.check,
                     result.binding,
-                    _result_word(result.status),
+                    _result_word(result),
                     (wanted or "-") if result.expected else "",
                     result.expected.text() if result.expected else "",
                     result.observed.text(wanted) if result.observed else "",
@@ -467,21 +486,30 @@ def _render(report: ProbeReport) -> str:
     if report.error is not None:
         lines.append(f"the probe could not run: {escape(report.error)}")
     counts = {status: report.count(status) for status in CheckStatus}
+    advisory = {status: report.count(status, advisory=True) for status in CheckStatus}
+
+    def of_which(status: CheckStatus) -> str:
+        return f" ({advisory[status]} advisory)" if advisory[status] else ""
+
     lines.append(
         f"result: {counts[CheckStatus.PASSED]} checks passed, "
-        f"{counts[CheckStatus.FAILED]} failed, {counts[CheckStatus.ERROR]} errors, "
+        f"{counts[CheckStatus.FAILED]} failed{of_which(CheckStatus.FAILED)}, "
+        f"{counts[CheckStatus.ERROR]} errors{of_which(CheckStatus.ERROR)}, "
         f"{counts[CheckStatus.SKIPPED]} skipped (exit status {report.exit_status})"
     )
     return "\n".join(lines) + "\n"
 
 
-def _result_word(status: CheckStatus) -> str:
-    return {
+def _result_word(result: CheckResult) -> str:
+    word = {
         CheckStatus.PASSED: "pass",
         CheckStatus.FAILED: "FAIL",
         CheckStatus.SKIPPED: "skip",
         CheckStatus.ERROR: "ERROR",
-    }[status]
+    }[result.status]
+    if result.advisory and result.status in (CheckStatus.FAILED, CheckStatus.ERROR):
+        return f"{word} (advisory)"
+    return word
 
 
 def _details_word(result: CheckResult) -> str:

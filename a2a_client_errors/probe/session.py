@@ -20,7 +20,14 @@ from a2a_client_errors.probe.expect import (
     _table,
     _user_message,
 )
-from a2a_client_errors.probe.report import AgentSummary, CheckResult, CheckStatus, Expected, _capped
+from a2a_client_errors.probe.report import (
+    AgentSummary,
+    CheckResult,
+    CheckStatus,
+    Expected,
+    Observed,
+    _capped,
+)
 from a2a_client_errors.probe.wire import (
     _Answer,
     _GrpcWire,
@@ -142,7 +149,40 @@ class _Session:
             "may have looked the task up before the capability"
         ]
 
+    def observe(self, answer: _Answer) -> Observed:
+        """What came back, as the report shows it."""
+        return _observed(answer)
+
+    def no_result(self, answer: _Answer, what: str) -> str | None:
+        """Why ``answer`` is not a result (no answer, refused, an error), or None if it is one."""
+        if answer.error is None:
+            return None
+        seen = _observed(answer)
+        if seen.outcome == "no_answer":
+            return f"{what} got no answer: {_capped(seen.message)}"
+        if answer.error.kind is ErrorKind.AUTH:
+            return (
+                f"{what} refused: {seen.text()} (pass the credentials the agent needs with "
+                "-H/headers=)"
+            )
+        said = f": '{_capped(seen.message)}'" if seen.message else ""
+        return f"{what} got an error: {seen.text()}{said}"
+
     # -- results ---------------------------------------------------------------------------
+
+    def concluded(
+        self, check: str, status: CheckStatus, seen: Observed, notes: Iterable[str]
+    ) -> CheckResult:
+        """A check that judged the answers itself (no spec table applies), and why."""
+        return CheckResult(
+            check,
+            self.binding,
+            self.interface.url,
+            _SPECS[check].operation,
+            status,
+            observed=seen,
+            notes=tuple(notes),
+        )
 
     def skip(self, check: str, note: str) -> CheckResult:
         """A check not run, and why."""

@@ -2,8 +2,10 @@
 
 Every outcome is asserted per check and binding: what a2a-sdk 1.3.0 gets right passes, and its
 two gaps fail (it never enforces a required extension, and its gRPC handler ignores
-``A2A-Version``). Behind a gateway that strips error details, or replaces them with its own
-page, the checks that cross it fail and say what was lost and which hop answered.
+``A2A-Version``); the advisory resend check fails on it (two tasks for one messageId) without
+changing the exit status, and passes once the handler is wrapped in ``deduplicate``. Behind a
+gateway that strips error details, or replaces them with its own page, the checks that cross it
+fail and say what was lost and which hop answered.
 """
 
 from __future__ import annotations
@@ -20,14 +22,13 @@ from starlette.responses import Response
 
 from a2a_client_errors.cli import main
 from a2a_client_errors.probe import CHECKS, CheckStatus, ProbeReport, probe
+from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.e2e.proxy import Proxy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from starlette.requests import Request
-
-    from a2a_client_errors.testing.peer import EmbeddedPeer
 
 pytestmark = pytest.mark.e2e
 BINDINGS = ("jsonrpc", "http+json", "grpc")
@@ -52,6 +53,7 @@ A2A_SDK_1_3: dict[str, dict[str, str]] = {
     "invalid_request": {"jsonrpc": PASSED, "http+json": SKIPPED, "grpc": SKIPPED},
     "method_not_found": {"jsonrpc": PASSED, "http+json": SKIPPED, "grpc": SKIPPED},
     "invalid_params": _all(PASSED),
+    "resend_deduplicated": _all(FAILED),
 }
 
 
@@ -145,6 +147,72 @@ def test_the_card_url_and_filters(peer: EmbeddedPeer) -> None:
     assert _outcomes(found) == {"task_not_found": {"jsonrpc": PASSED, "grpc": PASSED}}
     assert found.ok
     assert found.interfaces[1].note == "binding not selected"
+
+
+# --------------------------------------------------------------------------------------------
+# The advisory check: a resent messageId
+# --------------------------------------------------------------------------------------------
+
+RESEND = "resend_deduplicated"
+
+
+@pytest.fixture(scope="module")
+def deduplicating() -> Iterator[EmbeddedPeer]:
+    """A peer whose request handler is wrapped in `a2a_client_errors.server.deduplicate`."""
+    with EmbeddedPeer(streaming=False, push_notifications=False, deduplicate=True) as running:
+        yield running
+
+
+def test_an_agent_with_deduplicate_passes_the_resend_check_on_every_binding(
+    deduplicating: EmbeddedPeer,
+) -> None:
+    """Two sends with one messageId per binding make one task each; exit 0."""
+    before = len(deduplicating.task_ids())
+    found = probe(_base(deduplicating), checks=[RESEND])
+    assert _outcomes(found) == {RESEND: _all(PASSED)}
+    assert len(deduplicating.task_ids()) == before + len(BINDINGS)
+    for binding in BINDINGS:
+        result = found.result(RESEND, binding)
+        assert result.advisory is True
+        assert result.notes[0].startswith("the resend of messageId a2a-errors-probe-")
+        assert " got the first task back: " in result.notes[0]
+    assert found.exit_status == 0
+
+
+def test_a_plain_a2a_sdk_agent_fails_the_resend_check_but_exits_0(peer: EmbeddedPeer) -> None:
+    """a2a-sdk alone makes two tasks for one messageId: failed, advisory, exit status 0."""
+    before = len(peer.task_ids())
+    found = probe(_base(peer), checks=["task_not_found", RESEND])
+    assert _outcomes(found) == {"task_not_found": _all(PASSED), RESEND: _all(FAILED)}
+    assert len(peer.task_ids()) == before + 2 * len(BINDINGS)
+    for binding in BINDINGS:
+        result = found.result(RESEND, binding)
+        assert result.advisory is True
+        assert result.notes[0].startswith("two tasks for one messageId a2a-errors-probe-")
+        assert result.notes[0].endswith("(the agent ran the message twice)")
+    assert found.exit_status == 0
+    assert found.ok
+    assert found.to_text().splitlines()[-1] == (
+        "result: 3 checks passed, 3 failed (3 advisory), 0 errors, 0 skipped (exit status 0)"
+    )
+
+
+def test_cli_json_carries_the_advisory_check(
+    peer: EmbeddedPeer, deduplicating: EmbeddedPeer
+) -> None:
+    """--json: status and advisory per check, the advisory summary; exit 0 either way."""
+    for agent, status in ((peer, FAILED), (deduplicating, PASSED)):
+        code, out = _cli(["probe", _base(agent), "--json", "--check", RESEND])
+        assert code == 0
+        report = json.loads(out)
+        assert report["schema"] == "a2a-errors-probe/1"
+        assert report["exit_status"] == 0
+        assert [(c["binding"], c["status"], c["advisory"]) for c in report["checks"]] == [
+            (binding, status, True) for binding in BINDINGS
+        ]
+        counts = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, status: 3}
+        assert report["advisory_summary"] == counts
+        assert report["summary"] == counts
 
 
 # --------------------------------------------------------------------------------------------
