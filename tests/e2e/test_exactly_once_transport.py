@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from a2a_client_errors import Guard, OutcomeUnknown, Resolution
+from a2a_client_errors import ExactlyOnce, Guard, OutcomeUnknown, Resolution
 from a2a_client_errors.streaming import aiter_events, iter_events
 from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
@@ -86,9 +86,11 @@ class AsyncRecording(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def _request(origin: str, binding: str, *, stream: bool, **fields: Any) -> tuple[str, Any]:
+def _request(
+    origin: str, binding: str, *, stream: bool, text: str = "hello", **fields: Any
+) -> tuple[str, Any]:
     """The URL and JSON body of a raw send, on ``binding``, to ``origin``."""
-    message = raw_message(**fields)
+    message = raw_message(text, **fields)
     if binding == "jsonrpc":
         method = "SendStreamingMessage" if stream else "SendMessage"
         body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {"message": message}}
@@ -225,8 +227,11 @@ async def test_async_guard_transport_drop_then_lose(agent: EmbeddedPeer, binding
     assert hook.resolutions == [Resolution.RESENT, Resolution.FOUND]
 
 
-def test_a_working_task_found_for_a_lost_stream_is_subscribed_to(agent: EmbeddedPeer) -> None:
-    """A lost SendStreamingMessage of a "slow" task: the caller's stream is its subscription."""
+@pytest.mark.parametrize("binding", HTTP_BINDINGS)
+def test_a_working_task_found_for_a_lost_stream_is_subscribed_to(
+    agent: EmbeddedPeer, binding: str
+) -> None:
+    """A lost stream of a "slow" task: the caller's stream is the task's subscription."""
     inner = Recording()
     transport = GuardTransport(Guard(sleep=lambda _: None), inner)
     before = agent.task_ids()
@@ -235,16 +240,48 @@ def test_a_working_task_found_for_a_lost_stream_is_subscribed_to(agent: Embedded
         LossyProxy(agent.http_target, lose_sends(1), timeout=0.5) as proxy,
         httpx.Client(transport=transport, timeout=TIMEOUT) as client,
     ):
-        url, body = _request(proxy.url, "jsonrpc", stream=True)
-        body["params"]["message"]["parts"] = [{"text": "slow"}]
+        url, body = _request(proxy.url, binding, stream=True, text="slow")
         with client.stream("POST", url, json=body, headers=_headers(stream=True)) as answer:
             first = next(iter_events(answer, operation="SubscribeToTask"))
         (task_id,) = new_tasks(agent, before)
-        cancel = {"jsonrpc": "2.0", "id": 8, "method": "CancelTask", "params": {"id": task_id}}
-        canceled = client.post(url, json=cancel, headers=_headers(stream=False))
+        if binding == "jsonrpc":
+            cancel = {"jsonrpc": "2.0", "id": 8, "method": "CancelTask", "params": {"id": task_id}}
+            canceled = client.post(url, json=cancel, headers=_headers(stream=False))
+        else:
+            canceled = client.post(
+                f"{proxy.url}/rest/tasks/{task_id}:cancel", headers=_headers(stream=False)
+            )
     assert raw_task_ids([first]) == {task_id}
     assert [operation for operation, _ in inner.sent][-2] == "SubscribeToTask"
-    assert canceled.json()["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+    assert raw_state(_result(binding, canceled)) == "TASK_STATE_CANCELED"
+
+
+@pytest.fixture(scope="module")
+def dedup_agent() -> Iterator[EmbeddedPeer]:
+    """An agent whose request handler returns the first task for a resent messageId."""
+    with EmbeddedPeer(streaming=True, deduplicate=True) as running:
+        yield running
+
+
+@pytest.mark.parametrize("binding", HTTP_BINDINGS)
+def test_a_peer_declared_deduplicating_by_origin_is_resent_at_once(
+    dedup_agent: EmbeddedPeer, binding: str
+) -> None:
+    """The transports key a peer by scheme://host:port: resent without a look-up; one task."""
+    hook = Unknowns()
+    before = dedup_agent.task_ids()
+    with LossyProxy(dedup_agent.http_target, lose_sends(1)) as proxy:
+        once = ExactlyOnce(deduplicating={proxy.url})
+        guard = Guard(sleep=lambda _: None, hooks=[hook], exactly_once=once)
+        with httpx.Client(transport=GuardTransport(guard), timeout=TIMEOUT) as client:
+            url, body = _request(proxy.url, binding, stream=False)
+            answer = client.post(url, json=body, headers=_headers(stream=False))
+    made = new_tasks(dedup_agent, before)
+    assert len(made) == 1
+    assert raw_task_ids([_result(binding, answer)]) == set(made)
+    assert hook.resolutions == [Resolution.DEDUPLICATING]
+    assert not any(is_list_tasks(seen) for seen in proxy.seen)
+    assert sends_seen(proxy.seen) == 2
 
 
 # --- a peer that cannot be looked up ----------------------------------------------------------
