@@ -3,9 +3,9 @@
 For each HTTP request it decides, by a plan the test sets:
 
 * ``forward``: the request goes to the agent and the answer comes back;
-* ``lose``: the request goes to the agent, the agent answers in full, and the answer is thrown
-  away: the client's connection is closed without a byte (the agent did the work; the client
-  cannot know);
+* ``lose``: the request goes to the agent, the agent answers in full (a stream: starts
+  answering), and the answer is thrown away: the client's connection is closed without a byte
+  (the agent did the work; the client cannot know);
 * ``drop``: the request is never forwarded; the client's connection is closed.
 
 It speaks just enough HTTP/1.1 for this (a head, then a ``Content-Length`` or chunked body)
@@ -149,6 +149,8 @@ class LossyProxy:
             await asyncio.wait_for(self._one(reader, writer), self.timeout)
         except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError):
             pass
+        except asyncio.CancelledError:
+            pass  # the proxy is stopping: the connection goes with it
         finally:
             writer.close()
             with contextlib.suppress(Exception):
@@ -181,10 +183,15 @@ class LossyProxy:
         try:
             up_writer.write(request + body)
             await up_writer.drain()
+            head = b""
             while chunk := await up_reader.read(65536):
                 if action == "forward":
                     writer.write(chunk)
                     await writer.drain()
+                elif len(head) < _HEAD_LIMIT:
+                    head += chunk
+                    if b"\r\n\r\n" in head and b"text/event-stream" in head.lower():
+                        break  # a stream the agent has started: lost from here, not at its end
         finally:
             up_writer.close()
             with contextlib.suppress(Exception):
