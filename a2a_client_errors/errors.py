@@ -65,6 +65,8 @@ class Source(str, enum.Enum):
         PROBLEM_TYPE: an RFC 9457 ``type`` URI under ``https://a2a-protocol.org/errors/``.
         LEGACY_BODY: a pre-1.0 body naming the error class.
         SDK_EXCEPTION: the class of an a2a-sdk exception that carried nothing better.
+        STATUS_AND_OPERATION: the HTTP status read against the operation it answers (a 404
+            to SendMessage is a wrong URL; a 409 to CancelTask is TASK_NOT_CANCELABLE).
         STATUS_FALLBACK: the HTTP status or gRPC code alone.
         INVALID_RESPONSE: a success response that breaks the protocol (the client noticed).
         TRANSPORT: a transport exception.
@@ -76,6 +78,7 @@ class Source(str, enum.Enum):
     PROBLEM_TYPE = "problem_type"
     LEGACY_BODY = "legacy_body"
     SDK_EXCEPTION = "sdk_exception"
+    STATUS_AND_OPERATION = "status_and_operation"
     STATUS_FALLBACK = "status_fallback"
     INVALID_RESPONSE = "invalid_response"
     TRANSPORT = "transport"
@@ -378,6 +381,9 @@ class CallError(_CallErrorSlots):
         return f"{head}: {escape(self.message)}" if self.message else head
 
 
+_STATUS_SOURCES = frozenset({Source.STATUS_FALLBACK, Source.STATUS_AND_OPERATION, Source.TRANSPORT})
+
+
 def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
     wire: WireShape,
     source: Source,
@@ -391,7 +397,7 @@ def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
         return Delivery.NOT_SENT
     if source is Source.INVALID_RESPONSE:
         return Delivery.UNKNOWN  # the agent answered, so it did the work, whatever it was
-    if isinstance(reason, Reason) and source not in (Source.STATUS_FALLBACK, Source.TRANSPORT):
+    if isinstance(reason, Reason) and source not in _STATUS_SOURCES:
         # The agent (or a hop speaking A2A) answered with an error it meant.
         return Delivery.UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else Delivery.NOT_PROCESSED
     if wire in (WireShape.TRANSPORT, WireShape.INVALID):

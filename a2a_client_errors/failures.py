@@ -154,7 +154,15 @@ class OutcomeUnknown(RetryExhausted):
 
 
 class ReconcileNeeded(CallFailed):
-    """The client's view of the task is stale (TASK_NOT_FOUND, TASK_NOT_CANCELABLE)."""
+    """The client's view of the task is stale (TASK_NOT_FOUND, TASK_NOT_CANCELABLE, ...).
+
+    Attributes:
+        task: the task as it is now, when it was read again (a TASK_GENERATION_MISMATCH
+            handled by the guarded a2a-sdk client), else None.
+
+    """
+
+    task: object = None
 
 
 class DegradeNeeded(CallFailed):

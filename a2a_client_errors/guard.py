@@ -865,7 +865,7 @@ class _Call:
         self.attempt += 1
         error = None
         if outcome.exc is not None:
-            error = normalize(outcome.exc, limits=guard.policy.limits)
+            error = normalize(outcome.exc, limits=guard.policy.limits, operation=self.operation)
             if (
                 error is not None
                 and error.transport is TransportFailure.UNKNOWN
@@ -880,6 +880,8 @@ class _Call:
         ):
             # Responses, JSON bodies and statuses are judged; plain text a function returns
             # is its result, not a body to parse (nor what the caller says needs no judging).
+            if self.describe is not None and getattr(outcome.value, "is_error", False):
+                self._know()  # an error status is read against the operation it answers
             error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
         if error is None:
             self._succeeded()

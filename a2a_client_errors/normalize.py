@@ -46,6 +46,7 @@ from a2a_client_errors.reasons import (
     canonical_reason,
     grpc_reason,
     status_reason,
+    status_row,
 )
 from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
 
@@ -111,10 +112,17 @@ def normalize(
     """
     try:
         if isinstance(x, httpx.Response):
-            return _from_response(x, limits, operation)
-        found = _dispatch(x, limits)
-        if found is None and operation is not None and isinstance(x, dict):
-            return _checked(operation, x)
+            found = _from_response(x, limits, operation)
+        else:
+            found = _dispatch(x, limits, operation)
+        if (
+            found is not None
+            and operation is not None
+            and found.source is Source.STATUS_FALLBACK
+            and found.wire is WireShape.BARE_STATUS
+            and found.http_status is not None
+        ):
+            return _against(found, found.http_status, operation)
         return found
     except Exception as exc:  # the promise: never raise, whatever the input
         return CallError(
@@ -126,20 +134,65 @@ def normalize(
         )
 
 
-def _dispatch(x: object, limits: Limits) -> CallError | None:
+def _dispatch(x: object, limits: Limits, operation: str | None = None) -> CallError | None:
+    """Every form of a body is one input: a parsed one, bytes and text get the same checks."""
     if isinstance(x, dict | list):
-        return _from_body(x, limits)
-    if isinstance(x, BaseException):
+        parsed: object = x
+    elif isinstance(x, BaseException):
         return _from_exception(x, limits)
-    if isinstance(x, bytes | bytearray | memoryview | str):
+    elif isinstance(x, bytes | bytearray | memoryview | str):
         raw = x.encode("utf-8", "surrogatepass") if isinstance(x, str) else bytes(x)
         parsed = _parse_json(raw, limits) if raw.strip() else _INVALID
         if parsed is _INVALID:
             return _sse(raw, limits) if b"data:" in raw else _invalid("the body is not JSON")
-        return _from_body(parsed, limits)
-    if _is_status_proto(x):
+    elif _is_status_proto(x):
         return _from_status_proto(x, limits, http_status=None, pushback=None)
+    else:
+        return None
+    found = _from_body(parsed, limits)
+    if found is not None or operation is None:
+        return found
+    if isinstance(parsed, dict):
+        return _checked(operation, parsed)
+    if operation in _RESULT_SHAPES and _is_json(parsed):  # a JSON array answers no operation
+        return _invalid(f"the answer to {operation} is not {_RESULT_SHAPES[operation][0]}")
     return None
+
+
+_JSON_ITEMS: Final = (dict, list, str, int, float, bool, type(None))
+
+
+def _is_json(value: object) -> bool:
+    """Whether a list is a JSON array (not, say, the events of a stream as SDK objects)."""
+    return isinstance(value, list) and all(isinstance(item, _JSON_ITEMS) for item in value)
+
+
+def _against(error: CallError, status: int, operation: str) -> CallError:
+    """A status with no A2A body, read against the operation it answers (`status_row`)."""
+    row = status_row(status, operation)
+    if row is None:
+        return error
+    if row.transport is not None:
+        return CallError(
+            ErrorKind.TRANSPORT,
+            None,
+            Source.STATUS_AND_OPERATION,
+            error.wire,
+            http_status=status,
+            message=f"{operation} was answered {status} with no A2A body: a wrong URL or "
+            "route (no A2A endpoint there), not a missing task",
+            retry_after=error.retry_after,
+            transport=row.transport,
+        )
+    return CallError(
+        ErrorKind.PROTOCOL,
+        row.reason,
+        Source.STATUS_AND_OPERATION,
+        error.wire,
+        http_status=status,
+        message=error.message,
+        retry_after=error.retry_after,
+    )
 
 
 # --- bodies ---------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import enum
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,11 +40,13 @@ __all__ = [
     "GRPC_NAMES",
     "INTERRUPTED_STATES",
     "JSONRPC_CODES",
+    "NO_TASK_OPERATIONS",
     "PROBLEM_TYPES",
     "PROBLEM_TYPE_PREFIX",
     "REASON_ACTIONS",
     "RETRYABLE_HTTP_STATUSES",
     "ROWS",
+    "STATUS_ROWS",
     "TERMINAL_STATES",
     "TRANSPORT_ACTIONS",
     "UNKNOWN_DELIVERY_REASONS",
@@ -52,6 +54,7 @@ __all__ = [
     "Delivery",
     "Reason",
     "ReasonRow",
+    "StatusRow",
     "TransportFailure",
     "canonical_reason",
     "canonical_task_state",
@@ -61,6 +64,7 @@ __all__ = [
     "row_for",
     "status_delivery",
     "status_reason",
+    "status_row",
 ]
 
 A2A_DOMAIN = "a2a-protocol.org"
@@ -123,6 +127,7 @@ class Reason(str, enum.Enum):
     RATE_LIMITED = "RATE_LIMITED"
     UNAUTHENTICATED = "UNAUTHENTICATED"
     UNAUTHORIZED = "UNAUTHORIZED"
+    TASK_GENERATION_MISMATCH = "TASK_GENERATION_MISMATCH"
 
     def __str__(self) -> str:
         return self.value
@@ -136,6 +141,11 @@ class Reason(str, enum.Enum):
     def is_a2a(self) -> bool:
         """Whether this is one of the nine errors the A2A spec defines."""
         return _BY_REASON[self].spec
+
+    @property
+    def is_draft(self) -> bool:
+        """Whether this error comes from the next revision of A2A (draft 1.1), not 1.0."""
+        return _BY_REASON[self].draft
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +164,8 @@ class ReasonRow:
     action: Action
     aliases: tuple[str, ...] = ()
     note: str = ""
+    draft: bool = False
+    """Whether the row comes from the draft of A2A 1.1 (the ``dev-1.1`` branch), not 1.0."""
 
     @property
     def problem_type(self) -> str | None:
@@ -225,6 +237,11 @@ ROWS: tuple[ReasonRow, ...] = (
     ReasonRow(_R.UNAUTHORIZED, "UnauthorizedError", False, -31403, "PERMISSION_DENIED", 403,
               "PERMISSION_DENIED", 403, _A.AUTH, aliases=("PERMISSION_DENIED", "FORBIDDEN"),
               note="a2a-go; credentials lack permission"),
+    # Draft A2A 1.1 (dev-1.1, A2A PR #1810): a write against a stale Task.generation.
+    ReasonRow(_R.TASK_GENERATION_MISMATCH, "TaskGenerationMismatchError", False, -32010,
+              "ABORTED", 409, "ABORTED", 409, _A.RECONCILE, draft=True,
+              aliases=("GENERATION_MISMATCH",),
+              note="draft 1.1: the task changed; re-read it, never resend as is"),
 )
 # fmt: on
 
@@ -294,8 +311,9 @@ _GRPC_ACTIONS: Mapping[str, Action] = MappingProxyType(
         "RESOURCE_EXHAUSTED": _A.RETRY,
         # Six A2A reasons share it (1.0.1): alone it names none, and resending won't help.
         "FAILED_PRECONDITION": _A.FIX_REQUEST,
-        # A concurrency conflict: gRPC's own guidance is to retry at a higher level.
-        "ABORTED": _A.RETRY,
+        # A concurrency conflict: gRPC's own guidance is to retry at a higher level, after
+        # reading again (draft 1.1's TASK_GENERATION_MISMATCH); never resent as it is.
+        "ABORTED": _A.RECONCILE,
         "OUT_OF_RANGE": _A.FIX_REQUEST,
         # 1.0.0's code for three "not supported" errors: fall back.
         "UNIMPLEMENTED": _A.DEGRADE,
@@ -320,6 +338,9 @@ _STATUS_REASONS: Mapping[int, Reason] = MappingProxyType(
 _GRPC_REASONS: Mapping[str, Reason] = MappingProxyType(
     {
         "NOT_FOUND": _R.TASK_NOT_FOUND,
+        # Draft 1.1's code for a stale generation: alone it is a conflict to re-read, never
+        # a call to resend as it is.
+        "ABORTED": _R.TASK_GENERATION_MISMATCH,
         "UNAUTHENTICATED": _R.UNAUTHENTICATED,
         "PERMISSION_DENIED": _R.UNAUTHORIZED,
     }
@@ -341,6 +362,9 @@ class TransportFailure(str, enum.Enum):
     """The request cannot be sent as built (bad URL, unsupported scheme, redirect loop)."""
     DECODING = "decoding"
     """The response's content encoding was corrupt."""
+    ENDPOINT = "endpoint"
+    """The URL answers as no A2A endpoint: a web server's own 404 or 405 page (no A2A body)
+    for a call that has no task to lose. The URL or route is wrong."""
     UNKNOWN = "unknown"
     """An exception this package does not recognise as a transport failure."""
 
@@ -356,6 +380,7 @@ TRANSPORT_ACTIONS: Mapping[TransportFailure, Action] = MappingProxyType(
         TransportFailure.TLS: _A.REPORT,
         TransportFailure.CONFIG: _A.FIX_REQUEST,
         TransportFailure.DECODING: _A.REPORT,
+        TransportFailure.ENDPOINT: _A.FIX_REQUEST,
         TransportFailure.UNKNOWN: _A.REPORT,
     }
 )
@@ -422,6 +447,74 @@ def status_delivery(
     if http_status >= 500:
         return _D.NOT_PROCESSED if http_status in NOT_PROCESSED_5XX else _D.UNKNOWN
     return _D.NOT_PROCESSED
+
+
+NO_TASK_OPERATIONS: frozenset[str] = frozenset(
+    {"SendMessage", "SendStreamingMessage", "ListTasks", "GetExtendedAgentCard"}
+)
+"""Operations that name no task in their route: a web server's 404 for one cannot be
+TASK_NOT_FOUND (there is no task to lose), whatever the status table says."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """How a status with no A2A body behind it reads when the operation it answers is known.
+
+    Attributes:
+        status: the HTTP status.
+        operations: the operations the row is for.
+        reason: the reason it names (None: no A2A reason; see ``transport``).
+        transport: the failure it is instead, if it is no A2A answer at all.
+        note: why, for the docs and ``a2a-errors table``.
+
+    """
+
+    status: int
+    operations: frozenset[str]
+    reason: Reason | None
+    transport: TransportFailure | None
+    note: str
+
+
+_ALL_OPERATIONS: Final = frozenset(
+    {
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+    }
+)
+
+# fmt: off
+STATUS_ROWS: tuple[StatusRow, ...] = (
+    StatusRow(404, NO_TASK_OPERATIONS, None, TransportFailure.ENDPOINT,
+              "no task to lose: a web server's page for a wrong URL or route"),
+    StatusRow(405, _ALL_OPERATIONS, None, TransportFailure.ENDPOINT,
+              "the route exists, not for this method: a wrong URL or binding"),
+    StatusRow(409, frozenset({"CancelTask"}), _R.TASK_NOT_CANCELABLE, None,
+              "the 1.0.0 column: only CancelTask can be refused this way"),
+    StatusRow(409, _ALL_OPERATIONS - {"CancelTask"}, _R.TASK_GENERATION_MISMATCH, None,
+              "the draft 1.1 column: a stale task generation; re-read the task"),
+)
+# fmt: on
+"""Statuses read against the operation they answer; the rows apply only to answers that carry
+no A2A body (a reason from ErrorInfo, a code or a type always wins)."""
+
+_STATUS_ROW_INDEX: Mapping[tuple[int, str], StatusRow] = MappingProxyType(
+    {(row.status, operation): row for row in STATUS_ROWS for operation in row.operations}
+)
+
+
+def status_row(status: int, operation: str) -> StatusRow | None:
+    """The operation-aware reading of a status with no A2A body, if the table has one."""
+    return _STATUS_ROW_INDEX.get((status, operation))
 
 
 RETRYABLE_HTTP_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504})

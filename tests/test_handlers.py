@@ -315,3 +315,67 @@ async def test_a_push_refusal_without_a_task_raises() -> None:
     )
     with pytest.raises(DegradeNeeded):
         await DecisionHandlers().handle(situation)
+
+
+class RereadClient:
+    """Answers GetTask with the task as it is now (generation moved on), or fails."""
+
+    def __init__(self, *, fails: bool = False) -> None:
+        self.asked: list[tuple[str, Any]] = []
+        self.fails = fails
+
+    async def get_task(self, request: a2a_pb2.GetTaskRequest, *, context: Any = None) -> Any:
+        """Return the working task read again (or raise)."""
+        self.asked.append((request.id, context))
+        if self.fails:
+            raise ConnectionError("gone")
+        return a2a_pb2.Task(
+            id=request.id, status=a2a_pb2.TaskStatus(state=a2a_pb2.TASK_STATE_WORKING)
+        )
+
+
+@pytest.mark.parametrize(
+    ("operation", "sent"),
+    [
+        ("CancelTask", a2a_pb2.CancelTaskRequest(id="t-9")),
+        (
+            "SendMessage",
+            a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(message_id="m-1", task_id="t-9")),
+        ),
+    ],
+)
+async def test_a_stale_generation_reads_the_task_again_and_never_resends(
+    operation: str, sent: Any
+) -> None:
+    """TASK_GENERATION_MISMATCH: ReconcileNeeded carries the fresh task; nothing is resent."""
+    client = RereadClient()
+    decision = Decision(Action.RECONCILE, Reason.TASK_GENERATION_MISMATCH)
+    situation = Situation(ReconcileNeeded(decision), operation, sent, client, "ctx")
+    with pytest.raises(ReconcileNeeded) as raised:
+        await DecisionHandlers().handle(situation)
+    assert client.asked == [("t-9", "ctx")]
+    assert raised.value.task is not None
+    assert raised.value.task.id == "t-9"  # type: ignore[attr-defined]
+
+
+async def test_a_stale_generation_whose_task_cannot_be_read_raises_without_it() -> None:
+    """The re-read fails: the same ReconcileNeeded, with no task, and a log line."""
+    client = RereadClient(fails=True)
+    decision = Decision(Action.RECONCILE, Reason.TASK_GENERATION_MISMATCH)
+    failure = ReconcileNeeded(decision)
+    situation = Situation(failure, "CancelTask", a2a_pb2.CancelTaskRequest(id="t-9"), client)
+    with pytest.raises(ReconcileNeeded) as raised:
+        await DecisionHandlers().handle(situation)
+    assert raised.value is failure
+    assert raised.value.task is None
+
+
+async def test_a_stale_generation_on_a_message_without_a_task_is_raised_as_is() -> None:
+    """A new message names no task: there is nothing to read again."""
+    client = RereadClient()
+    decision = Decision(Action.RECONCILE, Reason.TASK_GENERATION_MISMATCH)
+    request = a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(message_id="m-1"))
+    situation = Situation(ReconcileNeeded(decision), "SendMessage", request, client)
+    with pytest.raises(ReconcileNeeded):
+        await DecisionHandlers().handle(situation)
+    assert client.asked == []

@@ -1324,3 +1324,170 @@ def test_a_protobuf_parse_error_is_invalid_agent_response() -> None:
     found = normalize(raised.value)
     assert found is not None
     assert found.reason is Reason.INVALID_AGENT_RESPONSE
+
+
+# --- statuses read against the operation they answer ----------------------------------------
+
+NGINX_404 = (
+    b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+    b"<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n"
+    b"</body>\r\n</html>\r\n"
+)
+EXPRESS_404 = (
+    b'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n'
+    b"</head>\n<body>\n<pre>Cannot POST /a/rest/message:send</pre>\n</body>\n</html>\n"
+)
+
+
+@pytest.mark.parametrize("page", [NGINX_404, EXPRESS_404, b""])
+@pytest.mark.parametrize(
+    "operation", ["SendMessage", "SendStreamingMessage", "ListTasks", "GetExtendedAgentCard"]
+)
+def test_a_web_servers_404_to_a_call_without_a_task_is_a_wrong_endpoint(
+    page: bytes, operation: str
+) -> None:
+    """No task to lose: an HTML (or empty) 404 is a wrong URL, to fix, never TASK_NOT_FOUND."""
+    response = httpx.Response(404, headers={"content-type": "text/html"}, content=page)
+    decision = classify(response, operation=operation)
+    assert decision.action is Action.FIX_REQUEST
+    assert decision.reason is None
+    error = decision.error
+    assert error is not None
+    assert error.transport is TransportFailure.ENDPOINT
+    assert error.source is Source.STATUS_AND_OPERATION
+    assert "wrong URL" in error.message
+
+
+def test_a_web_servers_404_without_an_operation_keeps_the_old_reading() -> None:
+    """The operation unknown: the status alone, as before (and the source says so)."""
+    response = httpx.Response(404, headers={"content-type": "text/html"}, content=NGINX_404)
+    decision = classify(response)
+    assert decision.reason is Reason.TASK_NOT_FOUND
+    assert decision.error is not None
+    assert decision.error.source is Source.STATUS_FALLBACK
+
+
+def test_an_agents_own_not_found_on_get_task_stays_task_not_found() -> None:
+    """A google.rpc.Status NOT_FOUND body (no ErrorInfo) answering GetTask: TASK_NOT_FOUND."""
+    body = {"error": {"code": 404, "status": "NOT_FOUND", "message": "no such task"}}
+    decision = classify(httpx.Response(404, json=body), operation="GetTask")
+    assert (decision.reason, decision.action) == (Reason.TASK_NOT_FOUND, Action.RECONCILE)
+
+
+def test_a_bare_404_on_get_task_keeps_task_not_found() -> None:
+    """GetTask names a task: a bare 404 there may be the task's."""
+    decision = classify(httpx.Response(404), operation="GetTask")
+    assert decision.reason is Reason.TASK_NOT_FOUND
+
+
+@pytest.mark.parametrize("operation", ["GetTask", "SendMessage", "CancelTask", "ListTasks"])
+def test_a_405_is_a_wrong_endpoint_for_any_operation(operation: str) -> None:
+    """The route exists, not for this method: fix the request."""
+    decision = classify(httpx.Response(405), operation=operation)
+    assert decision.action is Action.FIX_REQUEST
+    assert decision.error is not None
+    assert decision.error.transport is TransportFailure.ENDPOINT
+
+
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        ("CancelTask", Reason.TASK_NOT_CANCELABLE),
+        ("SendMessage", Reason.TASK_GENERATION_MISMATCH),
+        ("GetTask", Reason.TASK_GENERATION_MISMATCH),
+        (None, Reason.TASK_NOT_CANCELABLE),
+    ],
+)
+def test_a_bare_409_names_task_not_cancelable_only_for_cancel_task(
+    operation: str | None, reason: Reason
+) -> None:
+    """The 1.0.0 column for CancelTask; the draft 1.1 column elsewhere; as before unknown."""
+    decision = classify(httpx.Response(409), operation=operation)
+    assert decision.reason is reason
+    assert decision.action is Action.RECONCILE
+
+
+def test_an_a2a_body_wins_over_the_operation_reading() -> None:
+    """A 404 carrying an A2A reason is read by its reason, whatever the operation."""
+    body = {
+        "error": {
+            "code": 404,
+            "status": "NOT_FOUND",
+            "message": "no such task",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "TASK_NOT_FOUND",
+                    "domain": "a2a-protocol.org",
+                }
+            ],
+        }
+    }
+    decision = classify(httpx.Response(404, json=body), operation="SendMessage")
+    assert decision.reason is Reason.TASK_NOT_FOUND
+    assert decision.error is not None
+    assert decision.error.source is Source.ERROR_INFO
+
+
+# --- every form of a body is one input ------------------------------------------------------
+
+_NOT_A_TASK = {"jsonrpc": "2.0", "id": 1, "result": {"id": "t-1"}}
+_A_FAILED_TASK = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"id": "t-1", "status": {"state": "TASK_STATE_FAILED"}},
+}
+
+
+@pytest.mark.parametrize("form", [lambda b: b, json.dumps, lambda b: json.dumps(b).encode()])
+def test_every_form_of_a_body_gets_the_operations_shape_check(form: Any) -> None:
+    """dict, str and bytes: the same INVALID_AGENT_RESPONSE, and the same ok for a task."""
+    assert classify(form(_NOT_A_TASK), operation="GetTask").reason is (
+        Reason.INVALID_AGENT_RESPONSE
+    )
+    assert classify(form(_A_FAILED_TASK), operation="GetTask").action is Action.OK
+
+
+@pytest.mark.parametrize("form", [lambda b: b, lambda b: json.dumps(b).encode()])
+def test_a_json_array_answers_no_operation(form: Any) -> None:
+    """A JSON array answering GetTask is not a Task."""
+    decision = classify(form([{"id": "t-1"}]), operation="GetTask")
+    assert decision.reason is Reason.INVALID_AGENT_RESPONSE
+    assert classify(form([{"id": "t-1"}])).action is Action.OK  # no operation: no shape
+
+
+# --- draft A2A 1.1 --------------------------------------------------------------------------
+
+
+def test_the_draft_generation_mismatch_is_read_on_every_binding() -> None:
+    """-32010, gRPC ABORTED with its ErrorInfo, HTTP 409 Status: TASK_GENERATION_MISMATCH."""
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "TASK_GENERATION_MISMATCH",
+        "domain": "a2a-protocol.org",
+    }
+    jsonrpc = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32010, "message": "stale"}}
+    rest = {"error": {"code": 409, "status": "ABORTED", "message": "stale", "details": [info]}}
+    for body in (jsonrpc, rest):
+        decision = classify(body)
+        assert (decision.reason, decision.action) == (
+            Reason.TASK_GENERATION_MISMATCH,
+            Action.RECONCILE,
+        )
+    status = status_pb2.Status(code=10, message="stale")
+    from google.rpc import error_details_pb2
+
+    status.details.add().Pack(
+        error_details_pb2.ErrorInfo(reason="TASK_GENERATION_MISMATCH", domain="a2a-protocol.org")
+    )
+    assert classify(status).reason is Reason.TASK_GENERATION_MISMATCH
+    assert Reason.TASK_GENERATION_MISMATCH.is_draft
+    assert not Reason.TASK_GENERATION_MISMATCH.is_a2a
+
+
+def test_a_bare_aborted_is_never_retried_as_is() -> None:
+    """GRPC ABORTED alone: a conflict to re-read (reconcile), not a retry."""
+    status = status_pb2.Status(code=10, message="conflict")
+    decision = classify(status)
+    assert decision.action is Action.RECONCILE
+    assert decision.reason is Reason.TASK_GENERATION_MISMATCH

@@ -1279,7 +1279,8 @@ def test_the_advisory_check_alone_exits_0_when_judged_and_2_when_not() -> None:
             [_rpc(_task("t-1")), _timeout],
             CheckStatus.ERROR,
             [
-                "the resend of messageId {sent} got no answer: the answer timed out (httpx.ReadTimeout)",
+                "the resend of messageId {sent} got no answer: "
+                "the answer timed out (httpx.ReadTimeout)",
                 "the first send answered with task t-1",
             ],
             id="the-resend-gets-no-answer",

@@ -17,6 +17,9 @@ Defaults:
       returned unmarked, a cancel that succeeded.
     * TASK_NOT_FOUND: `DecisionHandlers.task_gone` is told (drop your local handle there),
       and the failure is raised: whether to create the task again is the orchestrator's call.
+    * TASK_GENERATION_MISMATCH (draft A2A 1.1: the task changed since the client read it): the
+      task is read again with GetTask and the `ReconcileNeeded` raised carries it
+      (``failure.task``); the request is never resent as it is.
 * degrade:
     * GetExtendedAgentCard refused: the public card the client already has is returned.
     * SubscribeToTask refused with UNSUPPORTED_OPERATION (the task is terminal, or the peer
@@ -51,10 +54,12 @@ Defaults:
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.failures import ReconcileNeeded
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.reasons import Action, Reason
 
@@ -63,6 +68,8 @@ if TYPE_CHECKING:
 
     from a2a_client_errors.failures import CallFailed
     from a2a_client_errors.policy import Decision
+
+_log = logging.getLogger("a2a_client_errors")
 
 __all__ = ["LOST_RACE", "DecisionHandlers", "Polling", "Situation", "poll_task"]
 
@@ -165,7 +172,36 @@ class DecisionHandlers:
             return task
         if situation.reason == Reason.TASK_NOT_FOUND:
             await self.task_gone(situation)
+        if situation.reason == Reason.TASK_GENERATION_MISMATCH:
+            await self._read_again(situation)
         raise situation.failure
+
+    @staticmethod
+    async def _read_again(situation: Situation) -> None:
+        """A stale generation (draft 1.1): read the task again and hand it to the orchestrator.
+
+        Never resent as it is: the orchestrator decides whether to send against the fresh
+        generation. The failure carries the task read (``failure.task``), or none when the
+        request names no task or the read fails (logged).
+        """
+        request = situation.request
+        task_id = getattr(request, "id", "") or getattr(
+            getattr(request, "message", None), "task_id", ""
+        )
+        if not task_id or situation.operation == "GetTask":
+            return
+        try:
+            task = await situation.client.get_task(
+                _types().GetTaskRequest(id=task_id), context=situation.context
+            )
+        except Exception as exc:  # the failure stands as it is, without the task
+            _log.warning(
+                "could not read task again after TASK_GENERATION_MISMATCH (%s)", type(exc).__name__
+            )
+            return
+        failure = situation.failure
+        if isinstance(failure, ReconcileNeeded):
+            failure.task = task
 
     async def task_gone(self, situation: Situation) -> None:
         """The peer knows no such task (any more): drop the local handle here. Default: none."""
