@@ -21,7 +21,7 @@ import httpx
 
 from a2a_client_errors.errors import escape
 from a2a_client_errors.policy import classify
-from a2a_client_errors.reasons import ROWS
+from a2a_client_errors.reasons import A2A_OPERATIONS, NO_TASK_OPERATIONS, ROWS, STATUS_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -132,6 +132,7 @@ def _table_rows() -> list[dict[str, object]]:
             "action": row.action.value,
             "aliases": list(row.aliases),
             "problem_type": row.problem_type,
+            "draft": row.draft,
         }
         for row in ROWS
     ]
@@ -147,7 +148,9 @@ def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
     keys = ("reason", "jsonrpc", "grpc", "http", "grpc_1_0_0", "http_1_0_0", "action")
     cells = [[("-" if row[k] is None else str(row[k])) for k in keys] for row in rows]
     for cell, row in zip(cells, rows, strict=True):
-        if not row["spec"]:
+        if row["draft"]:
+            cell[0] += " †"
+        elif not row["spec"]:
             cell[0] += " *"
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
     out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip() + "\n")
@@ -155,7 +158,19 @@ def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
     for cell in cells:
         out.write("  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)).rstrip() + "\n")
     out.write("\n* not an A2A error: a reason real SDKs send with the A2A domain.\n")
+    out.write("† from the draft of A2A 1.1 (the dev-1.1 branch), not 1.0.\n")
     out.write("1.0.0 columns: the table of A2A 1.0.0, which the official TCK still follows.\n")
+    out.write(
+        "\nA status with no A2A body (no ErrorInfo, code or type) is read against the operation"
+        "\nit answers, when that is known; unknown, the status alone decides as above.\n\n"
+    )
+    for status_row in STATUS_ROWS:
+        what = status_row.reason.value if status_row.reason is not None else "wrong endpoint"
+        operations = ", ".join(sorted(status_row.operations))
+        if len(status_row.operations) > len(NO_TASK_OPERATIONS):
+            others = sorted(A2A_OPERATIONS - status_row.operations)
+            operations = "any operation" + (f" but {', '.join(others)}" if others else "")
+        out.write(f"  {status_row.status}  {operations}\n       -> {what}: {status_row.note}\n")
     return 0
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "A2A_DOMAIN",
     "A2A_JSONRPC_RANGE",
+    "A2A_OPERATIONS",
     "ACTIVE_STATES",
     "ERROR_INFO_TYPE",
     "GRPC_CODES",
@@ -476,7 +477,7 @@ class StatusRow:
     note: str
 
 
-_ALL_OPERATIONS: Final = frozenset(
+A2A_OPERATIONS: Final[frozenset[str]] = frozenset(
     {
         "SendMessage",
         "SendStreamingMessage",
@@ -491,16 +492,17 @@ _ALL_OPERATIONS: Final = frozenset(
         "GetExtendedAgentCard",
     }
 )
+"""The operations of A2A 1.0, by their JSON-RPC (and gRPC) names."""
 
 # fmt: off
 STATUS_ROWS: tuple[StatusRow, ...] = (
     StatusRow(404, NO_TASK_OPERATIONS, None, TransportFailure.ENDPOINT,
               "no task to lose: a web server's page for a wrong URL or route"),
-    StatusRow(405, _ALL_OPERATIONS, None, TransportFailure.ENDPOINT,
+    StatusRow(405, A2A_OPERATIONS, None, TransportFailure.ENDPOINT,
               "the route exists, not for this method: a wrong URL or binding"),
     StatusRow(409, frozenset({"CancelTask"}), _R.TASK_NOT_CANCELABLE, None,
               "the 1.0.0 column: only CancelTask can be refused this way"),
-    StatusRow(409, _ALL_OPERATIONS - {"CancelTask"}, _R.TASK_GENERATION_MISMATCH, None,
+    StatusRow(409, A2A_OPERATIONS - {"CancelTask"}, _R.TASK_GENERATION_MISMATCH, None,
               "the draft 1.1 column: a stale task generation; re-read the task"),
 )
 # fmt: on

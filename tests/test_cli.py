@@ -170,3 +170,18 @@ def test_module_entry_point_exits_with_the_status(
         runpy.run_module("a2a_client_errors", run_name="__main__")
     assert exited.value.code == 0
     assert "TASK_NOT_FOUND" in capsys.readouterr().out
+
+
+def test_the_table_shows_the_draft_row_and_the_operation_aware_rows() -> None:
+    """The draft 1.1 reason is marked; the statuses read against the operation are listed."""
+    code, text = _run(["table"])
+    assert code == 0
+    assert "TASK_GENERATION_MISMATCH †" in text
+    assert "from the draft of A2A 1.1" in text
+    assert "-> wrong endpoint" in text
+    assert "-> TASK_NOT_CANCELABLE: the 1.0.0 column" in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    code, raw = _run(["table", "--json"])
+    rows = {row["reason"]: row for row in json.loads(raw)}
+    assert rows["TASK_GENERATION_MISMATCH"]["draft"] is True
+    assert rows["TASK_NOT_FOUND"]["draft"] is False

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from a2a_client_errors.errors import escape
 from a2a_client_errors.reasons import (
+    A2A_OPERATIONS,
     ACTIVE_STATES,
     GRPC_CODES,
     INTERRUPTED_STATES,
@@ -68,21 +69,7 @@ OTHER_REASON: Final = "OTHER"
 UNSPECIFIED: Final = "UNSPECIFIED"
 """The reason label of an error no signal named a reason or a status for."""
 
-OPERATIONS: Final[frozenset[str]] = frozenset(
-    {
-        "SendMessage",
-        "SendStreamingMessage",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "SubscribeToTask",
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-        "GetExtendedAgentCard",
-    }
-)
+OPERATIONS: Final[frozenset[str]] = A2A_OPERATIONS
 """The A2A 1.0 operations: the values of the ``method`` label (with "other", "unknown")."""
 
 TASK_STATES: Final[frozenset[str]] = frozenset(
