@@ -776,9 +776,10 @@ class _Call:
             return _NO_TIME
         try:
             result = lookup(time_left)
-            _refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        # Misuse, not a failed look: said to the caller, as for ``fn``.
+        _refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
         return result  # type: ignore[return-value]
 
     async def _alook(self) -> LookupResult:
@@ -805,8 +806,13 @@ class _Call:
             self.resolution = Resolution.FOUND
             self.found = _Outcome(value=result.value)
             self._tell_unknown(decision)
-            self.decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            found = self.decision = Decision(
+                Action.OK, operation=self.operation, attempt=self.attempt
+            )
             self.plan = _Plan.DONE
+            guard = self.guard
+            if guard._observers["on_decision"]:  # the call ended ok, as any success is told
+                guard._emit("on_decision", self._event(found, guard.clock()))
             return None
         if isinstance(result, NotFound):
             self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled
