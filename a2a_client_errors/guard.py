@@ -776,9 +776,10 @@ class _Call:
             return _NO_TIME
         try:
             result = lookup(time_left)
-            _refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        # Misuse, not a failed look: said to the caller, as for ``fn``.
+        _refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
         return result  # type: ignore[return-value]
 
     async def _alook(self) -> LookupResult:

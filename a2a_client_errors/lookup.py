@@ -69,10 +69,6 @@ class Resolution(str, enum.Enum):
         return self.value
 
 
-def _never(peer: str) -> bool:
-    return False
-
-
 @dataclass(frozen=True, slots=True)
 class ExactlyOnce:
     """How a guarded call makes an unknown outcome known before it resends (see the module).

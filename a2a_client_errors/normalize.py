@@ -853,7 +853,7 @@ _TRANSPORT_TYPES: tuple[
     (httpx.DecodingError, TransportFailure.DECODING),
     ((httpx.TransportError, httpx.StreamError), TransportFailure.NETWORK),
     (TimeoutError, TransportFailure.TIMEOUT),
-    ((ConnectionRefusedError, ConnectionAbortedError), TransportFailure.CONNECT),
+    ((ConnectionRefusedError, ConnectionAbortedError, socket.gaierror), TransportFailure.CONNECT),
     ((ConnectionError, ssl.SSLError), TransportFailure.NETWORK),
 )
 
@@ -916,18 +916,27 @@ def _phase(exc: BaseException) -> str:
 def _transport(exc: BaseException, limits: Limits) -> CallError:
     """A transport exception; the most telling exception in its chain names the failure.
 
-    Its delivery is *not sent* when any exception in the chain is one raised before the
+    Its delivery is *not sent* when the exception, or one it was raised from (its explicit
+    causes, never the exceptions it was raised while handling), is one raised before the
     request could leave (`_NOT_SENT_TYPES`), else *unknown*: a read or write error or timeout,
     a closed connection, a deadline that cut the attempt short may all come after the agent
     did the work. Its message names the failure and its type, never the exception's text: an
     httpx error may quote the URL or a header value it refused (a token with a newline).
+    (A read error raised while handling an earlier connect error, a second try,
+    is that read error's: unknown.)
     """
     failure = TransportFailure.UNKNOWN
     culprit = exc
     delivery = Delivery.UNKNOWN
-    for link in _chain(exc):
+    link: BaseException | None = exc
+    for _ in range(16):
+        if link is None:
+            break
         if isinstance(link, _NOT_SENT_TYPES):
             delivery = Delivery.NOT_SENT
+            break
+        link = link.__cause__
+    for link in _chain(exc):
         for types, found in _TRANSPORT_TYPES:
             if isinstance(link, types):
                 if found is TransportFailure.TLS or failure is TransportFailure.UNKNOWN:
@@ -967,7 +976,10 @@ _SDK_TIMEOUTS: Final = frozenset({"A2AClientTimeoutError"})
 def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     """An a2a-sdk client exception: its cause when it kept one, else its class and data."""
     cause = exc.__cause__
-    if cause is not None and not isinstance(cause, (ValueError, KeyError, TypeError)):
+    # A cause that is the peer's data failing to parse (not an OS error such as a certificate
+    # failure, which is a ValueError too) says the answer was broken.
+    broken = isinstance(cause, (ValueError, KeyError, TypeError)) and not isinstance(cause, OSError)
+    if cause is not None and not broken:
         found = _from_exception(cause, limits)
         if found is not None and (
             found.kind is not ErrorKind.TRANSPORT or found.transport is not TransportFailure.UNKNOWN
@@ -990,7 +1002,7 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     status = getattr(exc, "status_code", None)
     if type(status) is int and 100 <= status <= 599:
         return _build(WireShape.BARE_STATUS, limits, http_status=status, message=message)
-    if isinstance(cause, ValueError):
+    if broken and isinstance(cause, ValueError):
         # a2a-sdk raises A2AClientError from a JSONDecodeError when the peer's body is not JSON.
         return _invalid(_message(message, limits))
     for name in names:

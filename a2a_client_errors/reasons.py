@@ -50,6 +50,7 @@ __all__ = [
     "STATUS_ROWS",
     "TERMINAL_STATES",
     "TRANSPORT_ACTIONS",
+    "UNKNOWN_3XX",
     "UNKNOWN_DELIVERY_REASONS",
     "Action",
     "Delivery",
@@ -403,7 +404,8 @@ class Delivery(str, enum.Enum):
     4xx, a gRPC status that says the call was not carried out."""
     UNKNOWN = "unknown"
     """It may have been processed: the answer was lost (read or write error or timeout, a
-    connection closed before the answer), a hop's 500/502/504, an internal error, gRPC
+    connection closed before the answer), a hop's 500/502/504, a 301/302/303 redirect (the
+    answer to a POST already carried out), an internal error, gRPC
     UNKNOWN, INTERNAL, DEADLINE_EXCEEDED or CANCELLED, or a success that could not be read."""
 
     def __str__(self) -> str:
@@ -434,6 +436,10 @@ _GRPC_DELIVERY: Mapping[str, Delivery] = MappingProxyType(
 NOT_PROCESSED_5XX: frozenset[int] = frozenset({501, 503, 505})
 """Server-error statuses that say by their HTTP meaning that the request was not carried out."""
 
+UNKNOWN_3XX: frozenset[int] = frozenset({301, 302, 303})
+"""Redirects that may answer a POST already carried out (post/redirect/get): unknown. 307 and
+308 ask for the same request again elsewhere; 300 offers choices: not processed."""
+
 
 def status_delivery(
     http_status: int | None, grpc_status: str | None, *, has_details: bool = False
@@ -447,7 +453,7 @@ def status_delivery(
         return _D.UNKNOWN
     if http_status >= 500:
         return _D.NOT_PROCESSED if http_status in NOT_PROCESSED_5XX else _D.UNKNOWN
-    return _D.NOT_PROCESSED
+    return _D.UNKNOWN if http_status in UNKNOWN_3XX else _D.NOT_PROCESSED
 
 
 NO_TASK_OPERATIONS: frozenset[str] = frozenset(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import socket
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ from a2a_client_errors import (
     escape,
     normalize,
 )
+from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors.reasons import ROWS, Delivery, ReasonRow
 from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
 from tests.conftest import (
     A2A_DOMAIN,
@@ -1491,3 +1494,311 @@ def test_a_bare_aborted_is_never_retried_as_is() -> None:
     decision = classify(status)
     assert decision.action is Action.RECONCILE
     assert decision.reason is Reason.TASK_GENERATION_MISMATCH
+
+
+# --- delivery: what reached the agent ---------------------------------------------------------
+
+NOT_SENT, NOT_PROCESSED, UNKNOWN = Delivery.NOT_SENT, Delivery.NOT_PROCESSED, Delivery.UNKNOWN
+
+
+def _expected(reason: Reason) -> Delivery:
+    """An A2A reason the agent sent: refused, but for the three that may follow done work."""
+    unknown = (Reason.INTERNAL_ERROR, Reason.UNKNOWN_ERROR, Reason.INVALID_AGENT_RESPONSE)
+    return UNKNOWN if reason in unknown else NOT_PROCESSED
+
+
+GRPC_UNKNOWN = ("CANCELLED", "UNKNOWN", "DEADLINE_EXCEEDED", "INTERNAL", "DATA_LOSS", "UNAVAILABLE")
+
+
+@pytest.mark.parametrize("code", [c for c in grpc.StatusCode if c is not grpc.StatusCode.OK])
+def test_every_grpc_code_has_its_delivery(code: grpc.StatusCode) -> None:
+    """A gRPC status without details: unknown for the codes that may follow done work."""
+    expected = UNKNOWN if code.name in GRPC_UNKNOWN else NOT_PROCESSED
+    assert _error(rpc_error(code, "x")).delivery is expected
+
+
+def test_grpc_unavailable_with_details_is_not_processed() -> None:
+    """UNAVAILABLE with a status trailer is the server's; bare, it may be a reset connection."""
+    with_details = rpc_error(grpc.StatusCode.UNAVAILABLE, "busy", packed_retry_info(1))
+    assert _error(with_details).delivery is NOT_PROCESSED
+    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "reset")).delivery is UNKNOWN
+
+
+def test_grpc_internal_with_details_stays_unknown() -> None:
+    """INTERNAL is unknown with details too."""
+    exc = rpc_error(grpc.StatusCode.INTERNAL, "x", packed_bad_request("f", "d"))
+    assert _error(exc).delivery is UNKNOWN
+
+
+@pytest.mark.parametrize("reason", list(Reason), ids=str)
+def test_grpc_a2a_reason_decides_the_delivery(reason: Reason) -> None:
+    """A gRPC status with an A2A ErrorInfo: the reason decides, whatever the code."""
+    for code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION):
+        exc = rpc_error(code, "x", packed_error_info(reason.value))
+        assert _error(exc).delivery is _expected(reason)
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (100, NOT_PROCESSED),
+        (301, UNKNOWN),
+        (303, UNKNOWN),
+        (307, NOT_PROCESSED),
+        (308, NOT_PROCESSED),
+        (400, NOT_PROCESSED),
+        (404, NOT_PROCESSED),
+        (408, NOT_PROCESSED),
+        (409, NOT_PROCESSED),
+        (429, NOT_PROCESSED),
+        (500, UNKNOWN),
+        (501, NOT_PROCESSED),
+        (502, UNKNOWN),
+        (503, NOT_PROCESSED),
+        (504, UNKNOWN),
+        (505, NOT_PROCESSED),
+        (507, UNKNOWN),
+        (599, UNKNOWN),
+    ],
+)
+def test_bare_http_status_delivery(status: int, expected: Delivery) -> None:
+    """A bare status: 501/503/505 refused the call; 500/502/504 may follow done work."""
+    assert _error(httpx.Response(status)).delivery is expected
+    page = httpx.Response(status, text="<html>x</html>", headers={"content-type": "text/html"})
+    assert _error(page).delivery is expected
+
+
+@pytest.mark.parametrize("reason", list(Reason), ids=str)
+@pytest.mark.parametrize("status", [400, 500, 502, 503])
+def test_error_info_reason_decides_the_delivery(reason: Reason, status: int) -> None:
+    """An A2A ErrorInfo names the delivery whatever the HTTP status."""
+    body = status_body(status, "INTERNAL", "x", [error_info(reason.value)])
+    found = _error(json_response(status, body))
+    assert found.source is Source.ERROR_INFO
+    assert found.delivery is _expected(reason)
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if row.jsonrpc is not None], ids=lambda row: row.reason.value
+)
+def test_jsonrpc_code_decides_the_delivery(row: ReasonRow) -> None:
+    """A JSON-RPC error code on HTTP 200 (or 500) names the delivery."""
+    assert row.jsonrpc is not None
+    for status in (200, 500):
+        found = _error(json_response(status, jsonrpc_error(row.jsonrpc, "x")))
+        assert found.reason is row.reason
+        assert found.delivery is _expected(row.reason)
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if row.problem_type is not None], ids=lambda row: row.reason.value
+)
+def test_problem_type_decides_the_delivery(row: ReasonRow) -> None:
+    """A problem+json type URI names the delivery, on a 500 too."""
+    body = {"type": row.problem_type, "title": "x", "status": 500}
+    found = _error(json_response(500, body, content_type="application/problem+json"))
+    assert found.source is Source.PROBLEM_TYPE
+    assert found.delivery is _expected(row.reason)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.reason.value)
+def test_legacy_body_decides_the_delivery(row: ReasonRow) -> None:
+    """A pre-1.0 body naming the error class names the delivery, on a 500 too."""
+    for body in ({"type": row.error}, {"error": f"io.a2a.spec.{row.error}", "message": "x"}):
+        found = _error(json_response(500, body))
+        assert found.source is Source.LEGACY_BODY
+        assert found.delivery is _expected(row.reason)
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if hasattr(sdk, row.error)], ids=lambda row: row.reason.value
+)
+def test_sdk_error_class_decides_the_delivery(row: ReasonRow) -> None:
+    """Each a2a-sdk error class names the delivery of its reason."""
+    found = _error(getattr(sdk, row.error)("x"))
+    assert found.reason is row.reason
+    assert found.delivery is _expected(row.reason)
+
+
+def test_every_sdk_error_class_is_in_the_delivery_table() -> None:
+    """The a2a-sdk error classes the table covers are all the sdk's A2A errors."""
+    covered = {row.error for row in ROWS if hasattr(sdk, row.error)}
+    assert len(covered) >= 13
+
+
+def _real_connect_error() -> httpx.ConnectError:
+    """A ConnectError as httpx raises it: mapped from httpcore, itself from the OS error."""
+    import httpcore
+
+    try:
+        try:
+            try:
+                raise ConnectionRefusedError(111, "Connection refused")
+            except ConnectionRefusedError as os_error:
+                raise httpcore.ConnectError(str(os_error)) from os_error
+        except httpcore.ConnectError as core:
+            raise httpx.ConnectError(str(core)) from core
+    except httpx.ConnectError as exc:
+        return exc
+
+
+TRANSPORT_DELIVERY: list[tuple[BaseException, Delivery]] = [
+    (httpx.ConnectError("refused"), NOT_SENT),
+    (httpx.ConnectTimeout("connect timed out"), NOT_SENT),
+    (httpx.PoolTimeout("no connection free"), NOT_SENT),
+    (httpx.ProxyError("proxy said no"), NOT_SENT),
+    (httpx.UnsupportedProtocol("ftp"), NOT_SENT),
+    (httpx.InvalidURL("bad url"), NOT_SENT),
+    (httpx.LocalProtocolError("bad header"), NOT_SENT),
+    (httpx.ReadTimeout("read timed out"), UNKNOWN),
+    (httpx.WriteTimeout("write timed out"), UNKNOWN),
+    (httpx.ReadError("reset"), UNKNOWN),
+    (httpx.WriteError("broken pipe"), UNKNOWN),
+    (httpx.RemoteProtocolError("server disconnected"), UNKNOWN),
+    (httpx.DecodingError("bad gzip"), UNKNOWN),
+    (httpx.TooManyRedirects("loop"), UNKNOWN),
+    (ConnectionRefusedError(111, "refused"), NOT_SENT),
+    (socket.gaierror(-2, "Name or service not known"), NOT_SENT),
+    (ssl.SSLCertVerificationError("certificate verify failed"), NOT_SENT),
+    (ConnectionResetError(104, "reset by peer"), UNKNOWN),
+    (ConnectionAbortedError(103, "aborted"), UNKNOWN),
+    (BrokenPipeError(32, "broken pipe"), UNKNOWN),
+    (ssl.SSLError("bad record mac"), UNKNOWN),
+    (ssl.SSLEOFError("eof"), UNKNOWN),
+    (TimeoutError("timed out"), UNKNOWN),
+    (AttemptCutShortError("the deadline"), UNKNOWN),
+]
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"), TRANSPORT_DELIVERY, ids=[type(e).__name__ for e, _ in TRANSPORT_DELIVERY]
+)
+def test_transport_exception_delivery(exc: BaseException, expected: Delivery) -> None:
+    """Raised before a byte could reach the agent: not sent; anything later: unknown."""
+    found = _error(exc)
+    assert found.kind is ErrorKind.TRANSPORT
+    assert found.delivery is expected
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"), TRANSPORT_DELIVERY, ids=[type(e).__name__ for e, _ in TRANSPORT_DELIVERY]
+)
+def test_transport_exception_in_an_sdk_client_error(exc: BaseException, expected: Delivery) -> None:
+    """An A2AClientError raised from a transport exception has that exception's delivery."""
+    wrapped = _raised_from(A2AClientError("Network communication error"), exc)
+    assert _error(wrapped).delivery is expected
+
+
+def test_httpx_connect_error_from_the_os_is_not_sent() -> None:
+    """A ConnectError mapped from httpcore from a refused connection is not sent, wrapped too."""
+    exc = _real_connect_error()
+    assert _error(exc).delivery is NOT_SENT
+    assert _error(_raised_from(A2AClientError("Network error"), exc)).delivery is NOT_SENT
+
+
+def test_an_invalid_url_from_a_real_client_is_not_sent() -> None:
+    """Httpx refusing a URL before sending: not sent."""
+    with httpx.Client() as client, pytest.raises(httpx.UnsupportedProtocol) as caught:
+        client.post("ftp://agent.test/")
+    assert _error(caught.value).delivery is NOT_SENT
+
+
+def test_read_error_while_handling_a_connect_error_is_unknown() -> None:
+    """A second try's read error raised inside the first's except block is unknown, not sent."""
+    try:
+        try:
+            raise httpx.ConnectError("refused")
+        except httpx.ConnectError:
+            raise httpx.ReadError("reset by peer")  # noqa: B904 (the context is the point)
+    except httpx.ReadError as exc:
+        found = _error(exc)
+    assert found.delivery is UNKNOWN
+
+
+def test_a_wrapper_of_a_connect_error_by_context_only_is_unknown() -> None:
+    """A wrapper that does not say it was raised from the connect error proves nothing."""
+    try:
+        try:
+            raise httpx.ConnectError("refused")
+        except httpx.ConnectError:
+            raise A2AClientError("Network error")  # noqa: B904
+    except A2AClientError as exc:
+        found = _error(exc)
+    assert found.delivery is UNKNOWN
+
+
+def test_sdk_timeout_is_unknown() -> None:
+    """A2AClientTimeoutError may be a read timeout: unknown."""
+    assert _error(A2AClientTimeoutError("timed out")).delivery is UNKNOWN
+
+
+def test_sdk_error_with_a_status_code_has_the_status_delivery() -> None:
+    """An a2a-sdk error carrying an HTTP status has that status's delivery."""
+    from a2a.client.errors import AgentCardResolutionError
+
+    assert _error(AgentCardResolutionError("x", status_code=503)).delivery is NOT_PROCESSED
+    assert _error(AgentCardResolutionError("x", status_code=502)).delivery is UNKNOWN
+
+
+def test_sdk_error_from_a_json_decode_error_is_unknown() -> None:
+    """An A2AClientError raised from a body that is not JSON: the answer broke, unknown."""
+    try:
+        json.loads("<html>")
+    except ValueError as cause:
+        exc = _raised_from(A2AClientError("bad json"), cause)
+    found = _error(exc)
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
+    assert found.delivery is UNKNOWN
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, text="not json", headers={"content-type": "application/json"}),
+        httpx.Response(200, content=b"\xff\xfe", headers={"content-type": "application/json"}),
+        json_response(200, {"jsonrpc": "2.0", "id": 1}),
+    ],
+    ids=["not-json", "not-utf8", "no-result"],
+)
+def test_broken_success_body_is_unknown(response: httpx.Response) -> None:
+    """A 2xx the client cannot read (INVALID_AGENT_RESPONSE): the agent answered, unknown."""
+    found = _error(response)
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
+    assert found.source is Source.INVALID_RESPONSE
+    assert found.delivery is UNKNOWN
+
+
+def test_card_refusal_is_not_sent() -> None:
+    """A call the agent card refused never left: not sent, whatever its reason."""
+    error = CallError(
+        ErrorKind.PROTOCOL, Reason.INTERNAL_ERROR, Source.AGENT_CARD, WireShape.NOT_SENT
+    )
+    assert error.delivery is NOT_SENT
+    assert error.to_dict()["delivery"] == "not_sent"
+
+
+def test_delivery_given_is_kept_and_reported() -> None:
+    """An explicit delivery overrides the derived one, in the record and its dict."""
+    error = CallError(
+        ErrorKind.TRANSPORT, None, Source.TRANSPORT, WireShape.TRANSPORT, delivery=NOT_SENT
+    )
+    assert error.delivery is NOT_SENT
+    assert error.to_dict()["delivery"] == "not_sent"
+    assert _error(httpx.Response(503)).to_dict()["delivery"] == "not_processed"
+
+
+def test_dns_failure_is_a_connect_failure() -> None:
+    """socket.gaierror (DNS) is a connect failure, retried, not an unjudged exception."""
+    exc = socket.gaierror(-2, "Name or service not known")
+    found = _error(exc)
+    assert found.transport is TransportFailure.CONNECT
+    assert classify(exc).action is Action.RETRY
+
+
+def test_sdk_error_from_a_certificate_failure_is_tls_not_a_broken_answer() -> None:
+    """A certificate failure (a ValueError too) under an a2a-sdk error is TLS, not the peer's."""
+    cause = ssl.SSLCertVerificationError("certificate verify failed")
+    found = _error(_raised_from(A2AClientError("Network error"), cause))
+    assert found.transport is TransportFailure.TLS
+    assert found.reason is None
+    assert found.delivery is NOT_SENT

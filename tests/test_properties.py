@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import socket
+import ssl
 from typing import Any
 
 import grpc
@@ -22,7 +25,7 @@ from a2a_client_errors import (
     classify,
     normalize,
 )
-from a2a_client_errors.reasons import ROWS
+from a2a_client_errors.reasons import ROWS, Delivery
 from tests.conftest import (
     A2A_DOMAIN,
     BAD_REQUEST,
@@ -159,6 +162,8 @@ def _check(found: object) -> None:
             and (math.isfinite(found.retry_after) or found.grpc_status is not None)
         )
         assert isinstance(str(found), str)
+        assert isinstance(found.delivery, Delivery)
+        assert found.to_dict()["delivery"] == found.delivery.value
 
 
 def _check_all(x: object) -> None:
@@ -168,6 +173,7 @@ def _check_all(x: object) -> None:
     assert isinstance(decision, Decision)
     assert isinstance(decision.action, Action)
     assert (decision.action is Action.OK) == (found is None)
+    assert decision.delivery is (None if found is None else found.delivery)
 
 
 # --- never raises ------------------------------------------------------------------------------
@@ -405,3 +411,64 @@ def test_error_info_reason_comes_first(case: tuple[dict[str, Any], int, Reason])
         assert found.domain == A2A_DOMAIN
         assert all(isinstance(v, str) for v in found.metadata.values())
         assert classify(x).reason is reason
+
+
+# --- delivery: any chain of exceptions -----------------------------------------------------------
+
+NOT_SENT_TYPES = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+    httpx.UnsupportedProtocol,
+    httpx.InvalidURL,
+    httpx.LocalProtocolError,
+    ConnectionRefusedError,
+    socket.gaierror,
+    ssl.SSLCertVerificationError,
+)
+EXCEPTIONS = [
+    *(lambda t=t: t("x") for t in NOT_SENT_TYPES),
+    lambda: httpx.ReadError("x"),
+    lambda: httpx.WriteError("x"),
+    lambda: httpx.ReadTimeout("x"),
+    lambda: httpx.RemoteProtocolError("x"),
+    lambda: httpx.DecodingError("x"),
+    lambda: ConnectionResetError("x"),
+    lambda: ssl.SSLError("x"),
+    lambda: TimeoutError("x"),
+    lambda: RuntimeError("x"),
+    lambda: ValueError("x"),
+]
+
+
+@st.composite
+def exception_chains(draw: st.DrawFn) -> BaseException:
+    """An exception whose causes and contexts are other exceptions, in any order."""
+    links = [draw(st.sampled_from(EXCEPTIONS))() for _ in range(draw(st.integers(1, 5)))]
+    for outer, inner in itertools.pairwise(links):
+        if draw(st.booleans()):
+            outer.__cause__ = inner
+        else:
+            outer.__context__ = inner
+    return links[0]
+
+
+def _causes(exc: BaseException | None) -> list[BaseException]:
+    found = []
+    while exc is not None:
+        found.append(exc)
+        exc = exc.__cause__
+    return found
+
+
+@PROPERTY
+@given(exception_chains())
+def test_any_exception_chain_has_a_delivery(exc: BaseException) -> None:
+    """Any chain of exceptions: never raises, and not sent only when a cause proves it."""
+    found = normalize(exc)
+    _check_all(exc)
+    assert found is not None
+    proven = any(isinstance(link, NOT_SENT_TYPES) for link in _causes(exc))
+    assert (found.delivery is Delivery.NOT_SENT) == proven
+    assert found.delivery in (Delivery.NOT_SENT, Delivery.UNKNOWN)

@@ -344,3 +344,74 @@ def test_task_state_sets() -> None:
         "TASK_STATE_REJECTED",
     } == reasons.TERMINAL_STATES
     assert {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"} == reasons.INTERRUPTED_STATES
+
+
+# --- delivery: what a status alone says reached the agent ---------------------------------------
+
+# Written out, not derived: the gRPC codes after which the call may have been carried out.
+GRPC_UNKNOWN_DELIVERY = frozenset(
+    {"OK", "CANCELLED", "UNKNOWN", "DEADLINE_EXCEEDED", "INTERNAL", "DATA_LOSS", "UNAVAILABLE"}
+)
+
+
+@pytest.mark.parametrize("name", GRPC_CODE_NAMES)
+def test_every_grpc_code_has_a_delivery(name: str) -> None:
+    """Each gRPC code alone is unknown (may have run) or not processed (refused), by the table."""
+    delivery = reasons.Delivery
+    expected = delivery.UNKNOWN if name in GRPC_UNKNOWN_DELIVERY else delivery.NOT_PROCESSED
+    assert reasons.status_delivery(None, name) is expected
+
+
+def test_grpc_unavailable_with_details_is_not_processed() -> None:
+    """UNAVAILABLE with details is the server's refusal; without, it may be a reset connection."""
+    assert reasons.status_delivery(None, "UNAVAILABLE", has_details=True) is (
+        reasons.Delivery.NOT_PROCESSED
+    )
+    assert reasons.status_delivery(None, "UNAVAILABLE") is reasons.Delivery.UNKNOWN
+
+
+@pytest.mark.parametrize("name", sorted(GRPC_UNKNOWN_DELIVERY - {"UNAVAILABLE"}))
+def test_details_do_not_make_other_codes_not_processed(name: str) -> None:
+    """Only UNAVAILABLE is told apart by its details: INTERNAL with details is still unknown."""
+    assert reasons.status_delivery(None, name, has_details=True) is reasons.Delivery.UNKNOWN
+
+
+def test_grpc_code_wins_over_an_http_status() -> None:
+    """A gRPC code (gRPC over HTTP/2 answers 200) decides, not the HTTP status."""
+    assert reasons.status_delivery(200, "INVALID_ARGUMENT") is reasons.Delivery.NOT_PROCESSED
+    assert reasons.status_delivery(400, "INTERNAL") is reasons.Delivery.UNKNOWN
+
+
+def _http_delivery(status: int) -> reasons.Delivery:
+    """The expected delivery of a bare HTTP status, written out by its meaning."""
+    if 200 <= status < 300:
+        return reasons.Delivery.UNKNOWN  # an error on a success: the work may be done
+    if status in (301, 302, 303):
+        return reasons.Delivery.UNKNOWN  # post/redirect/get: the POST may have been carried out
+    if status >= 500:
+        if status in (501, 503, 505):
+            return reasons.Delivery.NOT_PROCESSED
+        return reasons.Delivery.UNKNOWN
+    return reasons.Delivery.NOT_PROCESSED
+
+
+@pytest.mark.parametrize("status", range(100, 600))
+def test_every_http_status_has_a_delivery(status: int) -> None:
+    """1xx, 3xx but 301-303, 4xx, 501/503/505: not processed; 2xx, 301-303, other 5xx: unknown."""
+    assert reasons.status_delivery(status, None) is _http_delivery(status)
+
+
+def test_no_status_at_all_is_unknown() -> None:
+    """Neither an HTTP status nor a gRPC code: unknown."""
+    assert reasons.status_delivery(None, None) is reasons.Delivery.UNKNOWN
+
+
+def test_unknown_delivery_reasons_are_the_three() -> None:
+    """Only INTERNAL_ERROR, UNKNOWN_ERROR and INVALID_AGENT_RESPONSE may follow done work."""
+    assert {
+        Reason.INTERNAL_ERROR,
+        Reason.UNKNOWN_ERROR,
+        Reason.INVALID_AGENT_RESPONSE,
+    } == reasons.UNKNOWN_DELIVERY_REASONS
+    assert frozenset({501, 503, 505}) == reasons.NOT_PROCESSED_5XX
+    assert str(reasons.Delivery.NOT_SENT) == "not_sent"

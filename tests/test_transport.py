@@ -16,7 +16,13 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
-from a2a_client_errors.failures import DegradeNeeded, ReconcileNeeded, ReportNeeded, RetryExhausted
+from a2a_client_errors.failures import (
+    DegradeNeeded,
+    OutcomeUnknown,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+)
 from a2a_client_errors.guard import Guard
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import RetryBudget
@@ -672,3 +678,339 @@ def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> N
     # Attempts start at 0, 4.25 and 8.75 s (draws of half the backoff); a fourth would start
     # at 13.75 s, past the deadline counted from 0 (it would fit one counted from 4 s).
     assert starts == [0.0, 4.25, 8.75]
+
+
+# --- unknown outcomes of a send: the look-up through the inner transport -------------------------
+
+
+class LosingAgent:
+    """An in-memory agent behind a MockTransport that can lose a send's answer.
+
+    A send either makes its task and then loses the answer (``"lose"``), loses the request
+    before making anything (``"drop"``), or answers (``"ok"``), by ``plan`` (the last repeats).
+    Look-ups (ListTasks, GetTask, subscriptions) are answered from the tasks it made.
+    """
+
+    def __init__(
+        self, *plan: str, state: str = "TASK_STATE_COMPLETED", subscribe: str = "stream"
+    ) -> None:
+        self.plan = list(plan)
+        self.state = state
+        self.subscribe = subscribe
+        self.tasks: list[dict[str, Any]] = []
+        self.requests: list[httpx.Request] = []
+        self.sends: list[bytes] = []
+
+    def _step(self) -> str:
+        return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
+
+    def _task(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": message.get("taskId", f"task-{len(self.tasks) + 1}"),
+            "contextId": message.get("contextId", "ctx-new"),
+            "status": {"state": self.state},
+            "history": [message],
+        }
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        """Answer one request."""
+        self.requests.append(request)
+        body: Any = json.loads(request.content) if request.content else None
+        rpc = isinstance(body, dict) and "method" in body
+        method = body["method"] if rpc else None
+        path = request.url.path
+        if (
+            isinstance(body, list)
+            or method
+            in (
+                "SendMessage",
+                "SendStreamingMessage",
+                "message/send",
+            )
+            or path.endswith(("message:send", "message:stream"))
+        ):
+            return self._send(request, body)
+        if method in ("ListTasks", "tasks/list") or (
+            request.method == "GET" and path.endswith("/tasks")
+        ):
+            page = {"tasks": self.tasks, "nextPageToken": ""}
+            return httpx.Response(
+                200, json={"jsonrpc": "2.0", "id": body["id"], "result": page} if rpc else page
+            )
+        if method == "GetTask" or (request.method == "GET" and "/tasks/" in path):
+            task_id = body["params"]["id"] if rpc else path.rsplit("/", 1)[-1]
+            found = [t for t in self.tasks if t["id"] == task_id]
+            if not found:
+                error = {
+                    "jsonrpc": "2.0",
+                    "id": body["id"],
+                    "error": {"code": -32001, "message": "no"},
+                }
+                return httpx.Response(200, json=error)
+            return httpx.Response(
+                200, json={"jsonrpc": "2.0", "id": body["id"], "result": found[0]}
+            )
+        if method == "SubscribeToTask" or path.endswith(":subscribe"):
+            if self.subscribe == "fail":
+                raise httpx.ConnectError("refused", request=request)
+            if self.subscribe == "refuse":
+                return httpx.Response(404, text="no")
+            event = {
+                "statusUpdate": {"taskId": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+            }
+            payload = {"jsonrpc": "2.0", "id": body["id"], "result": event} if rpc else event
+            return httpx.Response(
+                200,
+                content=b"data: " + json.dumps(payload).encode() + b"\n\n",
+                headers={"content-type": "text/event-stream"},
+            )
+        return httpx.Response(404, text="no such route")
+
+    def _send(self, request: httpx.Request, body: Any) -> httpx.Response:
+        self.sends.append(request.content)
+        step = self._step()
+        if step == "drop":
+            raise httpx.ReadError("connection reset", request=request)
+        items = body if isinstance(body, list) else [body]
+        for item in items:
+            params = item.get("params", item) if isinstance(item, dict) else {}
+            if isinstance(params, dict) and isinstance(params.get("message"), dict):
+                self.tasks.append(self._task(params["message"]))
+        if step == "lose":
+            raise httpx.ReadError("connection reset after the request", request=request)
+        if isinstance(body, list):
+            return httpx.Response(200, json=[{"jsonrpc": "2.0", "id": 1, "result": {}}])
+        return httpx.Response(
+            200, json={"jsonrpc": "2.0", "id": 1, "result": {"task": self.tasks[-1]}}
+        )
+
+
+def lookup_guard(clock: FakeClock, **kwargs: Any) -> Guard:
+    """A Guard for the look-up tests (fake clock, the default ExactlyOnce)."""
+    return guard_on(clock, **kwargs)
+
+
+def _post(
+    mode: str, transport_of: Any, url: str, body: Any, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    """POST ``body`` through a sync or async client on the transport ``transport_of`` builds."""
+    headers = {"Authorization": SECRET, **(headers or {})}
+    if mode == "sync":
+        with httpx.Client(transport=transport_of("sync")) as client:
+            return client.post(url, json=body, headers=headers)
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport_of("async")) as client:
+            return await client.post(url, json=body, headers=headers)
+
+    return asyncio.run(go())
+
+
+def _transport(agent: LosingAgent, guard: Guard, **kwargs: Any) -> Any:
+    inner = httpx.MockTransport(agent)
+
+    def make(mode: str) -> httpx.BaseTransport | httpx.AsyncBaseTransport:
+        if mode == "sync":
+            return GuardTransport(guard, inner=inner, **kwargs)
+        return AsyncGuardTransport(guard, inner=inner, **kwargs)
+
+    return make
+
+
+LOOKUP_MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+
+
+@LOOKUP_MODES
+def test_lost_jsonrpc_answer_is_found_by_list_tasks(mode: str) -> None:
+    """A ReadError on SendMessage: ListTasks (same URL, same credentials) finds the task."""
+    agent = LosingAgent("lose")
+    guard = lookup_guard(FakeClock())
+    body = send_message()
+    body["params"]["message"]["contextId"] = "ctx-7"
+    answer = _post(mode, _transport(agent, guard), "http://agent/a2a", body)
+    assert answer.status_code == 200
+    assert answer.json() == {"jsonrpc": "2.0", "id": 1, "result": {"task": agent.tasks[0]}}
+    assert len(agent.sends) == 1
+    look = agent.requests[1]
+    assert json.loads(look.content)["method"] == "ListTasks"
+    assert json.loads(look.content)["params"]["contextId"] == "ctx-7"
+    assert str(look.url) == "http://agent/a2a"
+    assert look.headers["authorization"] == SECRET
+    assert look.headers["user-agent"] == agent.requests[0].headers["user-agent"]
+
+
+@LOOKUP_MODES
+def test_lost_rest_answer_is_found_under_the_tenant(mode: str) -> None:
+    """An HTTP+JSON send under a tenant is looked up with GET {tenant}/tasks."""
+    agent = LosingAgent("lose")
+    body = {"message": {"messageId": "msg-0001", "role": "ROLE_USER", "parts": []}}
+    answer = _post(
+        mode,
+        _transport(agent, lookup_guard(FakeClock())),
+        "http://agent/tenant-a/message:send",
+        body,
+    )
+    assert answer.json() == {"task": agent.tasks[0]}
+    look = agent.requests[1]
+    assert (look.method, look.url.path) == ("GET", "/tenant-a/tasks")
+    assert "statusTimestampAfter" in look.url.params
+    assert look.headers["authorization"] == SECRET
+
+
+@LOOKUP_MODES
+def test_lost_follow_up_is_found_by_get_task(mode: str) -> None:
+    """A follow-up (taskId) is looked up with GetTask."""
+    agent = LosingAgent("lose")
+    body = send_message()
+    body["params"]["message"]["taskId"] = "task-9"
+    answer = _post(mode, _transport(agent, lookup_guard(FakeClock())), "http://agent/", body)
+    assert answer.json()["result"]["task"]["id"] == "task-9"
+    assert json.loads(agent.requests[1].content)["method"] == "GetTask"
+
+
+@LOOKUP_MODES
+def test_lost_stream_of_a_final_task_is_one_sse_event(mode: str) -> None:
+    """A lost SendStreamingMessage whose task is final: one SSE event holding the task."""
+    agent = LosingAgent("lose")
+    answer = _post(
+        mode,
+        _transport(agent, lookup_guard(FakeClock())),
+        "http://agent/",
+        send_message("SendStreamingMessage"),
+    )
+    assert answer.headers["content-type"] == "text/event-stream"
+    event = json.loads(answer.text.removeprefix("data: "))
+    assert event == {"jsonrpc": "2.0", "id": 1, "result": {"task": agent.tasks[0]}}
+    assert len(agent.sends) == 1
+
+
+@LOOKUP_MODES
+def test_lost_stream_of_a_working_task_is_resubscribed(mode: str) -> None:
+    """A lost stream whose task still works: the subscription's stream is handed over."""
+    agent = LosingAgent("lose", state="TASK_STATE_WORKING")
+    answer = _post(
+        mode,
+        _transport(agent, lookup_guard(FakeClock())),
+        "http://agent/v1/message:stream",
+        {"message": {"messageId": "msg-0001", "role": "ROLE_USER", "parts": []}},
+    )
+    assert answer.headers["content-type"] == "text/event-stream"
+    assert "statusUpdate" in answer.text
+    subscribe = agent.requests[-1]
+    assert (subscribe.method, subscribe.url.path) == ("POST", "/v1/tasks/task-1:subscribe")
+    assert subscribe.headers["authorization"] == SECRET
+
+
+@LOOKUP_MODES
+def test_dropped_send_is_looked_for_twice_then_resent(mode: str) -> None:
+    """Nothing was made: two looks (a pause between), then the same bytes are sent again."""
+    clock = FakeClock()
+    agent = LosingAgent("drop", "ok")
+    answer = _post(mode, _transport(agent, lookup_guard(clock)), "http://agent/", send_message())
+    assert answer.json()["result"]["task"]["history"][0]["messageId"] == "msg-0001"
+    assert len(agent.sends) == 2
+    assert agent.sends[0] == agent.sends[1]
+    assert len(agent.tasks) == 1
+    looks = [json.loads(r.content)["method"] for r in agent.requests[1:3]]
+    assert looks == ["ListTasks", "ListTasks"]
+    assert 0.5 in clock.sleeps
+
+
+@LOOKUP_MODES
+def test_cannot_look_raises_outcome_unknown_with_the_message(mode: str) -> None:
+    """ListTasks refused: OutcomeUnknown names the messageId; nothing is resent."""
+
+    def refuses(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["method"] == "SendMessage":
+            raise httpx.ReadError("lost", request=request)
+        error = {"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32601, "message": "no"}}
+        return httpx.Response(200, json=error)
+
+    inner = httpx.MockTransport(refuses)
+    guard = lookup_guard(FakeClock())
+
+    def make(which: str) -> Any:
+        kind = GuardTransport if which == "sync" else AsyncGuardTransport
+        return kind(guard, inner=inner, raise_failures=True)
+
+    body = send_message()
+    body["params"]["message"]["contextId"] = "ctx-3"
+    with pytest.raises(OutcomeUnknown) as caught:
+        _post(mode, make, "http://agent/", body)
+    failure = caught.value
+    assert (failure.message_id, failure.context_id, failure.task_id) == ("msg-0001", "ctx-3", None)
+    assert failure.sent is not None
+    assert failure.sent.sent_at is not None
+    assert "METHOD_NOT_FOUND" in failure.why or "CannotLook" in failure.why
+
+
+@LOOKUP_MODES
+def test_cannot_look_hands_back_the_raw_error_when_transparent(mode: str) -> None:
+    """Without raise_failures, an unknown outcome reaches the client as the ReadError it was."""
+
+    def refuses(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["method"] == "SendMessage":
+            raise httpx.ReadError("lost", request=request)
+        return httpx.Response(404, text="not here")
+
+    inner = httpx.MockTransport(refuses)
+    guard = lookup_guard(FakeClock())
+
+    def make(which: str) -> Any:
+        kind = GuardTransport if which == "sync" else AsyncGuardTransport
+        return kind(guard, inner=inner)
+
+    with pytest.raises(httpx.ReadError):
+        _post(mode, make, "http://agent/", send_message())
+
+
+@LOOKUP_MODES
+def test_batch_with_a_send_is_outcome_unknown(mode: str) -> None:
+    """A lost batch holding a SendMessage is not looked up and never resent."""
+    agent = LosingAgent("lose")
+    batch = [send_message(), get_task()]
+    with pytest.raises(OutcomeUnknown) as caught:
+        _post(
+            mode,
+            _transport(agent, lookup_guard(FakeClock()), raise_failures=True),
+            "http://agent/",
+            batch,
+        )
+    assert "batch" in caught.value.why
+    assert len(agent.sends) == 1
+    agent = LosingAgent("lose")
+    with pytest.raises(httpx.ReadError):
+        _post(mode, _transport(agent, lookup_guard(FakeClock())), "http://agent/", batch)
+    assert len(agent.sends) == 1
+    assert len(agent.requests) == 1
+
+
+@LOOKUP_MODES
+def test_batch_of_reads_is_retried(mode: str) -> None:
+    """A lost batch of reads only is resent like any read."""
+    agent = LosingAgent("drop", "ok")
+    batch = [get_task(), get_task("task-2")]
+    answer = _post(mode, _transport(agent, lookup_guard(FakeClock())), "http://agent/", batch)
+    assert answer.status_code == 200
+    assert len(agent.sends) == 2
+
+
+@LOOKUP_MODES
+@pytest.mark.parametrize("subscribe", ["fail", "refuse"])
+def test_a_failed_resubscription_hands_back_the_task_as_one_event(
+    mode: str, subscribe: str
+) -> None:
+    """The subscription to a working task fails or is refused: the task itself is the stream."""
+    agent = LosingAgent("lose", state="TASK_STATE_WORKING", subscribe=subscribe)
+    answer = _post(
+        mode,
+        _transport(agent, lookup_guard(FakeClock())),
+        "http://agent/",
+        send_message("SendStreamingMessage"),
+    )
+    assert answer.headers["content-type"] == "text/event-stream"
+    event = json.loads(answer.text.removeprefix("data: "))
+    assert event["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert json.loads(agent.requests[-1].content)["method"] == "SubscribeToTask"
+    assert len(agent.sends) == 1

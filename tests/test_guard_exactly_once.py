@@ -1,0 +1,489 @@
+"""The Guard's unknown-outcome path: a call that creates work is looked up before any resend.
+
+Attempts are scripted fakes; sleeps go to a fake clock. The only real waits are bounds (a
+deadline or a look-up timeout of a few hundredths of a second on an awaitable that never ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_client_errors import Action
+from a2a_client_errors.failures import (
+    FixRequestNeeded,
+    OutcomeUnknown,
+    RetryExhausted,
+)
+from a2a_client_errors.guard import CallShape, Guard, UnknownOutcomeEvent
+from a2a_client_errors.lookup import ExactlyOnce, Found, NotFound, Resolution, Unresolved
+from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.reasons import Delivery
+from a2a_client_errors.testing import FakeClock, RecordingHook
+
+ANSWER = {"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "t1", "status": {"state": "x"}}}}
+
+
+class Hook(RecordingHook):
+    """RecordingHook that keeps unknown outcomes too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unknowns: list[UnknownOutcomeEvent] = []
+
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """Keep an unknown outcome's resolution."""
+        self.unknowns.append(event)
+
+    @property
+    def resolutions(self) -> list[Resolution]:
+        """The resolutions told, in order."""
+        return [event.resolution for event in self.unknowns]
+
+
+class Budget:
+    """A budget that counts what the Guard asks of it."""
+
+    def __init__(self, *, pays: bool = True) -> None:
+        self.pays = pays
+        self.spent = 0
+        self.credits = 0
+
+    def try_spend(self) -> bool:
+        """Count a spend; pay it when told to."""
+        self.spent += 1
+        return self.pays
+
+    def credit(self) -> None:
+        """Count a credit."""
+        self.credits += 1
+
+    @property
+    def tokens(self) -> float:
+        """Tokens left (not modelled)."""
+        return 1.0
+
+
+class Peer:
+    """A scripted attempt: each call returns or raises the next outcome; the last repeats."""
+
+    def __init__(self, *outcomes: object) -> None:
+        self.outcomes = list(outcomes)
+        self.calls = 0
+
+    def next(self) -> object:
+        """The next outcome (raised when it is an exception)."""
+        self.calls += 1
+        outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def __call__(self) -> object:
+        """One sync attempt."""
+        return self.next()
+
+    async def acall(self) -> object:
+        """One async attempt."""
+        await asyncio.sleep(0)
+        return self.next()
+
+
+class Looker:
+    """A look-up that answers the given results in turn and records the time it was given."""
+
+    def __init__(self, *results: object) -> None:
+        self.results = list(results)
+        self.times: list[float | None] = []
+
+    def __call__(self, time_left: float | None) -> Any:
+        """One look."""
+        self.times.append(time_left)
+        result = self.results.pop(0) if len(self.results) > 1 else self.results[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    async def acall(self, time_left: float | None) -> Any:
+        """One async look."""
+        await asyncio.sleep(0)
+        return self(time_left)
+
+
+def lost() -> httpx.ReadError:
+    """An answer lost after the request went out: the outcome is unknown."""
+    return httpx.ReadError("connection reset while reading the answer")
+
+
+@pytest.fixture(name="clock")
+def clock_fixture() -> FakeClock:
+    """A fake clock that sleeps instantly."""
+    return FakeClock()
+
+
+def guard(clock: FakeClock, hook: Hook | None = None, **kwargs: Any) -> Guard:
+    """A Guard on the fake clock, with a hook and no jitter."""
+    return Guard(
+        clock=clock,
+        sleep=clock.sleep,
+        random=lambda: 0.0,
+        hooks=[hook] if hook is not None else [],
+        **kwargs,
+    )
+
+
+async def run(mode: str, g: Guard, attempt: Peer, looker: Looker | None, **kwargs: Any) -> object:
+    """Run the call the sync or the async way."""
+    kwargs.setdefault("operation", "SendMessage")
+    if mode == "sync":
+        return g.call(attempt, lookup=looker, **kwargs)
+    lookup = None if looker is None else looker.acall
+    return await g.acall(attempt.acall, lookup=lookup, **kwargs)
+
+
+MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+
+
+# --- found ---------------------------------------------------------------------------------------
+
+
+@MODES
+async def test_found_is_the_answer_after_one_attempt(mode: str, clock: FakeClock) -> None:
+    """The look-up found the task: its answer is returned, nothing is resent."""
+    hook, budget = Hook(), Budget()
+    g = guard(clock, hook, budget=budget)
+    peer, looker = Peer(lost(), ANSWER), Looker(Found("the lost answer"))
+    assert await run(mode, g, peer, looker) == "the lost answer"
+    assert peer.calls == 1
+    assert len(looker.times) == 1
+    assert hook.resolutions == [Resolution.FOUND]
+    event = hook.unknowns[0]
+    assert (event.operation, event.attempt, event.why) == ("SendMessage", 1, "")
+    assert event.decision.action is Action.RETRY
+    assert event.decision.delivery is Delivery.UNKNOWN
+    # The attempt's error is told as any other (one error per attempt), then the ok call.
+    assert hook.names() == ["decision", "decision"]
+    assert hook.actions == ["retry", "ok"]
+    assert budget.credits == 1
+    assert budget.spent == 0
+
+
+@MODES
+async def test_found_on_the_last_attempt_is_the_answer(mode: str, clock: FakeClock) -> None:
+    """With no attempt left, a found task is still the answer (not RetryExhausted)."""
+    hook = Hook()
+    g = guard(clock, hook, max_attempts=1)
+    peer = Peer(lost())
+    assert await run(mode, g, peer, Looker(Found("answer"))) == "answer"
+    assert hook.resolutions == [Resolution.FOUND]
+
+
+# --- not found -----------------------------------------------------------------------------------
+
+
+@MODES
+async def test_not_found_is_resent(mode: str, clock: FakeClock) -> None:
+    """Looked for and not there: the same call is sent again, and its answer returned."""
+    hook, budget = Hook(), Budget()
+    g = guard(clock, hook, budget=budget)
+    peer, looker = Peer(lost(), "second"), Looker(NotFound())
+    assert await run(mode, g, peer, looker) == "second"
+    assert peer.calls == 2
+    assert hook.resolutions == [Resolution.RESENT]
+    assert hook.names() == ["decision", "retry", "decision"]
+    assert budget.spent == 1
+
+
+@MODES
+async def test_not_found_without_attempts_left_is_retry_exhausted(
+    mode: str, clock: FakeClock
+) -> None:
+    """Not found and no attempt left: the ordinary RetryExhausted, told NOT_FOUND."""
+    hook = Hook()
+    g = guard(clock, hook, max_attempts=2)
+    peer, looker = Peer(lost()), Looker(NotFound())
+    with pytest.raises(RetryExhausted) as caught:
+        await run(mode, g, peer, looker)
+    assert type(caught.value) is RetryExhausted
+    assert caught.value.decision.give_up is GiveUp.ATTEMPTS
+    assert caught.value.maybe_processed
+    assert isinstance(caught.value.__cause__, httpx.ReadError)
+    assert peer.calls == 2
+    assert len(looker.times) == 2
+    assert hook.resolutions == [Resolution.RESENT, Resolution.NOT_FOUND]
+    assert hook.names()[-1] == "give_up"
+
+
+@MODES
+async def test_not_found_and_the_budget_refuses_is_told_not_found(
+    mode: str, clock: FakeClock
+) -> None:
+    """Not found, but the budget refuses the resend: BudgetExhausted, told NOT_FOUND."""
+    hook = Hook()
+    g = guard(clock, hook, budget=Budget(pays=False))
+    with pytest.raises(RetryExhausted) as caught:
+        await run(mode, g, Peer(lost()), Looker(NotFound()))
+    assert caught.value.decision.give_up is GiveUp.BUDGET
+    assert hook.resolutions == [Resolution.NOT_FOUND]
+
+
+# --- cannot look ---------------------------------------------------------------------------------
+
+
+@MODES
+async def test_unresolved_is_outcome_unknown_without_a_resend(mode: str, clock: FakeClock) -> None:
+    """The look-up could not tell: OutcomeUnknown with the why, and one attempt only."""
+    hook = Hook()
+    g = guard(clock, hook)
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, peer, Looker(Unresolved("ListTasks is not supported")))
+    failure = caught.value
+    assert peer.calls == 1
+    assert failure.why == "ListTasks is not supported"
+    assert failure.sent is None  # Guard.call is not told what was sent
+    assert failure.message_id is None
+    assert failure.maybe_processed
+    assert failure.attempts == 1
+    assert failure.decision.give_up is GiveUp.OUTCOME_UNKNOWN
+    assert failure.decision.delivery is Delivery.UNKNOWN
+    assert isinstance(failure.__cause__, httpx.ReadError)
+    assert hook.resolutions == [Resolution.UNRESOLVED]
+    assert hook.unknowns[0].why == "ListTasks is not supported"
+    assert hook.names() == ["decision", "give_up"]
+
+
+@MODES
+async def test_no_lookup_is_outcome_unknown(mode: str, clock: FakeClock) -> None:
+    """A SendMessage without a look-up is never resent after a lost answer."""
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, guard(clock), peer, None)
+    assert peer.calls == 1
+    assert "no look-up" in caught.value.why
+
+
+@MODES
+async def test_a_lookup_that_raises_is_outcome_unknown(mode: str, clock: FakeClock) -> None:
+    """A look-up that fails could not look: OutcomeUnknown naming the failure, no resend."""
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, guard(clock), peer, Looker(httpx.ConnectError("down")))
+    assert peer.calls == 1
+    assert "ConnectError" in caught.value.why
+
+
+def test_a_coroutine_lookup_in_call_is_a_type_error(clock: FakeClock) -> None:
+    """A look-up that returns an awaitable in call() is misuse, said as such."""
+
+    async def look(time_left: float | None) -> Any:
+        return NotFound()
+
+    with pytest.raises(TypeError, match="acall"):
+        guard(clock).call(Peer(lost()), operation="SendMessage", lookup=look)
+
+
+async def test_a_lookup_too_slow_in_acall_is_outcome_unknown(clock: FakeClock) -> None:
+    """A look-up that outlasts ExactlyOnce.timeout is cut off: OutcomeUnknown, no resend."""
+    never = asyncio.Event()
+
+    async def look(time_left: float | None) -> Any:
+        await never.wait()
+        return NotFound()  # pragma: no cover (never reached)
+
+    g = guard(clock, exactly_once=ExactlyOnce(timeout=0.02))
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await g.acall(peer.acall, operation="SendMessage", lookup=look)
+    assert peer.calls == 1
+    assert "in time" in caught.value.why
+
+
+@MODES
+async def test_no_time_left_to_look_is_outcome_unknown(mode: str, clock: FakeClock) -> None:
+    """An attempt that used up the deadline leaves no time to look: OutcomeUnknown."""
+
+    class Slow(Peer):
+        def next(self) -> object:
+            clock.advance(10.0)
+            return super().next()
+
+    g = guard(clock, deadline=5.0)
+    looker = Looker(Found("x"))
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, Slow(lost()), looker)
+    assert looker.times == []
+    assert "deadline" in caught.value.why
+
+
+@MODES
+async def test_lookup_time_is_capped_by_timeout_and_deadline(mode: str, clock: FakeClock) -> None:
+    """The look-up is given ExactlyOnce.timeout, or less when the deadline is nearer."""
+    g = guard(clock, exactly_once=ExactlyOnce(timeout=3.0))
+    looker = Looker(Found("x"))
+    await run(mode, g, Peer(lost()), looker)
+    g = guard(clock, deadline=30.0, exactly_once=ExactlyOnce(timeout=60.0))
+    await run(mode, g, Peer(lost()), looker)
+    assert looker.times == [3.0, 30.0]
+
+
+# --- resent without a look-up --------------------------------------------------------------------
+
+
+@MODES
+async def test_deduplicating_peer_is_resent_at_once(mode: str, clock: FakeClock) -> None:
+    """A peer declared to deduplicate: resent without a look-up, told DEDUPLICATING."""
+    hook = Hook()
+    g = guard(clock, hook, exactly_once=ExactlyOnce(deduplicating={"agent-a"}))
+    peer, looker = Peer(lost(), "second"), Looker(Found("never"))
+    assert await run(mode, g, peer, looker, peer="agent-a") == "second"
+    assert peer.calls == 2
+    assert looker.times == []
+    assert hook.resolutions == [Resolution.DEDUPLICATING]
+
+
+@MODES
+async def test_deduplicating_peer_without_attempts_left_tells_nothing(
+    mode: str, clock: FakeClock
+) -> None:
+    """A deduplicating peer out of attempts: RetryExhausted, and no unknown outcome told."""
+    hook = Hook()
+    g = guard(clock, hook, max_attempts=1, exactly_once=ExactlyOnce(deduplicating=lambda p: True))
+    with pytest.raises(RetryExhausted) as caught:
+        await run(mode, g, Peer(lost()), None)
+    assert type(caught.value) is RetryExhausted
+    assert hook.resolutions == []
+
+
+@MODES
+async def test_other_peers_of_a_deduplicating_set_are_looked_up(
+    mode: str, clock: FakeClock
+) -> None:
+    """Only the declared peers skip the look-up."""
+    g = guard(clock, exactly_once=ExactlyOnce(deduplicating={"agent-a"}))
+    looker = Looker(Found("found"))
+    assert await run(mode, g, Peer(lost()), looker, peer="agent-b") == "found"
+
+
+@MODES
+async def test_a_read_with_an_unknown_outcome_is_retried_without_a_look(
+    mode: str, clock: FakeClock
+) -> None:
+    """GetTask creates no work: a lost answer is simply retried."""
+    hook = Hook()
+    g = guard(clock, hook)
+    peer, looker = Peer(lost(), "task"), Looker(Found("never"))
+    assert await run(mode, g, peer, looker, operation="GetTask") == "task"
+    assert peer.calls == 2
+    assert looker.times == []
+    assert hook.resolutions == []
+
+
+@MODES
+async def test_a_call_without_an_operation_is_retried_without_a_look(
+    mode: str, clock: FakeClock
+) -> None:
+    """A call that names no operation is not known to create work: retried as before."""
+    peer = Peer(lost(), "done")
+    assert await run(mode, guard(clock), peer, None, operation=None) == "done"
+    assert peer.calls == 2
+
+
+@MODES
+async def test_not_processed_503_on_a_send_is_retried_without_a_look(
+    mode: str, clock: FakeClock
+) -> None:
+    """A 503 refused the send: retried at once (no look-up), and not maybe processed."""
+    hook = Hook()
+    g = guard(clock, hook, max_attempts=2)
+    peer, looker = Peer(httpx.Response(503)), Looker(Found("never"))
+    with pytest.raises(RetryExhausted) as caught:
+        await run(mode, g, peer, looker)
+    assert peer.calls == 2
+    assert looker.times == []
+    assert not caught.value.maybe_processed
+    assert caught.value.decision.delivery is Delivery.NOT_PROCESSED
+    assert all(e.decision.delivery is Delivery.NOT_PROCESSED for e in hook.decisions)
+
+
+@MODES
+async def test_not_sent_connect_error_on_a_send_is_retried_without_a_look(
+    mode: str, clock: FakeClock
+) -> None:
+    """A connect error never left this machine: retried without a look-up."""
+    peer, looker = Peer(httpx.ConnectError("refused"), "ok"), Looker(Found("never"))
+    assert await run(mode, guard(clock), peer, looker) == "ok"
+    assert looker.times == []
+
+
+@MODES
+async def test_maybe_processed_after_an_unknown_earlier_attempt(
+    mode: str, clock: FakeClock
+) -> None:
+    """A later refusal still says an earlier attempt may have been processed."""
+    refused = httpx.Response(400, json={"error": {"code": 400, "status": "INVALID_ARGUMENT"}})
+    peer = Peer(lost(), refused)
+    with pytest.raises(FixRequestNeeded) as caught:
+        await run(mode, guard(clock), peer, Looker(NotFound()))
+    assert caught.value.maybe_processed
+    assert caught.value.decision.delivery is Delivery.NOT_PROCESSED
+    peer = Peer(httpx.Response(503), refused)
+    with pytest.raises(FixRequestNeeded) as caught:
+        await run(mode, guard(clock), peer, Looker(NotFound()))
+    assert not caught.value.maybe_processed
+
+
+def test_call_shape_makes_work() -> None:
+    """CallShape creates work for the send operations, or as it is told."""
+    assert CallShape("SendMessage").makes_work
+    assert CallShape("SendStreamingMessage").makes_work
+    assert not CallShape("GetTask").makes_work
+    assert not CallShape(None).makes_work
+    assert CallShape(None, creates_work=True).makes_work
+    assert not CallShape("SendMessage", creates_work=False).makes_work
+
+
+# --- the deadline cuts an attempt short ----------------------------------------------------------
+
+
+async def test_deadline_cuts_an_acall_attempt_short_then_looks_within_the_reserve() -> None:
+    """A hung attempt is cut at the deadline less the reserve; the look-up runs after it."""
+    never = asyncio.Event()
+    attempts: list[int] = []
+
+    async def hangs() -> object:
+        attempts.append(1)
+        await never.wait()
+        return "never"  # pragma: no cover (never reached)
+
+    hook = Hook()
+    looker = Looker(Found("found after the cut"))
+    g = Guard(deadline=0.2, hooks=[hook], exactly_once=ExactlyOnce(reserve=0.25))
+    result = await g.acall(hangs, operation="SendMessage", lookup=looker.acall)
+    assert result == "found after the cut"
+    assert attempts == [1]
+    (time_left,) = looker.times
+    assert time_left is not None
+    assert 0 < time_left <= 0.2 * 0.25 + 0.01
+    assert hook.resolutions == [Resolution.FOUND]
+    assert hook.unknowns[0].decision.error is not None
+    assert hook.unknowns[0].decision.error.exception is not None
+    assert "AttemptCutShortError" in hook.unknowns[0].decision.error.exception
+
+
+async def test_deadline_cut_of_a_read_is_retried_or_given_up_not_looked_up() -> None:
+    """A read cut short by the deadline is a plain timeout: it gives up with no look-up."""
+    never = asyncio.Event()
+
+    async def hangs() -> object:
+        await never.wait()
+        return "never"  # pragma: no cover (never reached)
+
+    looker = Looker(Found("never"))
+    g = Guard(deadline=0.05)
+    with pytest.raises(RetryExhausted):
+        await g.acall(hangs, operation="GetTask", lookup=looker.acall)
+    assert looker.times == []
