@@ -30,15 +30,27 @@ The local lease (why the hot path does not wait for Redis)
     spent was taken from the fleet bucket first, so the fleet retries at most ``capacity``
     plus what time and successes refilled, whatever the number of processes.
 
+Many retries at once
+    Each peer has at most one exchange in flight for spends in a process. A spend that finds
+    the lease spent joins the exchange in flight, if any; else it sends one that asks for a
+    token for every spend waiting then (at least a lease's worth). When it lands, the oldest
+    spends waiting take the tokens granted, and the rest goes to the lease; a spend it did not
+    serve asks again (the next exchange serves it first), at most three times. So a burst of
+    retries costs a few scripts, not one each, and never drains the client's connection pool.
+    A spend cancelled while it waits leaves the exchange to the others, and its token to the
+    lease; ``refund`` returns the token of a retry paid for and never sent.
+
 When Redis is slow or down
-    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds (a sync
-    client's commands run in one worker thread; an asyncio client's are awaited under
-    ``asyncio.wait_for``). A command that fails or times out trips a breaker: for
-    ``retry_interval`` seconds nothing is sent, and the peer's budget decides locally. With
-    ``fail_open=True`` (the default) a local `RetryBudget` of ``fallback_capacity`` tokens per
-    peer and process decides (the fleet retries at most ``processes * fallback_capacity``
-    meanwhile); with ``fail_open=False`` every retry is refused (first attempts still go). The
-    Guard's hooks are told both ways (`Hook.on_budget_fallback`), and a warning is logged.
+    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds once its
+    command has started (a sync client's commands run in one worker thread, and the time
+    one waits there behind busy threads of this process is not Redis's; an asyncio client's
+    run in a task that the waiting spends time). A command that fails or times out trips a
+    breaker: for ``retry_interval`` seconds nothing is sent, and the peer's budget decides
+    locally. With ``fail_open=True`` (the default) a local `RetryBudget` of
+    ``fallback_capacity`` tokens per peer and process decides (the fleet retries at most
+    ``processes * fallback_capacity`` meanwhile); with ``fail_open=False`` every retry is
+    refused (first attempts still go). The Guard's hooks are told both ways
+    (`Hook.on_budget_fallback`), and a warning is logged.
     After the breaker's interval the next exchange probes Redis; when it answers, the
     fleet bucket decides again. Every failure errs toward fewer retries: credits that may not
     have arrived are dropped, and tokens a lost answer granted stay spent.
@@ -249,7 +261,8 @@ class RedisRetryBudget:
             worth; 0: every success is sent, in the background).
         sync_interval: seconds after which pending credits are sent, unused leases go back, a
             refused process asks the fleet bucket again, and a full bucket is read again.
-        idle_ttl: seconds after which a peer's key expires when nobody uses it.
+        idle_ttl: seconds after which a peer's key expires when nobody uses it (and this
+            process forgets the peer, its lease and credits sent back).
         timeout: the most seconds a call waits for Redis before it decides locally.
         retry_interval: seconds Redis is left alone after a failure, before it is probed.
         fail_open: while Redis cannot be reached, a local bucket grants retries (True), or
