@@ -6,7 +6,10 @@ core as its ``retry``/``wait`` callbacks. The sync and async paths differ only i
 Each call gets a fresh `_Call` state: nothing mutable is shared between concurrent calls but
 the (thread-safe) retry budgets. The Guard knows budgets through two protocols only
 (`RetryBudgetLike`, `BudgetRegistryLike`); ``acall`` awaits a budget's ``atry_spend`` when it
-has one, so a budget on a shared store never blocks the event loop.
+has one, so a budget on a shared store never blocks the event loop. A retry's token is taken
+when the retry is decided (a refused retry fails at once, without its sleep) and given back
+(the budget's ``refund``) when the retry is never sent: a caller that gives up during the
+backoff sleep (``asyncio.wait_for``, a cancellation, an interrupt) has spent nothing.
 
 Every retry resends the *same* request: the same arguments to ``fn`` (so the same message and
 messageId), and on the httpx path (`a2a_client_errors.transport`) the same bytes.
@@ -467,10 +470,14 @@ class Guard:
         while True:
             state.judge(outcome)
             if state.plan is _Plan.RETRY:
-                self._sleep_sync(state.delay)
-                outcome = tenacity.Retrying(**state.tenacity(self._sleep_sync))(
-                    _attempt, fn, args, kwargs
-                )
+                try:
+                    self._sleep_sync(state.delay)
+                    outcome = tenacity.Retrying(**state.tenacity(self._sleep_sync))(
+                        state.attempt_sync, fn, args, kwargs
+                    )
+                except BaseException:
+                    state.unspend()  # a retry paid for and never sent costs nothing
+                    raise
             if state.plan is _Plan.REFRESH:
                 if not _sync_result(self._refresh(state)):
                     state.refresh_refused()
@@ -543,10 +550,14 @@ class Guard:
         while True:
             await state.ajudge(outcome)
             if state.plan is _Plan.RETRY:
-                await self._sleep_async(state.delay)
-                outcome = await tenacity.AsyncRetrying(**state.atenacity(self._sleep_async))(
-                    state.aattempt, fn, args, kwargs
-                )
+                try:
+                    await self._sleep_async(state.delay)
+                    outcome = await tenacity.AsyncRetrying(**state.atenacity(self._sleep_async))(
+                        state.aattempt, fn, args, kwargs
+                    )
+                except BaseException:
+                    state.unspend()  # a retry paid for and never sent costs nothing
+                    raise
             if state.plan is _Plan.REFRESH:
                 if not await _async_result(self._refresh(state)):
                     state.refresh_refused()
@@ -641,6 +652,7 @@ class _Call:
         "describe",
         "found",
         "guard",
+        "held",
         "limit",
         "max_attempts",
         "maybe_processed",
@@ -686,6 +698,7 @@ class _Call:
         self.plan = _Plan.DONE
         self.refreshed = False
         self.budget: RetryBudgetLike | None = None
+        self.held = False  # a retry's token taken from the budget, its retry not sent yet
         self.now = self.start
         self.maybe_processed = False
         self.found: _Outcome | None = None
@@ -702,7 +715,8 @@ class _Call:
             if decision is None:
                 return False
         if decision.will_retry:
-            decision = self._spent(decision, self._budget().try_spend())
+            spent = self.held = self._budget().try_spend()
+            decision = self._spent(decision, spent)
         self._resolved(decision)
         return self._settle(decision)
 
@@ -719,14 +733,38 @@ class _Call:
             budget = self._budget()
             atry_spend = getattr(budget, "atry_spend", None)
             spent = await atry_spend() if atry_spend is not None else budget.try_spend()
-            decision = self._spent(decision, bool(spent))
+            self.held = bool(spent)
+            decision = self._spent(decision, self.held)
         self._resolved(decision)
         return self._settle(decision)
+
+    def attempt_sync(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Outcome:
+        """One attempt of ``Guard.call``: the retry it sends has used its token."""
+        self.held = False
+        return _attempt(fn, args, kwargs)
+
+    def unspend(self) -> None:
+        """The retry paid for was never sent (the caller gave up while it waited): refund it.
+
+        The token goes back to the budget when it can take it (``refund``); never raises.
+        """
+        if not self.held:
+            return
+        self.held = False
+        refund = getattr(self.budget, "refund", None)
+        if callable(refund):
+            try:
+                refund()
+            except Exception:  # a budget's bug never hides why the call ended
+                _log.exception("a2a_client_errors: the retry budget's refund failed")
 
     async def aattempt(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _Outcome:
         """One attempt, cut short when the call's deadline comes (the time left is its own)."""
+        self.held = False  # a retry sent has used its token
         deadline_at = self.deadline_at
         if deadline_at is None:
             return await _aattempt(fn, args, kwargs)

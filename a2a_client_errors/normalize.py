@@ -125,6 +125,8 @@ def normalize(
             return _against(found, found.http_status, operation)
         return found
     except Exception as exc:  # the promise: never raise, whatever the input
+        if isinstance(x, BaseException):
+            return _unreadable(x)
         return CallError(
             kind=ErrorKind.PROTOCOL,
             reason=None,
@@ -132,6 +134,33 @@ def normalize(
             wire=WireShape.INVALID,
             message=f"unreadable input ({type(exc).__name__})",
         )
+
+
+def _unreadable(exc: BaseException) -> CallError:
+    """An exception that defeats its reader is no proof of a call error: it is not one.
+
+    It is judged as any exception of unknown kind (a bug, the caller's own): the Guard lets
+    it propagate as it is, rather than report a peer for it.
+    """
+    name = type(exc).__qualname__
+    module = type(exc).__module__
+    return CallError(
+        kind=ErrorKind.TRANSPORT,
+        reason=None,
+        source=Source.TRANSPORT,
+        wire=WireShape.TRANSPORT,
+        message=name,
+        exception=name if module == "builtins" else f"{module}.{name}",
+        transport=TransportFailure.UNKNOWN,
+    )
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or "" when its ``__str__`` raises."""
+    try:
+        return str(exc)
+    except Exception:
+        return ""
 
 
 def _dispatch(x: object, limits: Limits, operation: str | None = None) -> CallError | None:
@@ -992,13 +1021,13 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
             reason=None,
             source=Source.TRANSPORT,
             wire=WireShape.TRANSPORT,
-            message=_message(str(exc), limits),
+            message="the call timed out (a2a-sdk)",  # never the exception's text
             exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
             transport=TransportFailure.TIMEOUT,
         )
     message = getattr(exc, "message", None)
     if not isinstance(message, str):
-        message = str(exc)
+        message = _text(exc)
     status = getattr(exc, "status_code", None)
     if type(status) is int and 100 <= status <= 599:
         return _build(WireShape.BARE_STATUS, limits, http_status=status, message=message)

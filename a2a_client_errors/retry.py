@@ -25,12 +25,16 @@ bucket per peer across a fleet of processes.
 from __future__ import annotations
 
 import enum
+import logging
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+_log = logging.getLogger("a2a_client_errors")
+B = TypeVar("B")
 
 __all__ = [
     "Backoff",
@@ -38,6 +42,7 @@ __all__ = [
     "BudgetRegistry",
     "BudgetRegistryLike",
     "BudgetState",
+    "IdlePeers",
     "RetryBudget",
     "RetryBudgetLike",
 ]
@@ -88,6 +93,11 @@ class RetryBudgetLike(Protocol):
     budget whose spending may wait for a shared store can also offer
     ``async def atry_spend(self) -> bool``, which ``Guard.acall`` awaits instead of
     `try_spend` (see `a2a_client_errors.integrations.redis.RedisRetryBudget`).
+
+    A budget may also offer ``def refund(self) -> None``: give back the cost of one retry it
+    paid for that was never sent (the caller gave up during the backoff sleep, or the sleep
+    raised). The Guard calls it then, so that tokens are spent only by retries that are sent;
+    a budget without it keeps such a token spent.
     """
 
     def try_spend(self) -> bool:
@@ -170,6 +180,12 @@ class RetryBudget:
             self._tokens -= self.retry_cost
             return True
 
+    def refund(self) -> None:
+        """Give back one retry's cost, for a retry paid for and never sent (up to ``capacity``)."""
+        with self._lock:
+            self._refill()
+            self._tokens = min(self.capacity, self._tokens + self.retry_cost)
+
     def credit(self) -> None:
         """Return ``success_credit`` tokens for a successful call."""
         if self._tokens >= self.capacity:
@@ -228,30 +244,134 @@ class BudgetFallback:
     tokens: float
 
 
+class IdlePeers(Generic[B]):
+    """Per-peer objects, made on first use and forgotten once unused for ``idle`` seconds.
+
+    The one map behind every source of per-peer budgets: a process that calls many peers
+    (a host per tenant, random hosts) keeps only the budgets of the peers it used lately.
+    A peer forgotten and called again starts afresh, as after a restart (a full bucket). The
+    hot path is a dict read and a dict write; the sweep of idle peers runs at most once per
+    ``idle / 4`` seconds, on a lookup, and hands each forgotten object to ``forget``.
+
+    Thread-safe.
+
+    Args:
+        make: makes the object of a peer, given the peer.
+        idle: seconds without a lookup after which a peer is forgotten (``math.inf``: never).
+        clock: a monotonic clock in seconds.
+        forget: called with each forgotten object (outside the lock); what it raises is logged.
+
+    """
+
+    __slots__ = ("_clock", "_forget", "_items", "_lock", "_make", "_sweep_at", "_used", "idle")
+
+    def __init__(
+        self,
+        make: Callable[[str], B],
+        *,
+        idle: float = 600.0,
+        clock: Callable[[], float] | None = None,
+        forget: Callable[[B], object] | None = None,
+    ) -> None:
+        if not idle > 0:  # NaN included
+            msg = "idle must be positive (math.inf: never forget)"
+            raise ValueError(msg)
+        import time  # noqa: PLC0415 (only the default clock needs it)
+
+        self._make = make
+        self.idle = float(idle)
+        self._clock = clock or time.monotonic
+        self._forget = forget
+        self._items: dict[str, B] = {}
+        self._used: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._sweep_at = self._clock() + self.idle / 4
+
+    def get(self, peer: str) -> B:
+        """The object of ``peer``: the same one while the peer is in use."""
+        now = self._clock()
+        item = self._items.get(peer)
+        if item is None or now >= self._sweep_at:
+            item = self._slow(peer, now)
+        self._used[peer] = now
+        return item
+
+    def _slow(self, peer: str, now: float) -> B:
+        forgotten: list[B] = []
+        with self._lock:
+            if now >= self._sweep_at:
+                self._sweep_at = now + self.idle / 4
+                cutoff = now - self.idle
+                for name, used in list(self._used.items()):
+                    if used <= cutoff and name != peer:
+                        self._used.pop(name, None)
+                        gone = self._items.pop(name, None)
+                        if gone is not None:
+                            forgotten.append(gone)
+            item = self._items.get(peer)
+            if item is None:
+                item = self._items[peer] = self._make(peer)
+        forget = self._forget
+        if forget is not None:
+            for gone in forgotten:
+                _forget_one(forget, gone)
+        return item
+
+    def peers(self) -> list[str]:
+        """The peers held now."""
+        with self._lock:
+            return list(self._items)
+
+    def values(self) -> list[B]:
+        """The objects held now."""
+        with self._lock:
+            return list(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _forget_one(forget: Callable[[B], object], item: B) -> None:
+    try:
+        forget(item)
+    except Exception:
+        _log.exception("a2a_client_errors: forgetting an idle peer's budget failed")
+
+
 class BudgetRegistry:
     """One budget per peer, made on first use by ``factory`` (default: `RetryBudget()`).
 
-    Thread-safe. Inject one into several Guards to share budgets between them.
+    Thread-safe. Inject one into several Guards to share budgets between them. A peer's
+    budget is forgotten once the peer has not been called for ``idle`` seconds (10 minutes;
+    ``math.inf``: never), so a process that calls many hosts holds only the budgets of the
+    hosts it called lately; a forgotten peer called again starts with a fresh budget, as a
+    peer's Redis bucket does after ``idle_ttl``.
+
+    Args:
+        factory: makes one peer's budget.
+        idle: seconds after which an unused peer's budget is forgotten.
+        clock: a monotonic clock in seconds, for ``idle``.
+
     """
 
-    __slots__ = ("_budgets", "_factory", "_lock")
+    __slots__ = ("_peers",)
 
-    def __init__(self, factory: Callable[[], RetryBudgetLike] | None = None) -> None:
-        self._factory: Callable[[], RetryBudgetLike] = factory or RetryBudget
-        self._budgets: dict[str, RetryBudgetLike] = {}
-        self._lock = threading.Lock()
+    def __init__(
+        self,
+        factory: Callable[[], RetryBudgetLike] | None = None,
+        *,
+        idle: float = 600.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        make = factory or RetryBudget
+        self._peers: IdlePeers[RetryBudgetLike] = IdlePeers(
+            lambda _peer: make(), idle=idle, clock=clock
+        )
 
     def get(self, peer: str) -> RetryBudgetLike:
         """The budget of ``peer``."""
-        budget = self._budgets.get(peer)
-        if budget is None:
-            with self._lock:
-                budget = self._budgets.get(peer)
-                if budget is None:
-                    budget = self._budgets[peer] = self._factory()
-        return budget
+        return self._peers.get(peer)
 
     def peers(self) -> list[str]:
-        """The peers that have a budget so far."""
-        with self._lock:
-            return list(self._budgets)
+        """The peers that have a budget now (those used in the last ``idle`` seconds)."""
+        return self._peers.peers()

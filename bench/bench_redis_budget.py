@@ -17,13 +17,21 @@ Starts its own ``redis-server`` on a free port of 127.0.0.1 (the binary on PATH,
    trip per call would cost. Interleaved round by round; medians. Target: under 50 µs added
    with the lease. Then, at a realistic pace (a call every 0.5 ms), how many scripts per 1000
    calls Redis runs for each.
+3. Local decisions with Redis healthy, under concurrency: ``--bursts`` bursts of 150 concurrent
+   ``Guard.acall`` (a ``redis.asyncio`` client, its pool of 100 connections) and of 128 threads
+   each making 20 ``Guard.call`` (a sync client), every call answered 503 then 200, so every
+   call asks the budget once; default settings (``timeout`` 50 ms). Counted: the share of
+   those decisions taken by the local fallback rather than the fleet bucket, and the scripts
+   Redis ran. Target: 0 %.
 
-    python bench/bench_redis_budget.py [--calls 1280] [--rounds 15] [--number 2000] [--json]
+    python bench/bench_redis_budget.py [--calls 1280] [--rounds 15] [--number 2000]
+        [--bursts 5] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import shutil
@@ -40,7 +48,7 @@ import httpx
 import redis
 
 from a2a_client_errors import BudgetRegistry, CallFailed, Guard, RedisRetryBudget, RetryBudget
-from a2a_client_errors.integrations.redis import SCRIPT
+from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -249,6 +257,118 @@ def latency(redis_url: str, rounds: int, number: int) -> list[dict[str, Any]]:
     ]
 
 
+# --- 3. local decisions under concurrency, Redis healthy ----------------------------------------
+
+ASYNC_CALLS = 150
+THREAD_COUNT = 128
+THREAD_CALLS = 20
+
+
+def _flaky() -> Callable[[], httpx.Response]:
+    """A peer that answers 503 once, then 200: each call asks the budget for one retry."""
+    answers = iter([503])
+    body = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    return lambda: httpx.Response(next(answers, 200), json=body)
+
+
+class _Counted:
+    """Counts the spends the local fallback decides (every local decision goes through it)."""
+
+    def __init__(self) -> None:
+        self.local = 0
+        self._original = RedisPeerBudget._spend_locally
+
+    def __enter__(self) -> _Counted:
+        original = self._original
+
+        def counting(budget: RedisPeerBudget) -> bool:
+            self.local += 1
+            return original(budget)
+
+        RedisPeerBudget._spend_locally = counting  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        RedisPeerBudget._spend_locally = self._original  # type: ignore[method-assign]
+
+
+async def _async_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
+    store = RedisRetryBudget.from_url(
+        redis_url, async_client=True, prefix=f"conc:async:{time.monotonic_ns()}:", capacity=1e6
+    )
+    guard = Guard(budget=store, sleep=lambda _: None)
+
+    async def call() -> None:
+        peer = _flaky()
+
+        async def attempt() -> httpx.Response:
+            return peer()
+
+        with contextlib.suppress(CallFailed):
+            await guard.acall(attempt, peer="agent.example")
+
+    with _Counted() as counted:
+        for _ in range(bursts):
+            await asyncio.gather(*(call() for _ in range(ASYNC_CALLS)))
+    await store.aclose()
+    await store.client.aclose()
+    return counted.local, bursts * ASYNC_CALLS
+
+
+def _thread_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
+    store = RedisRetryBudget.from_url(
+        redis_url, prefix=f"conc:threads:{time.monotonic_ns()}:", capacity=1e6
+    )
+    guard = Guard(budget=store, sleep=lambda _: None)
+    with _Counted() as counted:
+        for _ in range(bursts):
+            start = threading.Barrier(THREAD_COUNT)
+
+            def work(start: threading.Barrier = start) -> None:
+                start.wait(30)
+                for _ in range(THREAD_CALLS):
+                    with contextlib.suppress(CallFailed):
+                        guard.call(_flaky(), peer="agent.example")
+
+            threads = [threading.Thread(target=work) for _ in range(THREAD_COUNT)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(120)
+    store.close()
+    store.client.close()
+    return counted.local, bursts * THREAD_COUNT * THREAD_CALLS
+
+
+def concurrency(redis_url: str, bursts: int) -> list[dict[str, Any]]:
+    """The share of retry decisions taken locally with Redis healthy, async and threaded."""
+    admin = redis.Redis.from_url(redis_url)
+    rows = []
+    for name, run in (
+        (
+            f"{ASYNC_CALLS} concurrent async calls",
+            lambda: asyncio.run(_async_bursts(redis_url, bursts)),
+        ),
+        (
+            f"{THREAD_COUNT} threads x {THREAD_CALLS} calls",
+            lambda: _thread_bursts(redis_url, bursts),
+        ),
+    ):
+        before = _exchanges(admin)
+        local, decisions = run()
+        rows.append(
+            {
+                "load": name,
+                "decisions": decisions,
+                "local": local,
+                "local_share": local / decisions,
+                "scripts": _exchanges(admin) - before,
+            }
+        )
+    admin.close()
+    return rows
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 
@@ -271,6 +391,15 @@ def _rows(results: dict[str, Any]) -> Iterator[str]:
             f"| {r['budget']} | {r['us_per_call']:.1f} µs | {r['added_us']:+.1f} µs |"
             f" {r['exchanges_per_1000']:.0f} | {target} |"
         )
+    yield ""
+    yield "| load (Redis healthy) | retry decisions | decided locally | scripts run | target |"
+    yield "|---|---:|---:|---:|---:|"
+    for r in results["concurrency"]:
+        met = " (met)" if r["local"] == 0 else ""
+        yield (
+            f"| {r['load']} | {r['decisions']} | {r['local_share']:.1%} ({r['local']}) |"
+            f" {r['scripts']} | 0 %{met} |"
+        )
 
 
 def main() -> int:
@@ -279,6 +408,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1280, help="failing calls per fleet")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--number", type=int, default=2000, help="calls per round and budget")
+    parser.add_argument("--bursts", type=int, default=5, help="bursts of concurrent calls")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -296,6 +426,7 @@ def main() -> int:
         results = {
             "amplification": amplification,
             "latency": latency(server.url, args.rounds, args.number),
+            "concurrency": concurrency(server.url, args.bursts),
         }
     finally:
         server.stop()

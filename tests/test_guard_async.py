@@ -566,3 +566,60 @@ def test_acall_loop_invariants(
         assert type(result) is (ReconcileNeeded if last == "task-not-found" else AuthFailed)
     if last == "503+hint" and hint > 60 and n < max_attempts:
         assert decision.give_up is GiveUp.HINT_TOO_LONG
+
+
+# --- budget tokens are spent by retries that are sent ---------------------------------------
+
+
+async def test_callers_that_give_up_during_the_backoff_sleep_spend_no_retry_token(
+    clock: AsyncFakeClock,
+) -> None:
+    """Ten callers cancelled in their backoff sleep leave a budget of ten as it was."""
+    budget = RetryBudget(capacity=10)
+    asleep: list[float] = []
+    never = asyncio.Event()
+
+    async def endless_sleep(seconds: float) -> None:
+        asleep.append(seconds)
+        await never.wait()  # the caller gives up first
+
+    guard = make_guard(clock, budget=budget, sleep=endless_sleep)
+    calls = [asyncio.ensure_future(guard.acall(AsyncPeer(_503(), OK))) for _ in range(10)]
+    while len(asleep) < 10:
+        await asyncio.sleep(0)
+    assert budget.tokens == 0  # each sleeping caller holds the token of its retry
+    for call in calls:
+        call.cancel()  # what asyncio.wait_for does when its time is up
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(o, asyncio.CancelledError) for o in outcomes)
+    assert budget.tokens == 10
+    assert await make_guard(clock, budget=budget).acall(AsyncPeer(_503(), OK)) is OK
+    assert budget.tokens == 9.5  # a retry that is sent spends its token (and the success credits)
+
+
+async def test_a_budget_without_refund_or_with_a_failing_one_never_hides_the_cancellation(
+    clock: AsyncFakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``refund`` is optional; one that raises is logged, and the cancellation propagates."""
+
+    class Plain:
+        tokens = 1.0
+
+        def try_spend(self) -> bool:
+            return True
+
+        def credit(self) -> None:
+            """Nothing to credit."""
+
+    class Failing(Plain):
+        def refund(self) -> None:
+            raise RuntimeError("refund failed")
+
+    async def cancelled_sleep(seconds: float) -> None:
+        raise asyncio.CancelledError
+
+    for budget in (Plain(), Failing()):
+        guard = make_guard(clock, budget=budget, sleep=cancelled_sleep)
+        with pytest.raises(asyncio.CancelledError):
+            await guard.acall(AsyncPeer(_503(), OK))
+    assert "refund failed" in caplog.text

@@ -592,3 +592,47 @@ def test_observe_tells_the_hooks_of_a_decision_made_outside_an_attempt() -> None
         0,
     )
     assert first.budget_tokens == 10.0
+
+
+# --- budget tokens are spent by retries that are sent ---------------------------------------
+
+
+def test_a_backoff_sleep_that_is_interrupted_gives_its_retry_token_back(clock: FakeClock) -> None:
+    """An interrupt during the sleep before a retry (the retry is never sent) spends nothing."""
+    budget = RetryBudget(capacity=3)
+    naps: list[float] = []
+
+    def interrupted(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) == 2:
+            raise KeyboardInterrupt
+
+    guard = Guard(budget=budget, clock=clock.now, sleep=interrupted, max_attempts=5)
+    with pytest.raises(KeyboardInterrupt):
+        guard.call(Peer(_503(), _503(), OK))
+    assert budget.tokens == 2  # the first retry was sent; the second one was not
+    guard = make_guard(clock, budget=budget)
+    assert guard.call(Peer(_503(), OK)) is OK
+    assert budget.tokens == 1.5
+
+
+# --- exceptions that are not call errors -------------------------------------------------------
+
+
+class _UnprintableError(ValueError):
+    """An exception whose ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_an_exception_whose_str_raises_from_the_callers_function_propagates(
+    clock: FakeClock,
+) -> None:
+    """The caller's own bug is not a call error, even when it cannot be printed."""
+    bug = _UnprintableError()
+    peer = Peer(bug)
+    with pytest.raises(_UnprintableError) as caught:
+        make_guard(clock).call(peer, operation="GetTask")
+    assert caught.value is bug
+    assert len(peer.calls) == 1

@@ -1802,3 +1802,46 @@ def test_sdk_error_from_a_certificate_failure_is_tls_not_a_broken_answer() -> No
     assert found.transport is TransportFailure.TLS
     assert found.reason is None
     assert found.delivery is NOT_SENT
+
+
+class _UnprintableError(ValueError):
+    """An exception whose ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+class _UnprintableConnect(httpx.ConnectError):
+    """A transport exception whose ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_an_exception_that_cannot_be_printed_is_never_taken_for_a_call_error() -> None:
+    """Unreadable exception text: a known transport failure stays one; anything else is unknown."""
+    bug = normalize(_UnprintableError())
+    assert bug is not None
+    assert (bug.kind, bug.transport, bug.reason) == (
+        ErrorKind.TRANSPORT,
+        TransportFailure.UNKNOWN,
+        None,
+    )
+    connect = normalize(_UnprintableConnect("x"))
+    assert connect is not None
+    assert connect.transport is TransportFailure.CONNECT
+    assert connect.message.startswith("the connection could not be made (")  # never its text
+
+
+def test_an_exception_that_defeats_every_reader_is_unknown_not_a_protocol_error() -> None:
+    """Whatever raises while an exception is read, normalize answers "unknown", never raises."""
+
+    class HostileError(Exception):
+        @property
+        def __cause__(self) -> BaseException | None:  # type: ignore[override]
+            raise RuntimeError("no cause")
+
+    error = normalize(HostileError())
+    assert error is not None
+    assert (error.kind, error.transport) == (ErrorKind.TRANSPORT, TransportFailure.UNKNOWN)
+    assert error.exception.endswith("HostileError")

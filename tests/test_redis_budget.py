@@ -44,7 +44,7 @@ from tests.redis_server import (  # noqa: F401 (the fixtures)
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 PEER = "http://agent.example:80"
 _OPEN: list[redis.Redis] = []
@@ -854,3 +854,158 @@ def test_reprs_show_the_settings_and_the_state() -> None:
     assert repr(store.get(PEER)) == (
         "RedisPeerBudget(peer='http://agent.example:80', state=shared, tokens=5.00)"
     )
+
+
+# --- a healthy Redis decides, however many spends wait at once --------------------------------
+
+
+def _count_local(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the spends the fallback decides (every local decision goes through it)."""
+    counted = [0]
+    spend_locally = RedisPeerBudget._spend_locally
+
+    def counting(self: RedisPeerBudget) -> bool:
+        counted[0] += 1
+        return spend_locally(self)
+
+    monkeypatch.setattr(RedisPeerBudget, "_spend_locally", counting)
+    return counted
+
+
+def _flaky() -> Callable[[], httpx.Response]:
+    """A peer that answers 503 once, then 200."""
+    answers = iter([503])
+    return lambda: httpx.Response(
+        next(answers, 200), json={"jsonrpc": "2.0", "id": 1, "result": {}}
+    )
+
+
+async def test_a_healthy_redis_decides_every_retry_of_150_concurrent_async_calls(
+    shared_redis: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """150 calls at once, each retried, on a client pool of 100: no retry is decided locally.
+
+    The spends that wait for the fleet bucket share one exchange (one in flight per peer).
+    """
+    local = _count_local(monkeypatch)
+    admin = sync_client(shared_redis.url)
+    client = redis.asyncio.Redis.from_url(
+        shared_redis.url, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
+    )
+    store = RedisRetryBudget(client, prefix=prefix, capacity=1000, timeout=0.5)
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    guard = Guard(budget=store, sleep=lambda _: None)
+    before = exchanges(admin)
+
+    async def call() -> object:
+        peer = _flaky()
+
+        async def attempt() -> httpx.Response:
+            return peer()
+
+        return await guard.acall(attempt, peer=PEER)
+
+    for _ in range(3):
+        results = await asyncio.gather(*(call() for _ in range(150)))
+        assert all(r.status_code == 200 for r in results)  # type: ignore[attr-defined]
+    await store.aclose()
+    await client.aclose()
+    assert (local[0], told) == (0, [])
+    assert exchanges(admin) - before < 450 / 10  # shared: far fewer scripts than retries
+    assert level(admin, store.prefix + PEER) == pytest.approx(1000 - 450 + 225)
+
+
+def test_a_healthy_redis_decides_every_retry_of_128_threads(
+    shared_redis: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """128 threads calling at once, each call retried: no retry is decided locally.
+
+    With the default ``timeout`` (50 ms): the time a command waits in this process's own
+    queue, behind 128 threads for the interpreter, is not Redis's time.
+    """
+    local = _count_local(monkeypatch)
+    store = RedisRetryBudget(sync_client(shared_redis.url), prefix=prefix, capacity=10_000)
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    guard = Guard(budget=store, sleep=lambda _: None)
+    start = threading.Barrier(128)
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        start.wait(30)
+        for _ in range(20):
+            try:
+                guard.call(_flaky(), peer=PEER)
+            except Exception as exc:  # noqa: PERF203 (what failed is the finding)
+                failed.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(128)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    store.close()
+    assert (local[0], told, failed) == (0, [], [])
+
+
+async def test_a_spend_cancelled_while_it_waits_loses_no_token(
+    shared_redis: RedisServer, prefix: str
+) -> None:
+    """The spend that sent the exchange gives up: the others still get theirs, none is lost."""
+    admin = sync_client(shared_redis.url)
+    client = async_client(shared_redis.url)
+    store = RedisRetryBudget(client, prefix=prefix, capacity=10, lease=2, timeout=5)
+    budget = store.get(PEER)
+    spends = [asyncio.ensure_future(budget.atry_spend()) for _ in range(5)]
+    await asyncio.sleep(0)  # each one is waiting: the first one sent the exchange
+    spends[0].cancel()
+    outcomes = await asyncio.gather(*spends, return_exceptions=True)
+    assert isinstance(outcomes[0], asyncio.CancelledError)
+    assert outcomes[1:] == [True] * 4
+    assert level(admin, budget.key) + budget._lease + 4 == pytest.approx(10)
+    await store.aclose()
+    assert level(admin, budget.key) == pytest.approx(6)
+    await client.aclose()
+
+
+def test_a_retry_never_sent_goes_back_to_the_fleet(shared_redis: RedisServer, prefix: str) -> None:
+    """``refund`` puts the token back in the lease, and the lease goes back to Redis."""
+    admin = sync_client(shared_redis.url)
+    store = store_for(shared_redis.url, prefix=prefix, lease=2)
+    budget = store.get(PEER)
+    assert budget.try_spend()
+    budget.refund()
+    assert budget.tokens == pytest.approx(10)  # a lease of 2 and 8 in the fleet bucket
+    store.close()
+    assert level(admin, budget.key) == pytest.approx(10)
+
+
+def test_a_refund_while_redis_is_down_goes_to_the_local_bucket() -> None:
+    """Deciding locally, the token goes back where it came from."""
+    store = store_for(f"redis://127.0.0.1:{free_port()}/0", fallback_capacity=2, retry_interval=60)
+    budget = store.get(PEER)
+    assert budget.try_spend()
+    assert budget.state is BudgetState.LOCAL
+    budget.refund()
+    assert budget.tokens == 2
+    store.close()
+
+
+def test_an_idle_peer_is_forgotten_and_what_it_held_goes_back(
+    shared_redis: RedisServer, prefix: str
+) -> None:
+    """A peer unused for ``idle_ttl`` leaves this process, its lease sent back to the fleet."""
+    admin = sync_client(shared_redis.url)
+    clock = FakeClock()
+    store = store_for(shared_redis.url, prefix=prefix, lease=2, idle_ttl=60, clock=clock.now)
+    budget = store.get(PEER)
+    assert budget.try_spend()  # a lease of 2: one spent, one held
+    for host in range(100):
+        store.get(f"http://host-{host}.example")
+    clock.advance(61)
+    store.get("http://now.example")
+    drain(store)
+    assert store.peers() == ["http://now.example"]
+    assert level(admin, budget.key) == pytest.approx(9)
+    store.close()

@@ -36,7 +36,7 @@ from a2a_client_errors.failures import (
 )
 from a2a_client_errors.guard import Guard, GuardEvent, Hook
 from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.retry import Backoff, BudgetRegistry, RetryBudget
+from a2a_client_errors.retry import Backoff, BudgetRegistry, IdlePeers, RetryBudget
 from a2a_client_errors.testing import FakeClock
 from tests.conftest import jsonrpc_error, jsonrpc_result
 
@@ -950,3 +950,85 @@ def _check_concurrent_outcome(
     refused = sum(1 for f in failures if f is not None and type(f) is BudgetExhausted)
     assert refused >= CALLS - CAPACITY
     assert math.isclose(sum(len(s) for s in sleeps.values()), CAPACITY)
+
+
+# --- budgets of peers unused for a while are forgotten --------------------------------------
+
+
+def test_budgets_of_peers_unused_for_a_while_are_forgotten() -> None:
+    """Calls to thousands of random hosts leave only the budgets of the hosts used lately."""
+    clock = FakeClock()
+    registry = BudgetRegistry(idle=600, clock=clock.now)
+    guard = Guard(budget=registry, clock=clock.now, sleep=clock.sleep)
+    for host in range(5000):
+        guard.call(lambda: jsonrpc_result(TASK_1), peer=f"https://host-{host}.example")
+        clock.advance(0.1)  # 500 s for all of them
+    assert len(registry.peers()) == 5000
+    clock.advance(400)  # the first ones have been idle for 900 s, the last ones for 400 s
+    guard.call(lambda: jsonrpc_result(TASK_1), peer="https://now.example")
+    kept = registry.peers()
+    assert "https://now.example" in kept
+    assert "https://host-0.example" not in kept
+    assert "https://host-4999.example" in kept
+    assert len(kept) < 3000
+
+
+def test_a_peer_in_use_keeps_its_budget_and_a_forgotten_one_starts_full() -> None:
+    """Used within ``idle``: the same budget; idle longer: a fresh, full one."""
+    clock = FakeClock()
+    registry = BudgetRegistry(idle=60, clock=clock.now)
+    budget = registry.get("a")
+    assert budget.try_spend()
+    for _ in range(10):
+        clock.advance(59)
+        assert registry.get("a") is budget
+    clock.advance(61)
+    registry.get("b")  # a lookup runs the sweep
+    fresh = registry.get("a")
+    assert fresh is not budget
+    assert fresh.tokens == 10
+
+
+def test_idle_peers_hands_what_it_forgets_over_and_logs_what_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``forget`` sees each forgotten object; one that raises is logged, the lookup goes on."""
+    clock = FakeClock()
+    forgotten: list[str] = []
+
+    def forget(item: str) -> None:
+        forgotten.append(item)
+        raise RuntimeError("cannot forget")
+
+    peers: IdlePeers[str] = IdlePeers(str.upper, idle=10, clock=clock.now, forget=forget)
+    assert peers.get("a") == "A"
+    assert peers.get("b") == "B"
+    assert len(peers) == 2
+    clock.advance(11)
+    assert peers.get("c") == "C"
+    assert sorted(forgotten) == ["A", "B"]
+    assert peers.values() == ["C"]
+    assert "cannot forget" in caplog.text
+
+
+def test_idle_must_be_positive_and_inf_never_forgets() -> None:
+    """``idle`` is checked; ``math.inf`` keeps every peer."""
+    for idle in (0, -1, math.nan):
+        with pytest.raises(ValueError, match="idle"):
+            BudgetRegistry(idle=idle)
+    clock = FakeClock()
+    registry = BudgetRegistry(idle=math.inf, clock=clock.now)
+    registry.get("a")
+    clock.advance(1e9)
+    registry.get("b")
+    assert registry.peers() == ["a", "b"]
+
+
+def test_refund_gives_back_one_retry_up_to_capacity() -> None:
+    """A retry paid for and never sent gives its cost back; never past capacity."""
+    budget = RetryBudget(capacity=2, retry_cost=1)
+    assert budget.try_spend()
+    budget.refund()
+    assert budget.tokens == 2
+    budget.refund()
+    assert budget.tokens == 2

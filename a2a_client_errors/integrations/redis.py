@@ -30,15 +30,27 @@ The local lease (why the hot path does not wait for Redis)
     spent was taken from the fleet bucket first, so the fleet retries at most ``capacity``
     plus what time and successes refilled, whatever the number of processes.
 
+Many retries at once
+    Each peer has at most one exchange in flight for spends in a process. A spend that finds
+    the lease spent joins the exchange in flight, if any; else it sends one that asks for a
+    token for every spend waiting then (at least a lease's worth). When it lands, the oldest
+    spends waiting take the tokens granted, and the rest goes to the lease; a spend it did not
+    serve asks again (the next exchange serves it first), at most three times. So a burst of
+    retries costs a few scripts, not one each, and never drains the client's connection pool.
+    A spend cancelled while it waits leaves the exchange to the others, and its token to the
+    lease; ``refund`` returns the token of a retry paid for and never sent.
+
 When Redis is slow or down
-    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds (a sync
-    client's commands run in one worker thread; an asyncio client's are awaited under
-    ``asyncio.wait_for``). A command that fails or times out trips a breaker: for
-    ``retry_interval`` seconds nothing is sent, and the peer's budget decides locally. With
-    ``fail_open=True`` (the default) a local `RetryBudget` of ``fallback_capacity`` tokens per
-    peer and process decides (the fleet retries at most ``processes * fallback_capacity``
-    meanwhile); with ``fail_open=False`` every retry is refused (first attempts still go). The
-    Guard's hooks are told both ways (`Hook.on_budget_fallback`), and a warning is logged.
+    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds once its
+    command has started (a sync client's commands run in one worker thread, and the time
+    one waits there behind busy threads of this process is not Redis's; an asyncio client's
+    run in a task that the waiting spends time). A command that fails or times out trips a
+    breaker: for ``retry_interval`` seconds nothing is sent, and the peer's budget decides
+    locally. With ``fail_open=True`` (the default) a local `RetryBudget` of
+    ``fallback_capacity`` tokens per peer and process decides (the fleet retries at most
+    ``processes * fallback_capacity`` meanwhile); with ``fail_open=False`` every retry is
+    refused (first attempts still go). The Guard's hooks are told both ways
+    (`Hook.on_budget_fallback`), and a warning is logged.
     After the breaker's interval the next exchange probes Redis; when it answers, the
     fleet bucket decides again. Every failure errs toward fewer retries: credits that may not
     have arrived are dropped, and tokens a lost answer granted stay spent.
@@ -71,7 +83,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.errors import escape
-from a2a_client_errors.retry import BudgetFallback, BudgetState, RetryBudget
+from a2a_client_errors.retry import BudgetFallback, BudgetState, IdlePeers, RetryBudget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -117,6 +129,8 @@ return {string.format('%.17g', granted), string.format('%.17g', tokens)}
 """The Lua script that updates one peer's bucket (public for tests and other clients)."""
 
 _EPSILON: Final = 1e-9
+_ROUNDS: Final = 3
+"""The most exchanges one spend waits for (each asks for every spend then waiting)."""
 _SYNC_USE: Final = "AsyncClientInSyncCode"
 """The cause told when an asyncio client's budget is used where it cannot be awaited."""
 
@@ -132,6 +146,34 @@ class _Op:
 _Reply = tuple[float, float]  # (tokens granted, tokens left in the fleet bucket)
 
 
+class _Flight:
+    """One peer's exchange in flight for spends: every spend that needs tokens meanwhile joins it.
+
+    Its ``op`` asks for a token per spend waiting (at least a lease's worth). ``seats`` holds
+    the tickets of the spends that wait for it (a ticket is a spend's place in line, kept
+    from one exchange to the next); when it lands, the oldest of them, as many as the grant
+    covers, are ``paid``: a token is reserved for each, and the rest of the grant goes to the
+    lease. A spend that an exchange did not serve is older than any that came after, so the
+    next exchange, which asks for every spend waiting, serves it. It lands once:
+    with the reply, or with why there is none (a failure, or ``timeout`` passed since its
+    command started: ``ends_at``, by ``time.monotonic``; infinite while it waits in this
+    process's own queue, which is not Redis's time).
+    """
+
+    __slots__ = ("cause", "done", "ends_at", "job", "landed", "op", "paid", "reply", "seats")
+
+    def __init__(self, op: _Op) -> None:
+        self.op = op
+        self.ends_at = math.inf
+        self.done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.job: concurrent.futures.Future[Any] | asyncio.Task[Any] | None = None
+        self.landed = False
+        self.reply: _Reply | None = None
+        self.cause: str | None = None
+        self.seats: set[int] = set()
+        self.paid: set[int] = set()
+
+
 class _Worker:
     """One daemon thread that runs a sync client's commands: callers wait as long as they choose.
 
@@ -142,6 +184,7 @@ class _Worker:
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[Any] | None = None
         self._pid = 0
+        self._queued: set[concurrent.futures.Future[Any]] = set()
 
     def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         """Run ``fn`` on the worker thread; its future."""
@@ -152,8 +195,16 @@ class _Worker:
                 threading.Thread(
                     target=self._run, args=(self._queue,), name="a2a-budget-redis", daemon=True
                 ).start()
+            self._queued.add(future)
             self._queue.put((fn, future))
         return future
+
+    def cancel_queued(self) -> None:
+        """Cancel every command not started yet (they would wait behind a stuck one)."""
+        with self._lock:
+            queued, self._queued = self._queued, set()
+        for future in queued:
+            future.cancel()
 
     def stop(self) -> None:
         """End the thread once it has run what was submitted before."""
@@ -162,10 +213,11 @@ class _Worker:
                 self._queue.put(None)
             self._queue = None
 
-    @staticmethod
-    def _run(jobs: queue.SimpleQueue[Any]) -> None:
+    def _run(self, jobs: queue.SimpleQueue[Any]) -> None:
         while (job := jobs.get()) is not None:
             fn, future = job
+            with self._lock:
+                self._queued.discard(future)
             if not future.set_running_or_notify_cancel():
                 continue  # its caller stopped waiting before it started
             try:
@@ -209,7 +261,8 @@ class RedisRetryBudget:
             worth; 0: every success is sent, in the background).
         sync_interval: seconds after which pending credits are sent, unused leases go back, a
             refused process asks the fleet bucket again, and a full bucket is read again.
-        idle_ttl: seconds after which a peer's key expires when nobody uses it.
+        idle_ttl: seconds after which a peer's key expires when nobody uses it (and this
+            process forgets the peer, its lease and credits sent back).
         timeout: the most seconds a call waits for Redis before it decides locally.
         retry_interval: seconds Redis is left alone after a failure, before it is probed.
         fail_open: while Redis cannot be reached, a local bucket grants retries (True), or
@@ -294,12 +347,17 @@ class RedisRetryBudget:
         self._worker = _Worker()
         weakref.finalize(self, self._worker.stop)  # a budget dropped unclosed ends its thread
         self._lock = threading.Lock()
-        self._peers: dict[str, RedisPeerBudget] = {}
+        self._peers: IdlePeers[RedisPeerBudget] = IdlePeers(
+            lambda peer: RedisPeerBudget(self, peer),
+            idle=self.idle_ttl,
+            clock=self.clock,
+            forget=self._forget,
+        )
         self._listeners: list[Callable[[], Callable[[BudgetFallback], object] | None]] = []
         self._down_until = -math.inf
         self._cause: str | None = None
         self._stalled = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def from_url(
@@ -350,19 +408,22 @@ class RedisRetryBudget:
     # --- the registry -----------------------------------------------------------------------
 
     def get(self, peer: str) -> RedisPeerBudget:
-        """The budget of ``peer`` in this process (its bucket is ``prefix + peer`` in Redis)."""
-        budget = self._peers.get(peer)
-        if budget is None:
-            with self._lock:
-                budget = self._peers.get(peer)
-                if budget is None:
-                    budget = self._peers[peer] = RedisPeerBudget(self, peer)
-        return budget
+        """The budget of ``peer`` in this process (its bucket is ``prefix + peer`` in Redis).
+
+        A peer unused for ``idle_ttl`` seconds is forgotten by this process (its lease and
+        credits sent back first), as its key is by Redis.
+        """
+        return self._peers.get(peer)
 
     def peers(self) -> list[str]:
-        """The peers that have a budget in this process so far."""
-        with self._lock:
-            return list(self._peers)
+        """The peers that have a budget in this process now."""
+        return self._peers.peers()
+
+    def _forget(self, budget: RedisPeerBudget) -> None:
+        """An idle peer is dropped: what it holds goes back to the fleet, in the background."""
+        op = budget._handover()
+        if op is not None:
+            self._background(budget, op)
 
     def subscribe(self, listener: Callable[[BudgetFallback], object]) -> None:
         """Tell ``listener`` each time a peer's budget falls back to local, or recovers.
@@ -466,11 +527,15 @@ class RedisRetryBudget:
             return None, type(exc).__name__
 
     def _stall(self, future: concurrent.futures.Future[Any]) -> None:
-        """A command outlived its caller's wait: send nothing more until it ends."""
+        """A command outlived its caller's wait: send nothing more until it ends.
+
+        The commands queued behind it are cancelled: they would wait as long.
+        """
         if future.cancel():
             return  # it had not started: the worker will skip it
         self._stalled = True
         future.add_done_callback(self._unstall)
+        self._worker.cancel_queued()
 
     def _unstall(self, _: concurrent.futures.Future[Any]) -> None:
         self._stalled = False
@@ -497,6 +562,69 @@ class RedisRetryBudget:
     async def _abackground(self, budget: RedisPeerBudget, op: _Op) -> None:
         budget._settle(op, *await self._arun(budget.key, op))
 
+    # --- spends' exchanges: one in flight per peer, shared by every spend that waits --------
+
+    def _send(self, budget: RedisPeerBudget, flight: _Flight) -> None:
+        """Start ``flight``'s exchange; it lands by itself when Redis answers (or fails)."""
+        args = self._args(flight.op)
+        if self.is_async:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                budget._land(flight, None, _SYNC_USE)
+                return
+            flight.ends_at = time.monotonic() + self.timeout
+            task = loop.create_task(self._script(keys=[budget.key], args=args))
+            flight.job = task
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda done: budget._land(flight, *_task_outcome(done)))
+            return
+        if self._stalled:
+            budget._land(flight, None, "TimeoutError")  # the worker is stuck on an earlier command
+            return
+        timeout, script = self.timeout, self._script
+
+        def run() -> Any:
+            flight.ends_at = time.monotonic() + timeout  # Redis's time starts now
+            return script(keys=[budget.key], args=args)
+
+        job = self._worker.submit(run)
+        flight.job = job
+        job.add_done_callback(lambda done: budget._land(flight, *_outcome(done)))
+
+    def _expire(self, budget: RedisPeerBudget, flight: _Flight) -> None:
+        """``flight`` outlived ``timeout``: it lands as timed out, its command is let go."""
+        job = flight.job
+        if isinstance(job, concurrent.futures.Future):
+            self._stall(job)
+        elif job is not None:
+            job.cancel()
+        budget._land(flight, None, "TimeoutError")
+
+    def _wait(self, budget: RedisPeerBudget, flight: _Flight) -> None:
+        """Wait until ``flight`` lands: at most ``timeout`` once its command has started."""
+        done = flight.done
+        while not done.done():
+            now = time.monotonic()
+            if now >= flight.ends_at:
+                self._expire(budget, flight)
+                return
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                done.result(min(flight.ends_at - now, self.timeout))
+
+    async def _await(self, budget: RedisPeerBudget, flight: _Flight) -> None:
+        """`_wait`, never blocking the event loop."""
+        done = flight.done
+        while not done.done():
+            now = time.monotonic()
+            if now >= flight.ends_at:
+                self._expire(budget, flight)
+                return
+            landed = asyncio.shield(asyncio.wrap_future(done))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(landed, min(flight.ends_at - now, self.timeout))
+
     # --- shutting down ----------------------------------------------------------------------
 
     def flush(self) -> bool:
@@ -512,7 +640,7 @@ class RedisRetryBudget:
         except Exception:  # a stuck worker: what is pending is sent if it frees in time
             _log.debug("a2a_client_errors: the budget worker is busy", exc_info=True)
         ok = True
-        for budget in list(self._peers.values()):
+        for budget in self._peers.values():
             op = budget._handover()
             if op is not None:
                 reply, cause = self._run(budget.key, op)
@@ -529,7 +657,7 @@ class RedisRetryBudget:
             with contextlib.suppress(asyncio.TimeoutError, concurrent.futures.TimeoutError):
                 await asyncio.wait_for(drained, self.timeout)
         ok = True
-        for budget in list(self._peers.values()):
+        for budget in self._peers.values():
             op = budget._handover()
             if op is not None:
                 reply, cause = await self._arun(budget.key, op)
@@ -554,10 +682,23 @@ class RedisRetryBudget:
         )
 
 
+def _task_outcome(task: asyncio.Task[Any]) -> tuple[_Reply | None, str | None]:
+    """A finished asyncio command's reply, or why there is none."""
+    if task.cancelled():
+        return None, "TimeoutError"  # cancelled only when its time was up
+    exc = task.exception()
+    if exc is not None:
+        return None, type(exc).__name__
+    try:
+        return _reply(task.result()), None
+    except Exception as error:
+        return None, type(error).__name__
+
+
 def _outcome(future: concurrent.futures.Future[Any]) -> tuple[_Reply | None, str | None]:
     """A finished command's reply, or why there is none."""
-    if future.cancelled():
-        return None, "CancelledError"
+    if future.cancelled():  # its wait was up, or it was queued behind a stuck command
+        return None, "TimeoutError"
     exc = future.exception()
     if exc is not None:
         return None, type(exc).__name__
@@ -582,6 +723,7 @@ class RedisPeerBudget:
     __slots__ = (
         "_empty_until",
         "_fallback",
+        "_flight",
         "_flushing",
         "_full_until",
         "_lease",
@@ -592,6 +734,8 @@ class RedisPeerBudget:
         "_pending_at",
         "_state",
         "_store",
+        "_tickets",
+        "_waiting",
         "key",
         "peer",
     )
@@ -611,35 +755,80 @@ class RedisPeerBudget:
         self._empty_until = -math.inf  # retries are refused until then: the bucket was empty
         self._flushing = False
         self._fallback: RetryBudget | None = None
+        self._flight: _Flight | None = None  # the spends' exchange in flight, if any
+        self._waiting = 0  # spends waiting for the fleet bucket now
+        self._tickets = 0  # the last place in line given to a spend that waits
 
     # --- RetryBudgetLike --------------------------------------------------------------------
 
     def try_spend(self) -> bool:
         """Take one retry's cost: from the lease, else the fleet bucket, else the fallback.
 
-        Waits for Redis at most ``timeout`` seconds (only when the lease is spent); never raises.
+        Waits for Redis at most ``timeout`` seconds (only when the lease is spent), sharing
+        the exchange in flight for this peer with every other spend that waits; never raises.
         """
         store = self._store
-        now = store.clock()
-        decided, notice = self._begin(now)
-        if notice is not None:
-            store._notify(notice)
-        if isinstance(decided, bool):
-            return decided
-        reply, cause = store._run(self.key, decided)
-        return self._settle(decided, reply, cause, spend=True)
+        rounds = 0
+        ticket: int | None = None
+        flight: _Flight | None = None
+        try:
+            while True:
+                step = self._step(ticket)
+                if isinstance(step, bool):
+                    return step
+                flight, leader, ticket = step
+                if leader:
+                    store._send(self, flight)
+                store._wait(self, flight)
+                decided = self._after(flight, ticket)
+                flight = None
+                if decided is not None:
+                    return decided
+                rounds += 1
+                if rounds >= _ROUNDS:  # others were served first each time: enough waiting
+                    return self._late()
+        finally:
+            self._done(flight, ticket)
 
     async def atry_spend(self) -> bool:
         """`try_spend` for async code: awaits Redis (never blocking the event loop)."""
         store = self._store
-        now = store.clock()
-        decided, notice = self._begin(now)
-        if notice is not None:
-            store._notify(notice)
-        if isinstance(decided, bool):
-            return decided
-        reply, cause = await store._arun(self.key, decided)
-        return self._settle(decided, reply, cause, spend=True)
+        rounds = 0
+        ticket: int | None = None
+        flight: _Flight | None = None
+        try:
+            while True:
+                step = self._step(ticket)
+                if isinstance(step, bool):
+                    return step
+                flight, leader, ticket = step
+                if leader:
+                    store._send(self, flight)
+                await store._await(self, flight)
+                decided = self._after(flight, ticket)
+                flight = None
+                if decided is not None:
+                    return decided
+                rounds += 1
+                if rounds >= _ROUNDS:  # others were served first each time: enough waiting
+                    return self._late()
+        finally:
+            self._done(flight, ticket)
+
+    def refund(self) -> None:
+        """Give back one retry's cost, for a retry paid for and never sent.
+
+        It goes back where spends are taken from: the lease (sent back to the fleet with it),
+        or the local bucket while this peer's budget decides locally.
+        """
+        store = self._store
+        with self._lock:
+            if self._state is BudgetState.LOCAL and self._fallback is not None:
+                self._fallback.refund()
+                return
+            if self._lease <= 0:
+                self._lease_at = store.clock()
+            self._lease += store.retry_cost
 
     def credit(self) -> None:
         """Record a successful call: credited locally, sent to the fleet in batches."""
@@ -679,22 +868,109 @@ class RedisPeerBudget:
 
     # --- the state machine ------------------------------------------------------------------
 
-    def _begin(self, now: float) -> tuple[bool | _Op, BudgetFallback | None]:
-        """Decide a spend locally when possible; else the exchange that will decide it."""
+    def _step(self, ticket: int | None) -> bool | tuple[_Flight, bool, int]:
+        """A spend's next step: decided (a bool), or the flight to wait for, and whether to send it.
+
+        ``ticket``: the spend's place in line, once it has waited for a flight already.
+        """
         store = self._store
+        now = store.clock()
+        notice = None
         with self._lock:
             if self._lease + _EPSILON >= store.retry_cost:
                 self._lease = max(0.0, self._lease - store.retry_cost)
-                return True, None
+                return True
             cause = store._available(now)
             if cause is not None:  # Redis is left alone for now
-                return self._spend_locally(), self._fall_back(cause)
-            if self._state is BudgetState.SHARED and now < self._empty_until:
-                return False, None  # the fleet bucket was empty a moment ago
-            self._give_back(now)
-            op = _Op(credit=self._pending, want=store.lease * store.retry_cost)
-            self._pending, self._pending_at = 0.0, None
-            return op, None
+                decided: bool | tuple[_Flight, bool, int] = self._spend_locally()
+                notice = self._fall_back(cause)
+            elif self._state is BudgetState.SHARED and now < self._empty_until:
+                return False  # the fleet bucket was empty a moment ago
+            else:
+                if ticket is None:
+                    ticket = self._tickets = self._tickets + 1
+                    self._waiting += 1
+                flight = self._flight
+                leader = flight is None
+                if flight is None:
+                    # One exchange asks for every spend waiting now; later ones join it.
+                    self._give_back(now)
+                    want = max(store.lease, self._waiting) * store.retry_cost
+                    op = _Op(credit=self._pending, want=want)
+                    self._pending, self._pending_at = 0.0, None
+                    flight = self._flight = _Flight(op)
+                flight.seats.add(ticket)
+                decided = (flight, leader, ticket)
+        if notice is not None:
+            store._notify(notice)
+        return decided
+
+    def _after(self, flight: _Flight, ticket: int) -> bool | None:
+        """A spend's decision once its flight landed; None when it must ask again."""
+        store = self._store
+        with self._lock:
+            flight.seats.discard(ticket)
+            if flight.reply is None:  # Redis failed it: the fallback decides
+                return self._spend_locally()
+            if ticket in flight.paid:
+                flight.paid.discard(ticket)
+                return True
+            if self._lease + _EPSILON >= store.retry_cost:
+                self._lease = max(0.0, self._lease - store.retry_cost)
+                return True
+            level = flight.reply[1]
+            if level + _EPSILON < store.retry_cost:  # the fleet bucket is empty
+                self._empty_until = store.clock() + self._recheck(level)
+                return False
+            return None  # the bucket has more, asked for by others first: ask for it
+
+    def _late(self) -> bool:
+        """A spend that waited for `_ROUNDS` exchanges, each served others first: local.
+
+        Alone: nothing trips, nothing is told, the next spends ask Redis as before.
+        """
+        with self._lock:
+            return self._spend_locally()
+
+    def _done(self, flight: _Flight | None, ticket: int | None) -> None:
+        """A spend ends: decided, or cancelled while it waited for ``flight``.
+
+        A token reserved for it by a flight that landed goes to the lease.
+        """
+        if ticket is None:
+            return
+        store = self._store
+        with self._lock:
+            self._waiting -= 1
+            if flight is None:
+                return
+            flight.seats.discard(ticket)
+            if ticket in flight.paid:
+                flight.paid.discard(ticket)
+                if self._lease <= 0:
+                    self._lease_at = store.clock()
+                self._lease += store.retry_cost
+
+    def _land(self, flight: _Flight, reply: _Reply | None, cause: str | None) -> None:
+        """Take in ``flight``'s reply (or its failure), once; wake the spends that wait for it."""
+        if reply is not None and time.monotonic() > flight.ends_at:
+            reply, cause = None, "TimeoutError"  # too late: its spends decided without it
+        store = self._store
+        with self._lock:
+            if flight.landed:
+                return
+            flight.landed = True
+            flight.reply, flight.cause = reply, cause
+            if self._flight is flight:
+                self._flight = None
+            notice = self._take_in(reply, cause)
+            if reply is not None:
+                tokens = int(reply[0] / store.retry_cost + _EPSILON)
+                flight.paid = set(sorted(flight.seats)[:tokens])  # the oldest spends first
+                self._lease = max(0.0, self._lease - len(flight.paid) * store.retry_cost)
+        if notice is not None:  # told before the spends wake: they decide on what it says
+            store._notify(notice)
+        flight.done.set_result(None)
 
     def _flush_op(self, now: float) -> _Op | None:
         """The exchange that sends pending credits, when one is due (under the lock)."""
@@ -759,48 +1035,42 @@ class RedisPeerBudget:
         tokens = self._lease + (self._local().tokens if store.fail_open else 0.0)
         return BudgetFallback(self.peer, BudgetState.LOCAL, cause, store.fail_open, tokens)
 
-    def _settle(
-        self, op: _Op, reply: _Reply | None, cause: str | None, *, spend: bool = False
-    ) -> bool:
-        """Take in an exchange's reply (or its failure); for a spend, its decision."""
+    def _settle(self, op: _Op, reply: _Reply | None, cause: str | None) -> None:
+        """Take in a credits' exchange's reply (or its failure)."""
+        del op  # what it sent is what the reply answers
         store = self._store
-        now = store.clock()
-        notice = None
         with self._lock:
-            if not spend:
-                self._flushing = False
-            if reply is None:
-                # Credits that may not have arrived are dropped, never sent twice.
-                if cause != _SYNC_USE:
-                    store._trip(cause or "Unavailable")
-                notice = self._fall_back(cause or "Unavailable")
-                decision = self._spend_locally() if spend else False
-            else:
-                granted, level = reply
-                self._level = level
-                if self._state is BudgetState.LOCAL:
-                    self._state = BudgetState.SHARED
-                    notice = BudgetFallback(
-                        self.peer, BudgetState.SHARED, None, store.fail_open, self._lease + level
-                    )
-                full = level + _EPSILON >= store.capacity
-                self._full_until = now + store.sync_interval if full else -math.inf
-                if full:  # credits made before a full bucket's answer would be dropped there
-                    self._pending, self._pending_at = 0.0, None
-                decision = False
-                if granted > 0:
-                    if self._lease <= 0:
-                        self._lease_at = now
-                    self._lease += granted
-                if spend:
-                    if self._lease + _EPSILON >= store.retry_cost:
-                        self._lease = max(0.0, self._lease - store.retry_cost)
-                        decision = True
-                    else:
-                        self._empty_until = now + self._recheck(level)
+            self._flushing = False
+            notice = self._take_in(reply, cause)
         if notice is not None:
             store._notify(notice)
-        return decision
+
+    def _take_in(self, reply: _Reply | None, cause: str | None) -> BudgetFallback | None:
+        """An exchange's reply (or failure) into the state; the notice to send (under the lock)."""
+        store = self._store
+        now = store.clock()
+        if reply is None:
+            # Credits that may not have arrived are dropped, never sent twice.
+            if cause != _SYNC_USE:
+                store._trip(cause or "Unavailable")
+            return self._fall_back(cause or "Unavailable")
+        notice = None
+        granted, level = reply
+        self._level = level
+        if self._state is BudgetState.LOCAL:
+            self._state = BudgetState.SHARED
+            notice = BudgetFallback(
+                self.peer, BudgetState.SHARED, None, store.fail_open, self._lease + level
+            )
+        full = level + _EPSILON >= store.capacity
+        self._full_until = now + store.sync_interval if full else -math.inf
+        if full:  # credits made before a full bucket's answer would be dropped there
+            self._pending, self._pending_at = 0.0, None
+        if granted > 0:
+            if self._lease <= 0:
+                self._lease_at = now
+            self._lease += granted
+        return notice
 
     def _recheck(self, level: float) -> float:
         """Seconds before a refused process asks the fleet bucket again."""
