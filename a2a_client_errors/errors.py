@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
@@ -33,6 +34,7 @@ __all__ = [
     "Source",
     "WireShape",
     "escape",
+    "safe_peer",
 ]
 
 
@@ -160,6 +162,31 @@ def _overlong(metadata: Mapping[str, str]) -> bool:
 
 def _overlong_items(items: tuple[str, ...]) -> bool:
     return any(len(item) > MAX_TEXT for item in items)
+
+
+_MAX_PEER: Final = 128
+
+
+def safe_peer(peer: str) -> str:
+    """A peer key fit for a label or a log line.
+
+    A URL keeps its scheme, host, port and path, and loses any user info (credentials), query
+    and fragment (tokens); control characters are escaped and the result is capped.
+
+        >>> safe_peer("https://user:secret@agent.example:8443/a2a?api_key=k#x")
+        'https://agent.example:8443/a2a'
+    """
+    text = peer.strip()
+    if "://" in text:
+        try:
+            parts = urlsplit(text)
+        except ValueError:
+            parts = None
+        if parts is not None and parts.scheme and parts.netloc:
+            host = parts.netloc.rpartition("@")[2]
+            text = f"{parts.scheme}://{host}{parts.path}"
+    text = escape(text)
+    return text if len(text) <= _MAX_PEER else text[: _MAX_PEER - 1] + "…"
 
 
 _NO_METADATA: Mapping[str, str] = MappingProxyType({})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import subprocess
 import sys
 import threading
@@ -1008,4 +1009,18 @@ def test_an_idle_peer_is_forgotten_and_what_it_held_goes_back(
     drain(store)
     assert store.peers() == ["http://now.example"]
     assert level(admin, budget.key) == pytest.approx(9)
+    store.close()
+
+
+def test_the_fallback_warning_never_logs_the_peer_keys_credentials(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A card URL as the key: its user info, query and fragment never reach the log."""
+    store = store_for(f"redis://127.0.0.1:{free_port()}/0")
+    key = "https://user:pw-SECRET@agent.example:8443/a2a?api_key=q-SECRET#frag-SECRET"
+    with caplog.at_level(logging.INFO, logger="a2a_client_errors"):
+        assert store.get(key).try_spend()  # Redis is down: decided locally, and logged
+    assert "decides locally" in caplog.text
+    assert "https://agent.example:8443/a2a" in caplog.text
+    assert "SECRET" not in caplog.text
     store.close()

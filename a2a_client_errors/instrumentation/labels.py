@@ -30,9 +30,8 @@ import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
-from urllib.parse import urlsplit
 
-from a2a_client_errors.errors import escape
+from a2a_client_errors.errors import safe_peer
 from a2a_client_errors.reasons import (
     A2A_OPERATIONS,
     ACTIVE_STATES,
@@ -95,28 +94,6 @@ DEFAULT_DELAY_BUCKETS: Final[tuple[float, ...]] = (
 _MAX_LABEL: Final = 128
 _CACHE: Final = 4096
 _log = logging.getLogger("a2a_client_errors")
-
-
-def safe_peer(peer: str) -> str:
-    """A peer key fit for a label or a log line.
-
-    A URL keeps its scheme, host, port and path, and loses any user info (credentials), query
-    and fragment (tokens); control characters are escaped and the result is capped.
-
-        >>> safe_peer("https://user:secret@agent.example:8443/a2a?api_key=k#x")
-        'https://agent.example:8443/a2a'
-    """
-    text = peer.strip()
-    if "://" in text:
-        try:
-            parts = urlsplit(text)
-        except ValueError:
-            parts = None
-        if parts is not None and parts.scheme and parts.netloc:
-            host = parts.netloc.rpartition("@")[2]
-            text = f"{parts.scheme}://{host}{parts.path}"
-    text = escape(text)
-    return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
 
 
 class _Folder:

@@ -82,7 +82,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.errors import escape
+from a2a_client_errors.errors import safe_peer
 from a2a_client_errors.retry import BudgetFallback, BudgetState, IdlePeers, RetryBudget
 
 if TYPE_CHECKING:
@@ -444,13 +444,13 @@ class RedisRetryBudget:
         if event.state is BudgetState.LOCAL:
             _log.warning(
                 "a2a_client_errors: the retry budget of %s decides locally (%s; %s)",
-                escape(event.peer),
+                safe_peer(event.peer),
                 event.cause,
                 "fail open" if event.fail_open else "fail closed: no retries",
             )
         else:
             _log.info(
-                "a2a_client_errors: the retry budget of %s is shared again", escape(event.peer)
+                "a2a_client_errors: the retry budget of %s is shared again", safe_peer(event.peer)
             )
         with self._lock:
             refs = list(self._listeners)
