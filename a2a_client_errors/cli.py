@@ -2,7 +2,7 @@
 
 Usage::
 
-    a2a-errors classify [FILE|-] [--json] [--operation NAME]
+    a2a-errors classify [FILE|-] [--json] [--operation NAME] [--exit-status]
     a2a-errors table [--json]
     a2a-errors demo [--json]
     a2a-errors probe URL [-H NAME:VALUE]... [--check NAME]... [--binding NAME]...
@@ -15,16 +15,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import httpx
 
 from a2a_client_errors.errors import escape
+from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import classify
-from a2a_client_errors.reasons import A2A_OPERATIONS, NO_TASK_OPERATIONS, ROWS, STATUS_ROWS
+from a2a_client_errors.reasons import (
+    A2A_OPERATIONS,
+    NO_TASK_OPERATIONS,
+    ROWS,
+    STATUS_ROWS,
+    Action,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from a2a_client_errors.policy import Decision
 
@@ -107,16 +115,44 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     except OSError as exc:
         print(f"a2a-errors: cannot read {escape(args.file)}: {exc.strerror}", file=sys.stderr)
         return 2
-    decision = classify(parse_capture(raw), operation=args.operation)
+    capture = parse_capture(raw)
+    decision = classify(capture, operation=args.operation)
+    outcome = task_outcome(capture) if decision.ok else None
     if args.json:
-        json.dump(decision.to_dict(), out, indent=2, ensure_ascii=True)
+        document = decision.to_dict()
+        if outcome is not None:
+            document["task"] = {
+                "state": outcome.state,
+                "id": outcome.task_id,
+                "final": outcome.is_final,
+                "failed": outcome.failed,
+                "next_step": outcome.next_step,
+            }
+        json.dump(document, out, indent=2, ensure_ascii=True)
         out.write("\n")
     else:
         lines = _decision_lines(decision)
+        if outcome is not None:
+            lines += _outcome_lines(outcome)
         width = max(len(label) for label, _ in lines)
         for label, value in lines:
             out.write(f"{label:<{width}}  {value}\n")
-    return 0
+    return EXIT_STATUSES[decision.action] if args.exit_status else 0
+
+
+def _outcome_lines(outcome: TaskOutcome) -> list[tuple[str, str]]:
+    """What a task that came back means: a result, never a call error."""
+    meaning = (
+        "a result, not a call error: resending would start a second task"
+        if outcome.is_terminal
+        else "the task waits for the client"
+        if outcome.is_interrupted
+        else "the task is still running"
+    )
+    rows = [("task", outcome.state), ("means", meaning), ("next", outcome.next_step)]
+    if outcome.task_id:
+        rows.insert(1, ("task id", outcome.task_id))
+    return [(label, escape(value)) for label, value in rows]
 
 
 def _table_rows() -> list[dict[str, object]]:
@@ -224,6 +260,21 @@ def _cmd_probe(args: argparse.Namespace, out: TextIO) -> int:
     return report.exit_status
 
 
+EXIT_STATUSES: Final[Mapping[Action, int]] = MappingProxyType(
+    {
+        Action.OK: 0,
+        Action.RETRY: 3,
+        Action.RECONCILE: 4,
+        Action.DEGRADE: 5,
+        Action.FIX_REQUEST: 6,
+        Action.REPORT: 7,
+        Action.AUTH: 8,
+    }
+)
+"""``a2a-errors classify --exit-status``: the exit status names the action (2 stays a usage
+error or an unreadable file, as for every command)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="a2a-errors",
@@ -235,8 +286,20 @@ def _parser() -> argparse.ArgumentParser:
         help="classify a captured response (HTTP status line, headers, body) or a JSON body",
     )
     cmd.add_argument("file", nargs="?", default="-", help="the capture; '-' reads stdin")
-    cmd.add_argument("--operation", help="the A2A operation, e.g. SendMessage")
+    cmd.add_argument(
+        "--operation",
+        choices=sorted(A2A_OPERATIONS),
+        metavar="OPERATION",
+        help="the A2A operation the capture answers: " + ", ".join(sorted(A2A_OPERATIONS)),
+    )
     cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd.add_argument(
+        "--exit-status",
+        action="store_true",
+        help="exit with the action's status: "
+        + ", ".join(f"{code} {action.value}" for action, code in EXIT_STATUSES.items())
+        + " (2: usage error)",
+    )
     cmd = commands.add_parser("table", help="print the reason table with its 1.0.0 columns")
     cmd.add_argument("--json", action="store_true", help="print JSON")
     cmd = commands.add_parser(

@@ -30,6 +30,8 @@ from a2a_client_errors.wire import cut
 
 __all__ = ["TaskOutcome", "task_outcome"]
 
+_MAX_BODY: Final = 32 * 1024 * 1024  # as `Limits.max_body`: a larger body is not read
+
 _NEXT: Final = {
     "TASK_STATE_COMPLETED": "done: read the artifacts",
     "TASK_STATE_FAILED": "the task failed: a result, not an error; a retry needs a new task",
@@ -182,6 +184,8 @@ def task_outcome(answer: object) -> TaskOutcome | None:
             return _from_json(from_json(answer.content))
         if isinstance(answer, dict):
             return _from_json(answer)
+        if isinstance(answer, bytes | bytearray | str):  # every form of a body is one input
+            return _from_json(from_json(answer)) if len(answer) <= _MAX_BODY else None
         return _from_proto(answer)
     except Exception:  # the promise: never raise, whatever the answer
         return None

@@ -186,3 +186,70 @@ def test_the_table_shows_the_draft_row_and_the_operation_aware_rows() -> None:
     rows = {row["reason"]: row for row in json.loads(raw)}
     assert rows["TASK_GENERATION_MISMATCH"]["draft"] is True
     assert rows["TASK_NOT_FOUND"]["draft"] is False
+
+
+FAILED_TASK_BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"id": "t-1", "status": {"state": "TASK_STATE_FAILED"}},
+    }
+).encode()
+NOT_FOUND_BODY = json.dumps(
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "gone"}}
+).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (FAILED_TASK_BODY, 0),
+        (NOT_FOUND_BODY, 4),
+        (b"HTTP/1.1 503 Service Unavailable\r\n\r\n", 3),
+        (b"HTTP/1.1 401 Unauthorized\r\n\r\n", 8),
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32006}}).encode(), 7),
+    ],
+)
+def test_exit_status_names_the_action(body: bytes, status: int) -> None:
+    """With --exit-status a script branches on the action; without it, 0 as before."""
+    assert _run(["classify", "--exit-status", "-"], body)[0] == status
+    assert _run(["classify", "-"], body)[0] == 0
+
+
+def test_every_action_has_its_own_exit_status() -> None:
+    """The table is a bijection onto statuses other than 1 and 2 (errors), 0 for ok."""
+    from a2a_client_errors import Action
+    from a2a_client_errors.cli import EXIT_STATUSES
+
+    assert set(EXIT_STATUSES) == set(Action)
+    assert len(set(EXIT_STATUSES.values())) == len(Action)
+    assert EXIT_STATUSES[Action.OK] == 0
+    assert not {1, 2} & set(EXIT_STATUSES.values())
+
+
+def test_an_unknown_operation_is_a_usage_error_that_lists_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A typo in --operation is refused, with the operations it could have been."""
+    with pytest.raises(SystemExit) as raised:
+        _run(["classify", "--operation", "SendMesage", "-"], NOT_FOUND_BODY)
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err
+    assert "SendMessage" in err
+    assert "GetTask" in err
+
+
+def test_a_body_that_holds_a_task_prints_its_outcome() -> None:
+    """ok, and beside it the task's state, what it means and the next step."""
+    code, text = _run(["classify", "-"], FAILED_TASK_BODY)
+    assert code == 0
+    assert "action   ok" in text
+    assert "TASK_STATE_FAILED" in text
+    assert "a result, not a call error" in text
+    assert "a retry needs a new task" in text
+    code, raw = _run(["classify", "--json", "-"], FAILED_TASK_BODY)
+    document = json.loads(raw)
+    assert document["action"] == "ok"
+    assert document["task"]["state"] == "TASK_STATE_FAILED"
+    assert document["task"]["failed"] is True
