@@ -265,6 +265,7 @@ class CallShape:
 
 
 _NO_SHAPE: Final = CallShape()
+_LOOKED_UP: Final = frozenset({Action.RETRY, Action.REPORT})
 # A call that could never be resent needs no look-up: its failure says so (maybe_processed).
 _NEVER_RESENT: Final = frozenset(
     {GiveUp.NOT_REPLAYABLE, GiveUp.NO_MESSAGE_ID, GiveUp.STREAM_STARTED}
@@ -781,17 +782,21 @@ class _Call:
         """Whether a resend (or a give-up) must wait for a look-up.
 
         It must when the attempt may have made a task. A peer declared to deduplicate is
-        resent at once.
+        resent at once. A broken answer (``report``: INVALID_AGENT_RESPONSE, a stream with no
+        event) is looked up too, though never resent: the task it may have made is the answer.
         """
         error = decision.error
         if (
-            decision.action is not Action.RETRY
+            decision.action not in _LOOKED_UP
             or error is None
             or error.delivery is not Delivery.UNKNOWN
             or not self.shape.makes_work
             or decision.give_up in _NEVER_RESENT
         ):
             return False
+        if decision.action is not Action.RETRY:
+            # Never resent: looked up only where a look-up exists, for the task it may be.
+            return self.shape.lookup is not None
         if self.guard.exactly_once.deduplicates(self.peer):
             self.resolution = Resolution.DEDUPLICATING
             return False
@@ -857,6 +862,8 @@ class _Call:
             return decision
         self.resolution = Resolution.UNRESOLVED
         self.why = result.why
+        if decision.action is not Action.RETRY:
+            return decision  # never resent anyway: the failure stands (maybe_processed)
         return Decision(
             decision.action,
             decision.reason,

@@ -53,7 +53,14 @@ from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "SSEParser", "event_error", "normalize"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Limits",
+    "SSEParser",
+    "UnreadableAnswerError",
+    "event_error",
+    "normalize",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -847,7 +854,19 @@ def _sse(body: bytes, limits: Limits) -> CallError | None:
 # --- exceptions -----------------------------------------------------------------------------
 
 
+class UnreadableAnswerError(Exception):
+    """A client library could not read a peer's answer: the peer's broken answer.
+
+    Raised by the integrations in place of what an SDK raised while parsing or validating an
+    answer (a ``ValueError`` on a timestamp without a zone, a stream that ended without one
+    event): `normalize` reads it as INVALID_AGENT_RESPONSE, with the SDK's complaint as the
+    message, never as the caller's own bug.
+    """
+
+
 def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
+    if isinstance(exc, UnreadableAnswerError):
+        return _invalid(_message(_text(exc) or "the peer's answer could not be read", limits))
     if isinstance(exc, httpx.HTTPStatusError):
         return _from_response(exc.response, limits) or _bare(exc.response, limits, "")
     if _is_grpc_error(exc):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
@@ -41,7 +42,7 @@ from a2a_client_errors.guard import CallShape, Guard, failure_for
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of
 from a2a_client_errors.lookup import Found, LookupResult, SentMessage, Unresolved
-from a2a_client_errors.normalize import normalize
+from a2a_client_errors.normalize import UnreadableAnswerError, normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
@@ -315,7 +316,12 @@ class GuardedClient:
         context = self._prepared(context)
         try:
             result = await self.guard.acall(
-                method, request, context=context, operation=operation, peer=self.peer, **kw
+                _read_by(method),
+                request,
+                context=context,
+                operation=operation,
+                peer=self.peer,
+                **kw,
             )
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
@@ -508,16 +514,24 @@ class _Stream:
             yield first
 
     async def _first(
-        self, open_stream: Callable[[], AsyncIterator[Any]], operation: str
+        self,
+        open_stream: Callable[[], AsyncIterator[Any]],
+        operation: str,
+        *,
+        empty_ok: bool = False,
     ) -> tuple[AsyncIterator[Any] | None, Any]:
         """Open the stream and read its first event, under the Guard (retried as a call)."""
 
         async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
-            iterator = open_stream().__aiter__()
+            iterator = _Reading(open_stream().__aiter__())
             try:
                 return iterator, await iterator.__anext__()
             except StopAsyncIteration:
-                return None, None
+                if empty_ok:
+                    return None, None
+                # No event at all is no answer: never a success with nothing in it.
+                msg = f"the {operation} stream ended without one event"
+                raise UnreadableAnswerError(msg) from None
 
         owner = self.owner
         lookup = None
@@ -564,7 +578,9 @@ class _Stream:
         request = types.SubscribeToTaskRequest(id=self.task_id)
         try:
             iterator, first = await self._first(
-                lambda: client.subscribe(request, context=self.context), "SubscribeToTask"
+                lambda: client.subscribe(request, context=self.context),
+                "SubscribeToTask",
+                empty_ok=True,  # nothing to follow: the task is read with GetTask below
             )
         except NotImplementedError:
             iterator, first = None, None  # the client knows the peer cannot stream
@@ -598,6 +614,75 @@ class _Stream:
         """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
         if self.owner.guard._observers["on_task_outcome"]:
             self.owner._tell(task_outcome(event), self.operation, self.skill)
+
+
+_READERS: Final = ("a2a.", "google.protobuf.", "pydantic.", "pydantic_core.")
+"""The modules that read a peer's answer into a2a-sdk's types: an exception raised in them is
+the answer's fault (it does not parse, or does not validate), not the caller's."""
+_READ_ERRORS: Final = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def _from_reading(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a2a-sdk read a peer's answer (see `_READERS`)."""
+    if not isinstance(exc, _READ_ERRORS):
+        return False
+    # The innermost frame outside the standard library decides: a parser's (a2a-sdk,
+    # protobuf, pydantic) makes it the answer's fault, even when ``_strptime`` raised it.
+    frame = exc.__traceback__
+    decisive = ""
+    while frame is not None:
+        module = str(frame.tb_frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in sys.stdlib_module_names:
+            decisive = module
+        frame = frame.tb_next
+    return decisive.startswith(_READERS)
+
+
+def _unreadable(exc: BaseException) -> UnreadableAnswerError:
+    """The peer's broken answer, with the SDK's complaint (its class and text, capped)."""
+    text = f"a2a-sdk could not read the answer: {type(exc).__name__}: {exc}"
+    return UnreadableAnswerError(text[:_COMPLAINT])
+
+
+_COMPLAINT: Final = 512
+
+
+def _read_by(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``method``, whose failures to read the peer's answer are the peer's (`_from_reading`)."""
+
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except _READ_ERRORS as exc:
+            if _from_reading(exc):
+                raise _unreadable(exc) from exc
+            raise
+
+    return call
+
+
+class _Reading:
+    """A stream of a2a-sdk events whose failures to read an event are the peer's."""
+
+    def __init__(self, iterator: AsyncIterator[Any]) -> None:
+        self.iterator = iterator
+
+    def __aiter__(self) -> _Reading:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.iterator.__anext__()
+        except _READ_ERRORS as exc:
+            if _from_reading(exc):
+                raise _unreadable(exc) from exc
+            raise
+
+    async def aclose(self) -> None:
+        """Close the stream under it, if it can be closed."""
+        close = getattr(self.iterator, "aclose", None)
+        if close is not None:
+            await close()
 
 
 class _Ended:
