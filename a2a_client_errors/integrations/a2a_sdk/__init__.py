@@ -138,6 +138,7 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self.card_url = card_url if card_url is not None else _card_url_of(client)
+        _set_not_append(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -711,6 +712,31 @@ def _skill_of(message: Any) -> str | None:
     except (KeyError, TypeError, ValueError):
         return None
     return value if isinstance(value, str) and value else None
+
+
+def _set_not_append(client: Any) -> None:
+    """Make the client's gRPC transport *set* service parameters, never append them.
+
+    a2a-sdk 1.3.0's gRPC transport sends ``a2a-version: 1.0`` and then appends the call's own
+    service parameters, so an agent that reads the header as one value sees ``"1.0, 0.3"``
+    (or, after a version fix, ``"1.0, 1.0"``) and refuses both. Here the call's value replaces
+    the default, one entry per key, on every binding alike (the HTTP ones already replace).
+    """
+    outer: Any = getattr(client, "_transport", None)
+    transport: Any = getattr(outer, "_base", outer)  # under a tenant decorator
+    metadata_of = getattr(transport, "_get_grpc_metadata", None)
+    if metadata_of is None or getattr(metadata_of, "_sets", False):
+        return
+
+    def metadata(context: Any) -> list[tuple[str, str]]:
+        entries: dict[str, str] = {}
+        for key, value in metadata_of(context):
+            entries.pop(key.lower(), None)
+            entries[key.lower()] = value  # the last one said is the one meant
+        return list(entries.items())
+
+    metadata._sets = True  # type: ignore[attr-defined]
+    transport._get_grpc_metadata = metadata
 
 
 def _card_url_of(client: Any) -> str:
