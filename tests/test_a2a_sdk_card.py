@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from a2a.types import a2a_pb2
 
@@ -30,7 +31,7 @@ def _card(*urls: str) -> a2a_pb2.AgentCard:
     [
         (
             ("https://agent.example:8443/a2a/jsonrpc?x=1",),
-            "https://agent.example:8443/.well-known/agent-card.json",
+            "https://agent.example:8443/a2a/.well-known/agent-card.json",
         ),
         (
             ("127.0.0.1:50051", "http://127.0.0.1:8000/rest"),
@@ -43,7 +44,7 @@ def _card(*urls: str) -> a2a_pb2.AgentCard:
 def test_the_card_url_is_the_well_known_path_of_the_first_http_interface(
     urls: tuple[str, ...], card_url: str
 ) -> None:
-    """GRPC targets have no card URL; the first HTTP(S) interface's origin gives it."""
+    """GRPC targets have no card URL; the first HTTP(S) interface gives it, under its prefix."""
     client = guard_client(Inner(_card(*urls)), Guard())
     assert client.card_url == card_url
 
@@ -60,3 +61,54 @@ async def test_without_a_card_url_the_held_card_is_kept() -> None:
     client = guard_client(Inner(card), Guard())
     assert await client.read_card() is card
     assert client.card is card
+
+
+class Configured(Inner):
+    """A client stand-in with a config holding its httpx client."""
+
+    def __init__(self, card: Any, http: httpx.AsyncClient) -> None:
+        super().__init__(card)
+        self._config = type("Config", (), {"httpx_client": http})()
+
+
+def _card_json(version: str) -> dict[str, Any]:
+    card = _card("https://agent.example/a/jsonrpc")
+    card.supported_interfaces[0].protocol_version = version
+    card.version, card.description = "1", "an agent"
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(card)
+
+
+async def test_the_card_is_read_again_where_it_came_from_under_its_prefix() -> None:
+    """An agent under /a serves its card there: read there first, not at the site root."""
+    asked: list[str] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path == "/a/.well-known/agent-card.json":
+            return httpx.Response(200, json=_card_json("2.0"))
+        return httpx.Response(404)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(agent)) as http:
+        client = guard_client(Configured(_card("https://agent.example/a/jsonrpc"), http), Guard())
+        card = await client.read_card()
+    assert asked == ["/a/.well-known/agent-card.json"]
+    assert card.supported_interfaces[0].protocol_version == "2.0"
+
+
+async def test_a_card_missing_under_the_prefix_is_read_at_the_origin() -> None:
+    """Nothing under the prefix: the site root's well-known path, then the card held."""
+    asked: list[str] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path == "/.well-known/agent-card.json":
+            return httpx.Response(200, json=_card_json("2.0"))
+        return httpx.Response(404)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(agent)) as http:
+        client = guard_client(Configured(_card("https://agent.example/a/jsonrpc"), http), Guard())
+        card = await client.read_card()
+    assert asked == ["/a/.well-known/agent-card.json", "/.well-known/agent-card.json"]
+    assert card.supported_interfaces[0].protocol_version == "2.0"

@@ -94,8 +94,8 @@ def guard_client(
         handlers: what to do about decisions other than retry (see
             `a2a_client_errors.integrations.a2a_sdk.handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
-            version (default: the well-known path at the origin of the card's first HTTP
-            interface).
+            version (default: the well-known path beside the card's first HTTP interface,
+            under its path prefix, then at its origin).
     """
     _a2a_types()
     return GuardedClient(
@@ -137,11 +137,20 @@ class GuardedClient:
         self.peer = peer or _peer_of(client)
         self.max_reconnects = max_reconnects
         self.handlers = handlers
-        self.card_url = card_url if card_url is not None else _card_url_of(client)
+        self._card_url = card_url  # None: derived from the card held (see `card_url`)
         _set_not_append(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    @property
+    def card_url(self) -> str:
+        """Where `read_card` reads first: the URL given, else beside the first HTTP interface."""
+        return self._card_url if self._card_url is not None else _card_url_of(self.client)
+
+    @card_url.setter
+    def card_url(self, url: str) -> None:
+        self._card_url = url
 
     @property
     def card(self) -> Any:
@@ -157,25 +166,30 @@ class GuardedClient:
         Args:
             timeout: the longest the read may take, in seconds.
         """
-        if not self.card_url:
+        urls = [self._card_url] if self._card_url is not None else _card_urls_of(self.client)
+        if not urls or not urls[0]:
             return self.card
         from a2a.client import A2ACardResolver  # noqa: PLC0415 (the extra is installed here)
 
         config = getattr(self.client, "_config", None)
         shared = getattr(config, "httpx_client", None)
         http = shared if shared is not None else httpx.AsyncClient()
+        card = None
         try:
-            resolver = A2ACardResolver(http, self.card_url, agent_card_path="")
-            card = await asyncio.wait_for(resolver.get_agent_card(), timeout)
-        except Exception as exc:  # any failure: keep the card held
-            _log.warning(
-                "could not read the agent card again (%s); keeping the one held",
-                type(exc).__name__,
-            )
-            return self.card
+            for url in urls:  # where the card came from first, then the origin's well-known
+                try:
+                    resolver = A2ACardResolver(http, url, agent_card_path="")
+                    card = await asyncio.wait_for(resolver.get_agent_card(), timeout)
+                except Exception as exc:  # this one failed: the next, or keep the card held
+                    _log.warning("could not read the agent card again (%s)", type(exc).__name__)
+                    continue
+                break
         finally:
             if shared is None:
                 await http.aclose()
+        if card is None:
+            _log.warning("no agent card could be read again; keeping the one held")
+            return self.card
         if hasattr(self.client, "_card"):
             self.client._card = card
         return card
@@ -739,14 +753,29 @@ def _set_not_append(client: Any) -> None:
     transport._get_grpc_metadata = metadata
 
 
-def _card_url_of(client: Any) -> str:
-    """The well-known card URL at the origin of the card's first HTTP interface, or ""."""
+def _card_urls_of(client: Any) -> list[str]:
+    """Where the card may be read again: beside the first HTTP interface, then at its origin.
+
+    An agent served under a path prefix (``https://host/a/jsonrpc``) publishes its card under
+    that prefix (``https://host/a/.well-known/agent-card.json``), not at the site root.
+    """
     card = getattr(client, "_card", None)
     for interface in getattr(card, "supported_interfaces", ()):
         url = httpx.URL(str(getattr(interface, "url", "")))
         if url.scheme in {"http", "https"} and url.host:
-            return str(url.copy_with(path=WELL_KNOWN_CARD_PATH, query=None, fragment=None))
-    return ""
+            prefix = url.path.rstrip("/").rpartition("/")[0]
+            urls = [
+                str(url.copy_with(path=prefix + WELL_KNOWN_CARD_PATH, query=None, fragment=None)),
+                str(url.copy_with(path=WELL_KNOWN_CARD_PATH, query=None, fragment=None)),
+            ]
+            return list(dict.fromkeys(urls))
+    return []
+
+
+def _card_url_of(client: Any) -> str:
+    """Where the card is read again first (see `_card_urls_of`), or ""."""
+    urls = _card_urls_of(client)
+    return urls[0] if urls else ""
 
 
 def _peer_of(client: Any) -> str:
