@@ -394,8 +394,11 @@ class A2AErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ends the call with its ``google.rpc.Status``: the code of the 1.0.1 table, the message,
     and the ErrorInfo (and any extra details) in the ``grpc-status-details-bin`` trailer. Any
     other exception becomes `a2a_client_errors.server.internal_error` (INTERNAL, a generic
-    message, a correlation id; the original logged with it). ``context.abort`` by the servicer
-    itself passes through untouched::
+    message, a correlation id; the original logged with it), and so does an `A2AError` that
+    cannot be encoded (``a2a_client_errors.server.encode_or_internal``: a message that is not
+    text, a detail protobuf cannot parse, trailers past ``GRPC_TRAILER_BUDGET``), never
+    UNKNOWN with the exception's text. ``context.abort`` by the servicer itself passes
+    through untouched::
 
         server = grpc.aio.server(interceptors=[A2AErrorInterceptor()])
 
@@ -468,9 +471,12 @@ class A2AErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         """End the call with the error's status (an abort already under way goes on)."""
         if isinstance(exc, grpc.aio.AbortError):
             raise exc
-        from grpc_status import rpc_status  # noqa: PLC0415 (part of the grpc extra)
-
-        from a2a_client_errors.server import A2AError, internal_error, to_grpc  # noqa: PLC0415
+        from a2a_client_errors.server import (  # noqa: PLC0415
+            A2AError,
+            encode_or_internal,
+            grpc_status,
+            internal_error,
+        )
 
         error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=self.logger)
-        await context.abort_with_status(rpc_status.to_status(to_grpc(error)))
+        await context.abort_with_status(encode_or_internal(grpc_status, error, logger=self.logger))

@@ -1,0 +1,263 @@
+"""`with_a2a_errors`: an a2a-sdk agent raises `A2AError`, every binding answers it.
+
+a2a-sdk's routes and its gRPC handler answer only a2a-sdk's own error classes; any other
+exception (this library's `A2AError` among them) becomes a generic internal error, its text
+included: VERSION_NOT_SUPPORTED raised by an executor leaves as ``-32603 "VERSION_NOT_SUPPORTED:
+..."`` on JSON-RPC, a 500 "unknown exception" on HTTP+JSON, UNKNOWN on gRPC. Wrap the handler::
+
+    handler = with_a2a_errors(DefaultRequestHandler(agent_executor=..., task_store=..., ...))
+
+and pass the wrapper wherever the handler goes (``create_jsonrpc_routes``,
+``create_rest_routes``, ``GrpcHandler``). Then, whatever raises under it (the executor, a
+task store, a hook, another wrapper):
+
+* An `A2AError` leaves as the A2A error it names, on every binding, unary or streaming,
+  before or after the first event. Over JSON-RPC and HTTP+JSON it becomes the a2a-sdk error
+  of its reason (``TaskNotFoundError``, ``VersionNotSupportedError``, ...) with its message,
+  and its metadata as the ErrorInfo's metadata, which a2a-sdk's routes encode with the codes
+  of the 1.0.1 table. Over gRPC (a2a-sdk's ``GrpcHandler`` sends no metadata) the call is
+  aborted with the error's own ``google.rpc.Status``: code, message, ErrorInfo with its
+  metadata, extra details.
+* Any other exception leaves as the generic internal error (-32603 / 500 / INTERNAL) with a
+  correlation id (`internal_error`): the traceback logged once, here, with that id; its text
+  never sent.
+* An `A2AError` that cannot be encoded takes `encode_or_internal`'s path (internal error).
+* a2a-sdk's own errors, and a gRPC abort already under way, pass through as they are.
+
+What a2a-sdk's HTTP routes cannot carry: they send the ErrorInfo alone (extra details travel
+on gRPC only), and only the reasons a2a-sdk knows; an `A2AError` of another reason (one of
+your own, RATE_LIMITED...) leaves there as INTERNAL_ERROR with its message and metadata.
+
+It composes with `deduplicate`, in either order. ``with_a2a_errors(deduplicate(handler))``
+is the one to prefer: the deduplicating wrapper then sees a2a-sdk's errors from the handler,
+as it expects, and every error it lets through is answered here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+from a2a.server.request_handlers import RequestHandler
+from a2a.utils.errors import (
+    A2A_REASON_TO_ERROR,
+    InternalError,
+    InvalidParamsError,
+    JSONParseError,
+)
+from a2a.utils.errors import A2AError as SdkError
+
+from a2a_client_errors.server.encoding import (
+    A2AError,
+    encode_or_internal,
+    grpc_status,
+    internal_error,
+)
+
+if TYPE_CHECKING:
+    import logging
+    from collections.abc import AsyncGenerator, Awaitable, Callable
+
+    from a2a.server.context import ServerCallContext
+    from a2a.server.events.event_queue import Event
+    from a2a.types.a2a_pb2 import (
+        AgentCard,
+        CancelTaskRequest,
+        DeleteTaskPushNotificationConfigRequest,
+        GetExtendedAgentCardRequest,
+        GetTaskPushNotificationConfigRequest,
+        GetTaskRequest,
+        ListTaskPushNotificationConfigsRequest,
+        ListTaskPushNotificationConfigsResponse,
+        ListTasksRequest,
+        ListTasksResponse,
+        Message,
+        SendMessageRequest,
+        SubscribeToTaskRequest,
+        Task,
+        TaskPushNotificationConfig,
+    )
+
+__all__ = ["A2AErrorHandler", "to_sdk_error", "with_a2a_errors"]
+
+_SDK_CLASSES: dict[str, type[SdkError]] = {**A2A_REASON_TO_ERROR, "PARSE_ERROR": JSONParseError}
+
+
+def to_sdk_error(error: A2AError) -> SdkError:
+    """The a2a-sdk error a2a-sdk's routes encode as ``error`` (its reason, message, metadata).
+
+    A reason a2a-sdk does not know becomes its ``InternalError`` (-32603 / 500 / INTERNAL).
+    The class is a2a-sdk's own, never a subclass: a2a-sdk looks its codes up by exact type.
+    """
+    cls = _SDK_CLASSES.get(error.reason, InternalError)
+    data: dict[str, str] = dict(error.metadata)
+    if cls is InvalidParamsError:
+        # a2a-sdk reads data["errors"] as its own list of field violations
+        data.pop("errors", None)
+    return cls(message=error.message, data=data or None)
+
+
+def _grpc_context(context: ServerCallContext) -> Any:
+    """The ``grpc.aio`` servicer context of a call a2a-sdk's ``GrpcHandler`` serves, or None."""
+    state = getattr(context, "state", None)
+    candidate = state.get("grpc_context") if isinstance(state, dict) else None
+    return candidate if callable(getattr(candidate, "abort_with_status", None)) else None
+
+
+def _is_abort(exc: BaseException) -> bool:
+    aio = sys.modules.get("grpc.aio")
+    return aio is not None and isinstance(exc, aio.AbortError)
+
+
+class A2AErrorHandler(RequestHandler):
+    """A ``RequestHandler`` whose errors leave as A2A errors (see the module docstring).
+
+    Made by `with_a2a_errors`; every attribute it does not define is the wrapped handler's.
+
+    Attributes:
+        inner: the wrapped handler.
+        logger: where unexpected exceptions are logged (see `internal_error`).
+    """
+
+    def __init__(self, inner: RequestHandler, *, logger: logging.Logger | None = None) -> None:
+        self.inner = inner
+        self.logger = logger
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for what this class lacks: aclose, task_store, agent_executor, ...
+        if name == "inner":  # not yet set (unpickling, copy): do not recurse
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"with_a2a_errors({self.inner!r})"
+
+    async def _fail(self, exc: Exception, context: ServerCallContext) -> None:
+        """Raise the answer to ``exc``; return when ``exc`` is to go on as it is."""
+        if isinstance(exc, SdkError) or _is_abort(exc):
+            return
+        error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=self.logger)
+        servicer = _grpc_context(context)
+        if servicer is not None:
+            status = encode_or_internal(grpc_status, error, logger=self.logger)
+            await servicer.abort_with_status(status)  # raises grpc.aio.AbortError
+        raise encode_or_internal(to_sdk_error, error, logger=self.logger) from None
+
+    async def _call(self, method: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        params, context = args
+        try:
+            return await method(params, context)
+        except Exception as exc:
+            await self._fail(exc, context)
+            raise
+
+    async def _stream(
+        self, events: AsyncGenerator[Event], context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        async with contextlib.aclosing(events):
+            try:
+                async for event in events:
+                    yield event
+            except Exception as exc:
+                await self._fail(exc, context)
+                raise
+
+    # -- every method of the interface, each answered the same way ---------------------------
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        """SendMessage; its errors answered (see the module docstring)."""
+        result: Task | Message = await self._call(self.inner.on_message_send, params, context)
+        return result
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        """SendStreamingMessage; an error before or after the first event answered."""
+        async for event in self._stream(
+            self.inner.on_message_send_stream(params, context), context
+        ):
+            yield event
+
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        """SubscribeToTask; an error before or after the first event answered."""
+        events = self.inner.on_subscribe_to_task(params, context)
+        async for event in self._stream(events, context):
+            yield event
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        """GetTask; its errors answered."""
+        result: Task | None = await self._call(self.inner.on_get_task, params, context)
+        return result
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        """ListTasks; its errors answered."""
+        result: ListTasksResponse = await self._call(self.inner.on_list_tasks, params, context)
+        return result
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        """CancelTask; its errors answered."""
+        result: Task | None = await self._call(self.inner.on_cancel_task, params, context)
+        return result
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        """CreateTaskPushNotificationConfig; its errors answered."""
+        method = self.inner.on_create_task_push_notification_config
+        result: TaskPushNotificationConfig = await self._call(method, params, context)
+        return result
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        """GetTaskPushNotificationConfig; its errors answered."""
+        method = self.inner.on_get_task_push_notification_config
+        result: TaskPushNotificationConfig = await self._call(method, params, context)
+        return result
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        """ListTaskPushNotificationConfigs; its errors answered."""
+        method = self.inner.on_list_task_push_notification_configs
+        result: ListTaskPushNotificationConfigsResponse = await self._call(method, params, context)
+        return result
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        """DeleteTaskPushNotificationConfig; its errors answered."""
+        await self._call(self.inner.on_delete_task_push_notification_config, params, context)
+
+    async def on_get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> AgentCard:
+        """GetExtendedAgentCard; its errors answered."""
+        result: AgentCard = await self._call(self.inner.on_get_extended_agent_card, params, context)
+        return result
+
+
+def with_a2a_errors(
+    handler: RequestHandler, *, logger: logging.Logger | None = None
+) -> A2AErrorHandler:
+    """Wrap an a2a-sdk ``RequestHandler`` so that `A2AError` leaves as the A2A error it names.
+
+    Args:
+        handler: the handler to wrap (a ``DefaultRequestHandler``, or another wrapper such as
+            `deduplicate`'s).
+        logger: where unexpected exceptions are logged (default: ``a2a_client_errors.server``).
+
+    Returns:
+        The wrapping handler, to pass to ``create_jsonrpc_routes``, ``create_rest_routes`` or
+        ``GrpcHandler`` in place of ``handler``.
+    """
+    return A2AErrorHandler(handler, logger=logger)
