@@ -324,7 +324,9 @@ def _probe_parser(commands: Any) -> None:
         "deterministically on each interface it lists, and compare codes, statuses, reasons "
         "and ErrorInfo with the spec. Exit status: 0 every check that ran passed, 1 a check "
         "failed (an advisory check's failure is reported but does not count), 2 the probe "
-        "could not run.",
+        "could not run (or a usage error), 3 inconclusive: no check failed, but only a hop "
+        "answered some (429, 502, 503, 504 with no A2A body, a refused connection), after "
+        "trying them again.",
         epilog="checks: " + "; ".join(f"{c.name}: {c.summary}" for c in CHECKS),
     )
     cmd.add_argument("url", help="the agent's base URL, or its card's URL")

@@ -293,8 +293,8 @@ def _respond(response: httpx.Response) -> Callable[[httpx.Request], httpx.Respon
     return lambda request: response
 
 
-def test_an_html_502_from_a_proxy_fails_the_check_and_names_the_hop() -> None:
-    """A gateway's HTML page where the error was: failed, with what came back and the hop."""
+def test_an_html_502_from_a_proxy_is_inconclusive_and_names_the_hop() -> None:
+    """A gateway's HTML page where the error was: tried again, inconclusive, the hop named."""
     page = httpx.Response(
         502, headers={"Content-Type": "text/html", "Via": "1.1 edge-gw"}, text="<html>Bad</html>"
     )
@@ -304,16 +304,29 @@ def test_an_html_502_from_a_proxy_fails_the_check_and_names_the_hop() -> None:
     report = _run(agent, checks=["task_not_found"])
     for binding in ("jsonrpc", "http+json"):
         found = report.result("task_not_found", binding)
-        assert found.status is CheckStatus.FAILED
+        assert found.status is CheckStatus.INCONCLUSIVE
         assert found.observed is not None
         assert found.observed.http_status == 502
         assert found.observed.wire == "bare_status"
         assert found.observed.hops == {"via": "1.1 edge-gw"}
-        assert any("edge-gw" in note for note in found.notes)
-    assert "no JSON-RPC error came back: HTTP 502 text/html" in " ".join(
-        report.result("task_not_found", "jsonrpc").notes
-    )
-    assert report.exit_status == 1
+        (note,) = found.notes
+        assert "only a hop answered, 3 times" in note
+        assert "HTTP 502, from via '1.1 edge-gw'" in note
+    assert report.exit_status == 3
+    assert "INCONCLUSIVE" in report.to_text()
+
+
+def test_a_hop_that_answers_once_then_lets_the_call_through_is_judged() -> None:
+    """A 503 once, then the agent's own answer: the check is judged on the agent's."""
+    answers = [httpx.Response(503, text="busy")]
+
+    def once(request: httpx.Request) -> httpx.Response | None:
+        return answers.pop() if answers else None
+
+    agent = FakeAgent(overrides={("jsonrpc", "GetTask"): once})
+    report = _run(agent, checks=["task_not_found"], bindings=["jsonrpc"])
+    assert report.result("task_not_found", "jsonrpc").status is CheckStatus.PASSED
+    assert report.exit_status == 0
 
 
 @pytest.mark.parametrize(
@@ -353,8 +366,8 @@ def test_weird_bodies_fail_the_check_without_crashing(response: httpx.Response) 
     assert "task_not_found" in report.to_text()
 
 
-def test_a_transport_failure_is_an_error_and_the_interface_is_not_hammered() -> None:
-    """Connection refused on one interface: that check errs, the rest there are not sent."""
+def test_a_refused_connection_is_inconclusive_and_the_interface_is_not_hammered() -> None:
+    """Connection refused on one interface: nothing reached the agent there; not sent again."""
 
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
@@ -362,15 +375,17 @@ def test_a_transport_failure_is_an_error_and_the_interface_is_not_hammered() -> 
     agent = FakeAgent(overrides={("http+json", "GetTask"): refuse})
     report = _run(agent, checks=["task_not_found", "version_not_supported", "extended_card"])
     first = report.result("task_not_found", "http+json")
-    assert first.status is CheckStatus.ERROR
+    assert first.status is CheckStatus.INCONCLUSIVE
     assert first.observed is not None
     assert first.observed.outcome == "no_answer"
+    assert first.observed.delivery == "not_sent"
     later = report.result("extended_card", "http+json")
-    assert later.status is CheckStatus.ERROR
+    assert later.status is CheckStatus.INCONCLUSIVE
     assert later.observed is None
-    assert "not sent" in later.notes[0]
     assert report.result("task_not_found", "jsonrpc").passed
-    assert report.exit_status == 1
+    assert report.exit_status == 3
+    refused = [r for r in agent.requests if r.url.path.startswith("/api/tasks")]
+    assert len(refused) == 1  # tried once: the interface is then left alone
 
 
 def test_an_exception_of_any_kind_from_the_transport_is_an_error() -> None:
@@ -956,8 +971,20 @@ def test_the_json_report_has_its_documented_schema() -> None:
         "interfaces",
         "checks",
     }
-    assert report["summary"] == {"passed": 2, "failed": 0, "skipped": 0, "error": 0}
-    assert report["advisory_summary"] == {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
+    assert report["summary"] == {
+        "passed": 2,
+        "failed": 0,
+        "skipped": 0,
+        "error": 0,
+        "inconclusive": 0,
+    }
+    assert report["advisory_summary"] == {
+        "passed": 0,
+        "failed": 0,
+        "skipped": 0,
+        "error": 0,
+        "inconclusive": 0,
+    }
     assert set(report["agent"]) == {
         "name",
         "streaming",
@@ -1010,6 +1037,7 @@ def test_the_json_report_has_its_documented_schema() -> None:
         "content_type",
         "message",
         "hops",
+        "delivery",
     }
     assert check["observed"]["error_info"] is True
 
@@ -1152,8 +1180,20 @@ def test_two_tasks_fail_the_check_without_failing_the_probe() -> None:
     data = json.loads(report.to_json())
     assert data["exit_status"] == 0
     assert data["ok"] is True
-    assert data["summary"] == {"passed": 2, "failed": 2, "skipped": 0, "error": 0}
-    assert data["advisory_summary"] == {"passed": 0, "failed": 2, "skipped": 0, "error": 0}
+    assert data["summary"] == {
+        "passed": 2,
+        "failed": 2,
+        "skipped": 0,
+        "error": 0,
+        "inconclusive": 0,
+    }
+    assert data["advisory_summary"] == {
+        "passed": 0,
+        "failed": 2,
+        "skipped": 0,
+        "error": 0,
+        "inconclusive": 0,
+    }
     checks = {(c["check"], c["binding"]): c for c in data["checks"]}
     assert checks[RESEND, "jsonrpc"]["status"] == "failed"
     assert checks[RESEND, "jsonrpc"]["advisory"] is True
@@ -1166,7 +1206,7 @@ def test_a_failure_that_counts_still_exits_1_beside_an_advisory_one() -> None:
     """The advisory check changes nothing about the checks that count."""
     agent = FakeAgent(
         deduplicate=False,
-        overrides={("jsonrpc", "GetTask"): _respond(httpx.Response(502, text="bad gateway"))},
+        overrides={("jsonrpc", "GetTask"): _respond(httpx.Response(500, text="oops"))},
     )
     report = _run(agent, checks=["task_not_found", RESEND], bindings=["jsonrpc"])
     assert _statuses(report) == {
@@ -1440,7 +1480,7 @@ def test_a_grpc_interface_without_grpcio_says_what_to_install(
     assert report.ok
 
 
-def test_an_unreachable_grpc_interface_errs_once_and_is_left_alone() -> None:
+def test_an_unreachable_grpc_interface_is_inconclusive_and_left_alone() -> None:
     """TLS gRPC on a closed port: the first check gets no answer, the others are not sent."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -1456,12 +1496,12 @@ def test_an_unreachable_grpc_interface_errs_once_and_is_left_alone() -> None:
         timeout=5,
     )
     first, second = report.checks
-    assert first.status is CheckStatus.ERROR
+    assert first.status is CheckStatus.INCONCLUSIVE
     assert first.observed is not None
     assert first.observed.outcome == "no_answer"
     assert first.observed.grpc_status == "UNAVAILABLE"
-    assert second.status is CheckStatus.ERROR
-    assert second.notes[0].startswith("not sent: the interface did not answer (UNAVAILABLE")
+    assert second.status is CheckStatus.INCONCLUSIVE
+    assert report.exit_status == 3
 
 
 def test_grpc_hops_name_envoy_and_survive_unreadable_metadata() -> None:
@@ -1544,3 +1584,23 @@ def test_importing_the_probe_imports_no_optional_dependency() -> None:
         timeout=60,
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_hop_that_answers_503_to_everything_is_inconclusive_with_exit_status_3() -> None:
+    """Nothing but the card gets past the hop: every check inconclusive, exit status 3."""
+    sent: list[str] = []
+
+    def hop(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("agent-card.json"):
+            return httpx.Response(200, json=_card())
+        sent.append(request.url.path)
+        return httpx.Response(503, headers={"Server": "envoy"}, text="upstream connect error")
+
+    report = probe(AGENT, transport=httpx.MockTransport(hop))
+    statuses = {result.status for result in report.checks}
+    assert CheckStatus.INCONCLUSIVE in statuses
+    assert statuses <= {CheckStatus.INCONCLUSIVE, CheckStatus.SKIPPED}
+    assert report.exit_status == 3
+    assert "inconclusive" in report.to_text().splitlines()[-1]
+    assert report.to_dict()["summary"]["inconclusive"] >= 1
+    assert len(sent) <= 3 * len(report.checks)  # tried again a bounded number of times

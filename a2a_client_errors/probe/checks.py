@@ -285,9 +285,57 @@ _RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
 }
 
 
+HOP_STATUSES: Final = frozenset({429, 502, 503, 504})
+"""Statuses that, with no A2A body, are a hop's answer (a gateway, a load balancer), not the
+agent's: a check that gets only these is tried again, then inconclusive."""
+HOP_GRPC: Final = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED"})
+TRIES: Final = 3
+"""How many times a check that only a hop answered is sent, in all."""
+
+
+def _from_a_hop(result: CheckResult) -> bool:
+    """Whether only a hop answered: nothing that reached the agent to judge."""
+    if result.status not in (CheckStatus.FAILED, CheckStatus.ERROR):
+        return False
+    observed = result.observed
+    if observed is None:
+        return any(
+            note.startswith("not sent: the interface did not answer") for note in result.notes
+        )
+    if observed.outcome == "no_answer":
+        # Refused (nothing reached the agent), or a gRPC channel that reached no server.
+        return observed.delivery == "not_sent" or (
+            observed.grpc_status in HOP_GRPC and not observed.error_info
+        )
+    if observed.error_info_reason is not None or observed.jsonrpc_code is not None:
+        return False  # an A2A answer: the agent (or a hop speaking A2A) said it
+    if observed.http_status in HOP_STATUSES:
+        return observed.wire in (None, "bare_status", "invalid")
+    return observed.http_status is None and observed.grpc_status in HOP_GRPC
+
+
 def _run(session: _Session, check: str) -> CheckResult:
-    """One check, marked advisory when its spec is; a failure of the probe's is an error."""
-    result = _run_one(session, check)
+    """One check, marked advisory when its spec is; a failure of the probe's is an error.
+
+    A check that only a hop answered is sent again, `TRIES` times in all; still so, it is
+    inconclusive, never a failure of the agent's.
+    """
+    first: CheckResult | None = None
+    for _ in range(TRIES):
+        result = _run_one(session, check)
+        if not _from_a_hop(result):
+            break
+        first = first or result  # what the hop said, before the interface was left alone
+    else:
+        result = first or result
+        # What the agent was expected to say is not judged: the hop's answer says nothing of it.
+        note = f"inconclusive: only a hop answered, {TRIES} times; nothing reached the agent"
+        observed = result.observed
+        if observed is not None:
+            said = f"HTTP {observed.http_status}" if observed.http_status else observed.outcome
+            hops = "; ".join(f"{name} '{value}'" for name, value in observed.hops.items())
+            note += f" ({said}{', from ' + hops if hops else ''})"
+        result = replace(result, status=CheckStatus.INCONCLUSIVE, notes=(note,))
     return replace(result, advisory=True) if _SPECS[check].advisory else result
 
 

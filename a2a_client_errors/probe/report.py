@@ -50,8 +50,11 @@ class CheckStatus(str, enum.Enum):
         FAILED: something else came back (the notes say what, and what was lost).
         SKIPPED: the probe could not trigger the error deterministically (the notes say why);
             nothing was judged.
-        ERROR: the request got no answer to judge (connection refused, timeout, credentials
-            refused), or the probe itself failed on it.
+        ERROR: the request got no answer to judge (timeout, credentials refused), or the
+            probe itself failed on it.
+        INCONCLUSIVE: only a hop answered, however often the check was tried: a 429, 502,
+            503 or 504 with no A2A body, a bare gRPC UNAVAILABLE, or no answer at all
+            (connection refused). Nothing conclusive reached the agent: nothing was judged.
 
     """
 
@@ -59,6 +62,7 @@ class CheckStatus(str, enum.Enum):
     FAILED = "failed"
     SKIPPED = "skipped"
     ERROR = "error"
+    INCONCLUSIVE = "inconclusive"
 
     def __str__(self) -> str:
         return self.value
@@ -138,6 +142,8 @@ class Observed:
         message: the peer's error message, or a summary of the result (``a task in
             TASK_STATE_COMPLETED``).
         hops: what the answer says about who answered: ``Via``, ``Server`` and the like.
+        delivery: what reached the agent (`Delivery` value: ``not_sent``, ``not_processed``,
+            ``unknown``), for an error.
 
     """
 
@@ -153,6 +159,7 @@ class Observed:
     content_type: str | None = None
     message: str = ""
     hops: Mapping[str, str] = field(default_factory=dict)
+    delivery: str | None = None
 
     @property
     def error_info(self) -> bool:
@@ -175,6 +182,7 @@ class Observed:
             "content_type": self.content_type,
             "message": self.message,
             "hops": dict(self.hops),
+            "delivery": self.delivery,
         }
 
     def text(self, expected_reason: str | None = None) -> str:
@@ -353,11 +361,13 @@ class ProbeReport:
 
     @property
     def exit_status(self) -> int:
-        """0: the checks that ran passed; 1: a check failed or erred; 2: the probe could not run.
+        """0 conformant; 1 a check failed or erred; 2 the probe could not run; 3 inconclusive.
 
         An advisory check (`CheckResult.advisory`) never makes it 1: its failure is reported,
         and counts as a check that ran. "Could not run" covers a card that cannot be read, and
         a probe where no check was judged (every check skipped, or only advisory ones erred).
+        "Inconclusive": no check failed, but a check that counts got only a hop's answer
+        (`CheckStatus.INCONCLUSIVE`): nothing conclusive reached the agent.
         """
         if self.error is not None:
             return 2
@@ -365,6 +375,8 @@ class ProbeReport:
             CheckStatus.ERROR, advisory=False
         ):
             return 1
+        if self.count(CheckStatus.INCONCLUSIVE, advisory=False):
+            return 3
         judged = self.count(CheckStatus.PASSED) + self.count(CheckStatus.FAILED, advisory=True)
         return 0 if judged else 2
 
@@ -495,7 +507,12 @@ def _render(report: ProbeReport) -> str:
         f"result: {counts[CheckStatus.PASSED]} checks passed, "
         f"{counts[CheckStatus.FAILED]} failed{of_which(CheckStatus.FAILED)}, "
         f"{counts[CheckStatus.ERROR]} errors{of_which(CheckStatus.ERROR)}, "
-        f"{counts[CheckStatus.SKIPPED]} skipped (exit status {report.exit_status})"
+        + (
+            f"{counts[CheckStatus.INCONCLUSIVE]} inconclusive, "
+            if counts[CheckStatus.INCONCLUSIVE]
+            else ""
+        )
+        + f"{counts[CheckStatus.SKIPPED]} skipped (exit status {report.exit_status})"
     )
     return "\n".join(lines) + "\n"
 
@@ -506,6 +523,7 @@ def _result_word(result: CheckResult) -> str:
         CheckStatus.FAILED: "FAIL",
         CheckStatus.SKIPPED: "skip",
         CheckStatus.ERROR: "ERROR",
+        CheckStatus.INCONCLUSIVE: "INCONCLUSIVE",
     }[result.status]
     if result.advisory and result.status in (CheckStatus.FAILED, CheckStatus.ERROR):
         return f"{word} (advisory)"

@@ -205,6 +205,7 @@ def _observed(answer: _Answer) -> Observed:
         content_type=answer.content_type,
         message=error.message,
         hops=answer.hops,
+        delivery=error.delivery.value,
     )
 
 
