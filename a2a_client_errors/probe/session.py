@@ -23,6 +23,7 @@ from a2a_client_errors.probe.expect import (
 from a2a_client_errors.probe.report import AgentSummary, CheckResult, CheckStatus, Expected, _capped
 from a2a_client_errors.probe.wire import (
     _Answer,
+    _Deadline,
     _GrpcWire,
     _hops_text,
     _HttpWire,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Options:
-    timeout: float
+    deadline: _Deadline
     strict_table: str | None
     message: str
 
