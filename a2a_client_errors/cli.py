@@ -340,7 +340,10 @@ def _probe_parser(commands: Any) -> None:
         help="a header for every request (credentials); repeatable; values are never printed",
     )
     cmd.add_argument(
-        "--timeout", type=_positive, default=10.0, help="seconds per request (default 10)"
+        "--timeout",
+        type=_positive,
+        default=10.0,
+        help="seconds the whole probe may take (default 10)",
     )
     cmd.add_argument(
         "--check",

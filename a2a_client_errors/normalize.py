@@ -48,10 +48,18 @@ from a2a_client_errors.reasons import (
     status_reason,
     status_row,
 )
+from a2a_client_errors.sse import (
+    DEFAULT_MAX_EVENT,
+    DEFAULT_MAX_LINE,
+    EventReader,
+    SSEError,
+    SSEParser,
+    read_events,
+)
 from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -59,7 +67,9 @@ __all__ = [
     "SSEParser",
     "UnreadableAnswerError",
     "event_error",
+    "event_reader",
     "normalize",
+    "stream_error",
 ]
 
 
@@ -74,6 +84,13 @@ class Limits:
         max_details: entries of a details array that are read.
         max_metadata: entries of an ErrorInfo's metadata that are kept.
         max_sse_events: events of an SSE body that are read.
+        max_sse_line: characters of one line of an event stream; a longer line stops the
+            reading (INVALID_AGENT_RESPONSE).
+        max_sse_event: characters of one event of an event stream (its lines together); a
+            longer event stops the reading.
+        max_sse_stream: bytes of an event stream read by `iter_events` / `aiter_events`
+            before it is stopped (None: as long as it runs; memory is bounded by the two
+            caps above whatever the length).
 
     """
 
@@ -82,6 +99,9 @@ class Limits:
     max_details: int = 64
     max_metadata: int = 64
     max_sse_events: int = 10_000
+    max_sse_line: int = DEFAULT_MAX_LINE
+    max_sse_event: int = DEFAULT_MAX_EVENT
+    max_sse_stream: int | None = None
 
 
 DEFAULT_LIMITS: Final = Limits()
@@ -93,6 +113,7 @@ _INVALID: Final = object()
 _NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
 _PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
+_SSE_SLICE: Final = 64 * 1024
 
 
 def normalize(
@@ -781,37 +802,6 @@ def _http_date_delay(raw: str, date: str | None, now: float | None) -> float | N
 # --- SSE ------------------------------------------------------------------------------------
 
 
-class SSEParser:
-    """Server-sent events, line by line: `feed` each line, `end` at the close of the stream.
-
-    Comments (``: keep-alive``), ``id:`` and ``retry:`` lines are skipped; multi-line data is
-    joined with newlines.
-    """
-
-    __slots__ = ("_data", "_name")
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self._name = ""
-
-    def feed(self, line: str) -> tuple[str, str] | None:
-        """Take one line; return ``(event name, data)`` when it completes an event."""
-        if line:
-            field, _, value = line.partition(":")
-            if field == "data":
-                self._data.append(value.removeprefix(" "))
-            elif field == "event":
-                self._name = value.removeprefix(" ")
-            return None
-        return self.end()
-
-    def end(self) -> tuple[str, str] | None:
-        """The event in progress, if any (the stream closed, or a blank line came)."""
-        data, name = self._data, self._name
-        self._data, self._name = [], ""
-        return (name, "\n".join(data)) if data else None
-
-
 def event_error(
     name: str, data: str, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[object, CallError | None]:
@@ -830,24 +820,39 @@ def event_error(
     return parsed, found
 
 
+def event_reader(limits: Limits = DEFAULT_LIMITS) -> EventReader:
+    """The SSE reader (`a2a_client_errors.sse`) with the caps of ``limits``."""
+    return EventReader(
+        max_line=limits.max_sse_line,
+        max_event=limits.max_sse_event,
+        max_stream=limits.max_sse_stream,
+    )
+
+
+def stream_error(exc: SSEError) -> CallError:
+    """The call error of an event stream the reader stopped (not UTF-8, or past a cap)."""
+    return _invalid(str(exc))
+
+
+def _slices(body: bytes) -> Iterator[bytes]:
+    view = memoryview(body)
+    for start in range(0, len(body), _SSE_SLICE):
+        yield bytes(view[start : start + _SSE_SLICE])
+
+
 def _sse(body: bytes, limits: Limits) -> CallError | None:
     """The first error event of an SSE body, or None when every event is a result."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return _invalid("the event stream is not UTF-8")
-    parser = SSEParser()
     events = 0
-    for line in [*text.splitlines(), ""]:
-        event = parser.feed(line)
-        if event is None:
-            continue
-        events += 1
-        if events > limits.max_sse_events:
-            break
-        _, found = event_error(*event, limits)
-        if found is not None:
-            return found
+    try:
+        for event in read_events(_slices(body), event_reader(limits)):
+            events += 1
+            if events > limits.max_sse_events:
+                break
+            _, found = event_error(*event, limits)
+            if found is not None:
+                return found
+    except SSEError as exc:
+        return stream_error(exc)
     return None
 
 

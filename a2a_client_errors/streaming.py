@@ -19,14 +19,15 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import failure_for
-from a2a_client_errors.normalize import SSEParser, event_error, normalize
+from a2a_client_errors.normalize import event_error, event_reader, normalize, stream_error
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.policy import Decision, GiveUp, Policy
 from a2a_client_errors.reasons import Action, TransportFailure
+from a2a_client_errors.sse import SSEError, aread_events, read_events
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -64,7 +65,7 @@ class _Reader:
         self.response = response
         self.operation = operation
         self.policy = policy or Policy()
-        self.parser = SSEParser()
+        self.reader = event_reader(self.policy.limits)
         self.ended = False
         self.events = 0
 
@@ -80,10 +81,8 @@ class _Reader:
             await self.response.aread()
             self._raise_for(normalize(self.response, limits=self.policy.limits))
 
-    def take(self, event: tuple[str, str] | None) -> Any:
-        """The payload of a completed event (or None); raises for an error event."""
-        if event is None:
-            return None
+    def take(self, event: tuple[str, str]) -> Any:
+        """The payload of a completed event; raises for an error event."""
         parsed, error = event_error(*event, self.policy.limits)
         self._raise_for(error)
         self.events += 1
@@ -91,14 +90,20 @@ class _Reader:
         self._track(payload)
         return payload
 
+    def broken(self, exc: SSEError) -> NoReturn:
+        """The reader stopped the stream (not UTF-8, or past a cap): raise what that is."""
+        raise self._failure(stream_error(exc)) from None
+
     def closed(self) -> None:
         """The stream ended: fine after a final state, an interruption otherwise."""
         if not self.ended:
             raise interruption(self.operation, http_status=self.response.status_code)
 
     def _raise_for(self, error: CallError | None) -> None:
-        if error is None:
-            return
+        if error is not None:
+            raise self._failure(error)
+
+    def _failure(self, error: CallError) -> CallFailed:
         decision = self.policy.decide(error, operation=self.operation)
         if decision.action is Action.RETRY and self.events:
             decision = Decision(
@@ -109,7 +114,7 @@ class _Reader:
                 self.operation,
                 give_up=GiveUp.STREAM_STARTED,
             )
-        raise failure_for(decision)(decision)
+        return failure_for(decision)(decision)
 
     def _track(self, payload: Any) -> None:
         if not isinstance(payload, dict):
@@ -142,13 +147,17 @@ def iter_events(
     """
     reader = _Reader(response, operation, policy)
     reader.opened()
-    for line in response.iter_lines():
-        payload = reader.take(reader.parser.feed(line))
+    events = read_events(response.iter_bytes(), reader.reader)
+    while True:
+        try:
+            event = next(events, None)
+        except SSEError as exc:
+            reader.broken(exc)
+        if event is None:
+            break
+        payload = reader.take(event)
         if payload is not None:
             yield payload
-    payload = reader.take(reader.parser.end())
-    if payload is not None:
-        yield payload
     reader.closed()
 
 
@@ -161,11 +170,15 @@ async def aiter_events(
     """The async twin of `iter_events`, for ``httpx.AsyncClient`` streams."""
     reader = _Reader(response, operation, policy)
     await reader.aopened()
-    async for line in response.aiter_lines():
-        payload = reader.take(reader.parser.feed(line))
+    events = aread_events(response.aiter_bytes(), reader.reader)
+    while True:
+        try:
+            event = await anext(events, None)
+        except SSEError as exc:
+            reader.broken(exc)
+        if event is None:
+            break
+        payload = reader.take(event)
         if payload is not None:
             yield payload
-    payload = reader.take(reader.parser.end())
-    if payload is not None:
-        yield payload
     reader.closed()

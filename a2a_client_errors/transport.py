@@ -36,6 +36,7 @@ from a2a_client_errors.lookup import (
     find_sent,
 )
 from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.reading import aread_within, read_within
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -171,6 +172,11 @@ def _cannot_look(time_left: float | None) -> LookupResult:
     return _BATCH
 
 
+def _too_large() -> Any:
+    """A look-up answer past max_body: it cannot be read, so nothing can be told from it."""
+    raise CannotLookError("the answer is larger than max_body")
+
+
 def _peer_of(request: httpx.Request) -> str:
     url = request.url
     return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
@@ -213,6 +219,11 @@ class _TransportBase:
 
     def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
         raise NotImplementedError
+
+    @property
+    def _max_answer(self) -> int:
+        """Bytes of a body that are read (the Guard's ``max_body``)."""
+        return self.guard.policy.limits.max_body
 
     def _plain_success(self) -> Callable[[httpx.Response], bool] | None:
         """What spares a success its full reading, when nothing depends on that reading.
@@ -322,13 +333,20 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.HTTPTransport()
 
-    def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
+    def _send(
+        self, request: httpx.Request, deadline_at: float | None, held: list[httpx.Response]
+    ) -> httpx.Response:
+        while held:  # the previous attempt's answer, left unread: this attempt replaces it
+            held.pop().close()
         self._bound(request, deadline_at)
         response = self.inner.handle_request(request)
         if not self._is_stream(response):
             # Read here, to be judged; the client finds the content read and does not read
-            # the stream again. A response that will be retried is closed by the read.
-            response.read()
+            # the stream again. A body past max_body is handed on unread (judged by its
+            # status), and closed if another attempt follows.
+            limit = self._max_answer
+            if not read_within(response, limit, deadline_at=deadline_at, clock=self.guard.clock):
+                held.append(response)
         return response
 
     def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
@@ -343,10 +361,12 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
                 self._bound(request, deadline_at)
                 response = self.inner.handle_request(request)
                 try:
-                    response.read()
+                    read = read_within(
+                        response, self._max_answer, deadline_at=deadline_at, clock=guard.clock
+                    )
                 finally:
                     response.close()
-                return finder.read(query, response)
+                return finder.read(query, response) if read else _too_large()
 
             search = find_sent(sent, guard.exactly_once, message_ids)
             result = drive(search, answer, guard._sleep_sync)
@@ -371,14 +391,15 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         """Send ``request`` under the guard."""
         start, deadline_at = self._window()
         plain = self._plain_success()
+        args: tuple[Any, ...] = (request, deadline_at, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = _attempt(self._send, (request, deadline_at), _NO_KWARGS)
+            first = _attempt(self._send, args, _NO_KWARGS)
             if self._credited(request, first, plain):
                 return first.value  # type: ignore[no-any-return]
         try:
             return self.guard._call_with(  # one loop, two doors
-                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
+                self._send, args, **self._loop(request, plain, first, start)
             )
         except CallFailed as failure:
             return self._failed(failure)
@@ -401,11 +422,21 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
 
-    async def _send(self, request: httpx.Request, deadline_at: float | None) -> httpx.Response:
+    async def _send(
+        self, request: httpx.Request, deadline_at: float | None, held: list[httpx.Response]
+    ) -> httpx.Response:
+        while held:  # the previous attempt's answer, left unread (see GuardTransport._send)
+            await held.pop().aclose()
         self._bound(request, deadline_at)
         response = await self.inner.handle_async_request(request)
         if not self._is_stream(response):
-            await response.aread()  # read here, to be judged (see GuardTransport._send)
+            # Read here, to be judged (see GuardTransport._send).
+            limit = self._max_answer
+            read = await aread_within(
+                response, limit, deadline_at=deadline_at, clock=self.guard.clock
+            )
+            if not read:
+                held.append(response)
         return response
 
     def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
@@ -420,10 +451,12 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
                 self._bound(request, deadline_at)
                 response = await self.inner.handle_async_request(request)
                 try:
-                    await response.aread()
+                    read = await aread_within(
+                        response, self._max_answer, deadline_at=deadline_at, clock=guard.clock
+                    )
                 finally:
                     await response.aclose()
-                return finder.read(query, response)
+                return finder.read(query, response) if read else _too_large()
 
             search = find_sent(sent, guard.exactly_once, message_ids)
             result = await adrive(search, answer, guard._sleep_async)
@@ -450,14 +483,16 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         """Send ``request`` under the guard."""
         start, deadline_at = self._window()
         plain = self._plain_success()
+        args: tuple[Any, ...] = (request, deadline_at, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = await _aattempt(self._send, (request, deadline_at), _NO_KWARGS)
+            left = None if deadline_at is None else max(0.0, deadline_at - self.guard.clock())
+            first = await _aattempt(self._send, args, _NO_KWARGS, left)
             if self._credited(request, first, plain):
                 return first.value  # type: ignore[no-any-return]
         try:
             return await self.guard._acall_with(  # one loop, two doors
-                self._send, (request, deadline_at), **self._loop(request, plain, first, start)
+                self._send, args, **self._loop(request, plain, first, start)
             )
         except CallFailed as failure:
             return self._failed(failure)

@@ -11,6 +11,7 @@ gives the server thread as long to end. The `loopback` fixture starts one and st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -47,11 +48,16 @@ class Recorded:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One scripted answer: a status, headers and body bytes."""
+    """One scripted answer: a status, headers and body bytes.
+
+    With ``pace`` the body is written one byte at a time, ``pace`` seconds apart (a peer that
+    trickles); the server stops writing as soon as the client has gone.
+    """
 
     status: int
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
+    pace: float = 0.0
 
     @classmethod
     def json(cls, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Reply:
@@ -80,6 +86,18 @@ def _read_chunked(stream: Any) -> bytes:
             return b"".join(chunks)
         chunks.append(stream.read(size))
         stream.readline()
+
+
+def _trickle(out: Any, body: bytes, pace: float) -> None:
+    """Write ``body`` a byte at a time, ``pace`` seconds apart, until done or the client left."""
+    gone = threading.Event()
+    for index in range(len(body)):
+        try:
+            out.write(body[index : index + 1])
+            out.flush()
+        except OSError:  # the client closed the connection: nothing more to send
+            return
+        gone.wait(pace)  # the server thread's pacing, never the test's
 
 
 class Loopback:
@@ -118,6 +136,16 @@ class Loopback:
             wbufsize = 1 << 16
             disable_nagle_algorithm = True
 
+            def handle(self) -> None:
+                """Serve the connection, until the client goes (one may walk out on a trickle)."""
+                with contextlib.suppress(OSError):
+                    super().handle()
+
+            def finish(self) -> None:
+                """Flush what is left, unless the client has gone."""
+                with contextlib.suppress(OSError):
+                    super().finish()
+
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet: tests read `Loopback.requests`, not a log."""
 
@@ -133,6 +161,10 @@ class Loopback:
                     self.send_header(name, value)
                 self.send_header("content-length", str(len(reply.body)))
                 self.end_headers()
+                if reply.pace:
+                    self.wfile.flush()
+                    _trickle(self.wfile, reply.body, reply.pace)
+                    return
                 self.wfile.write(reply.body)
                 self.wfile.flush()
 

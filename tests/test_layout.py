@@ -30,6 +30,7 @@ CORE = (
     "reasons",
     "wire",
     "errors",
+    "sse",
     "failures",
     "outcomes",
     "normalize",
@@ -39,6 +40,7 @@ CORE = (
 )
 OUTER = (
     "transport",
+    "reading",
     "integrations",
     "server",
     "probe",

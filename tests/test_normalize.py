@@ -31,6 +31,7 @@ from a2a_client_errors import (
     normalize,
 )
 from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors.normalize import Limits
 from a2a_client_errors.reasons import ROWS, Delivery, ReasonRow
 from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
 from tests.conftest import (
@@ -848,6 +849,40 @@ def test_sse_multiline_data_is_joined() -> None:
     error = json.dumps(jsonrpc_error(-32001, "x"), indent=1).splitlines()
     response = sse_response(["\n".join(f"data: {line}" for line in error)])
     assert _error(response).reason is Reason.TASK_NOT_FOUND
+
+
+def test_sse_body_holding_unicode_line_separators_is_read_event_by_event() -> None:
+    """U+2028, U+2029, U+0085 in an event (raw, as a2a-sdk writes it) do not split its line."""
+    text = "one\u2028two\u2029three\x85four"
+    working = task("TASK_STATE_WORKING")
+    working["status"]["message"]["parts"] = [{"text": text}]
+    result = jsonrpc_result({"task": working})
+    valid = httpx.Response(
+        200,
+        headers={"content-type": "text/event-stream"},
+        content=f"data: {json.dumps(result, ensure_ascii=False)}\r\n\r\n".encode(),
+    )
+    assert normalize(valid) is None
+    assert classify(valid).action is Action.OK
+    error = jsonrpc_error(-32001, f"gone{text}")
+    broken = httpx.Response(
+        200,
+        headers={"content-type": "text/event-stream"},
+        content=(
+            f"data: {json.dumps(result, ensure_ascii=False)}\n\n"
+            f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
+        ).encode(),
+    )
+    assert _error(broken).reason is Reason.TASK_NOT_FOUND
+
+
+def test_sse_body_with_a_line_past_its_cap_is_invalid() -> None:
+    """The one reader's caps hold for a whole body too."""
+    body = b"data: " + b"x" * 200 + b"\n\n"
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    found = normalize(response, limits=Limits(max_sse_line=100))
+    assert found is not None
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
 
 
 def test_sse_event_data_as_dict() -> None:

@@ -11,6 +11,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from a2a_client_errors.probe import checks as probe_checks
 from a2a_client_errors.probe.wire import _grpc_hops, _grpc_target
 from a2a_client_errors.reasons import Reason
 from a2a_client_errors.server import A2AError, to_http, to_jsonrpc
+from tests.loopback import Loopback, Recorded, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -1604,3 +1606,96 @@ def test_a_hop_that_answers_503_to_everything_is_inconclusive_with_exit_status_3
     assert "inconclusive" in report.to_text().splitlines()[-1]
     assert report.to_dict()["summary"]["inconclusive"] >= 1
     assert len(sent) <= 3 * len(report.checks)  # tried again a bounded number of times
+
+
+# --------------------------------------------------------------------------------------------
+# Streams read by the one SSE reader, and a run bounded by its timeout
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_stream_event_holding_unicode_line_separators_is_read_whole() -> None:
+    """An error event whose message holds U+2028, U+2029, U+0085 (raw) is read, and passes."""
+    error = to_jsonrpc(A2AError(Reason.UNSUPPORTED_OPERATION, "no\u2028stream\u2029ing\x85"), 1)
+    stream = httpx.Response(
+        200,
+        headers={"Content-Type": "text/event-stream"},
+        content=b"event: error\r\ndata: "
+        + json.dumps(error, ensure_ascii=False).encode()
+        + b"\r\n\r\n",
+    )
+    agent = FakeAgent(overrides={("jsonrpc", "SubscribeToTask"): _respond(stream)})
+    found = _run(agent, checks=["subscribe_not_supported"], bindings=["jsonrpc"]).result(
+        "subscribe_not_supported", "jsonrpc"
+    )
+    assert found.passed
+
+
+def test_a_stream_line_that_never_ends_is_an_invalid_answer() -> None:
+    """A first event past the probe's cap is not buffered: the answer is invalid."""
+
+    def endless() -> Iterator[bytes]:
+        yield b"data: "
+        for _ in range(2048):
+            yield b"x" * 1024
+
+    agent = FakeAgent(
+        overrides={
+            ("jsonrpc", "SubscribeToTask"): lambda request: httpx.Response(
+                200, headers={"Content-Type": "text/event-stream"}, content=endless()
+            )
+        }
+    )
+    found = _run(agent, checks=["subscribe_not_supported"], bindings=["jsonrpc"]).result(
+        "subscribe_not_supported", "jsonrpc"
+    )
+    assert found.observed is not None
+    assert found.observed.reason == "INVALID_AGENT_RESPONSE"
+
+
+def _dripping(loopback: Loopback, *, card: bool) -> None:
+    """Every answer trickles a byte every 20 ms (the card too, when ``card``)."""
+    body = _card()
+    body["supportedInterfaces"] = [
+        {"url": f"{loopback.url}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ]
+    drip = b'{"jsonrpc": "2.0", "id": 1, "result": {' + b" " * 4000 + b"}}"
+
+    def answer(request: Recorded) -> Reply:
+        if request.path == CARD:
+            reply = Reply.json(200, body)
+            return Reply(200, reply.body, reply.headers, pace=0.02) if card else reply
+        if b"Stream" in request.body or b"Subscribe" in request.body:
+            return Reply(200, b"data: " + drip, {"content-type": "text/event-stream"}, pace=0.02)
+        return Reply(200, drip, {"content-type": "application/json"}, pace=0.02)
+
+    loopback.script(answer)
+
+
+def test_the_probe_timeout_bounds_the_whole_run_against_a_dripping_agent(
+    loopback: Loopback,
+) -> None:
+    """Trickling bodies and events cannot stretch the run past its timeout (the rest: ERROR)."""
+    _dripping(loopback, card=False)
+    started = time.monotonic()
+    report = probe(loopback.url, timeout=1.0, bindings=["jsonrpc"])
+    elapsed = time.monotonic() - started
+    assert elapsed < 4.0
+    assert report.checks
+    assert any(check.status is CheckStatus.ERROR for check in report.checks)
+
+
+def test_the_probe_timeout_bounds_a_dripping_card(loopback: Loopback) -> None:
+    """A card that trickles in is cut at the timeout; the command says it could not run."""
+    _dripping(loopback, card=True)
+    started = time.monotonic()
+    done = subprocess.run(  # noqa: S603 (our own command)
+        [sys.executable, "-m", "a2a_client_errors", "probe", loopback.url, "--timeout", "1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2
+    assert "cannot read the agent card" in done.stderr
+    assert elapsed < 8.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -18,8 +18,11 @@ from a2a_client_errors import (
     ReportNeeded,
     RetryExhausted,
 )
-from a2a_client_errors.normalize import SSEParser
+from a2a_client_errors.normalize import Limits, SSEParser
 from a2a_client_errors.streaming import aiter_events, iter_events
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 SSE = {"content-type": "text/event-stream"}
 
@@ -208,6 +211,94 @@ async def test_the_async_reader_judges_a_plain_response() -> None:
         with pytest.raises(ReconcileNeeded):
             async for _ in aiter_events(response):
                 pass
+
+
+SEPARATORS = "\u2028\u2029\x85"
+
+
+def _message_event(text: str) -> str:
+    message = {"message": {"messageId": "m-2", "role": "ROLE_AGENT", "parts": [{"text": text}]}}
+    # As a2a-sdk writes it: raw non-ASCII text, not \u escapes.
+    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "result": message}, ensure_ascii=False)
+    return f"data: {payload}\r\n\r\n"
+
+
+def test_a_valid_stream_holding_unicode_line_separators_is_delivered() -> None:
+    """U+2028, U+2029 and U+0085 in a message do not split its line: the event arrives whole."""
+    seen: list[Any] = []
+    _read(_stream(_message_event(f"one{SEPARATORS}two")), seen)
+    assert seen[0]["message"]["parts"][0]["text"] == f"one{SEPARATORS}two"
+
+
+async def test_a_valid_async_stream_holding_unicode_line_separators_is_delivered() -> None:
+    """The async reader reads the same stream the same way."""
+    body = _message_event(f"one{SEPARATORS}two").encode()
+    transport = httpx.MockTransport(lambda _: httpx.Response(200, headers=SSE, content=body))
+    seen: list[Any] = []
+    async with (
+        httpx.AsyncClient(transport=transport) as client,
+        client.stream("POST", "http://agent.example/") as response,
+    ):
+        seen.extend([event async for event in aiter_events(response)])
+    assert seen[0]["message"]["parts"][0]["text"] == f"one{SEPARATORS}two"
+
+
+def test_a_record_separator_before_the_payload_is_read_past() -> None:
+    """A peer that prefixes each data payload with RS (RFC 7464) is read as JSON."""
+    seen: list[Any] = []
+    _read(_stream(f"data: \x1e{_rpc(_task('TASK_STATE_COMPLETED'))}\n\n"), seen)
+    assert seen == [_task("TASK_STATE_COMPLETED")]
+
+
+def _endless_event(chunks: int) -> httpx.Client:
+    def body() -> Iterator[bytes]:
+        yield b"data: "
+        for _ in range(chunks):
+            yield b"x" * 1024
+
+    transport = httpx.MockTransport(lambda _: httpx.Response(200, headers=SSE, content=body()))
+    return httpx.Client(transport=transport)
+
+
+def test_an_event_that_never_ends_is_stopped_at_its_cap() -> None:
+    """An unfinished event past max_sse_event is INVALID_AGENT_RESPONSE: memory stays bounded."""
+    policy = Policy(limits=Limits(max_sse_line=64 * 1024, max_sse_event=64 * 1024))
+    with (
+        _endless_event(10_000) as client,
+        client.stream("POST", "http://agent.example/") as response,
+        pytest.raises(ReportNeeded) as caught,
+    ):
+        for _ in iter_events(response, policy=policy):
+            pass
+    assert caught.value.decision.reason is Reason.INVALID_AGENT_RESPONSE
+    assert "longer than 65536" in str(caught.value.decision.error.message)
+
+
+def test_a_stream_past_its_byte_cap_is_stopped() -> None:
+    """max_sse_stream bounds the bytes iter_events reads, however small its events."""
+    event = f"data: {_rpc(_status('TASK_STATE_WORKING'))}\n\n"
+    policy = Policy(limits=Limits(max_sse_stream=len(event) * 3))
+    seen: list[Any] = []
+    with (
+        _stream(*[event] * 10) as client,
+        client.stream("POST", "http://agent.example/") as response,
+        pytest.raises(ReportNeeded),
+    ):
+        seen.extend(iter_events(response, policy=policy))
+    assert len(seen) <= 3
+
+
+def test_a_stream_that_is_not_utf8_is_an_invalid_answer() -> None:
+    """Bytes that are not UTF-8 stop the stream with INVALID_AGENT_RESPONSE."""
+    transport = httpx.MockTransport(
+        lambda _: httpx.Response(200, headers=SSE, content=b"data: \xff\n\n")
+    )
+    with (
+        httpx.Client(transport=transport) as client,
+        client.stream("POST", "http://agent.example/") as response,
+        pytest.raises(ReportNeeded),
+    ):
+        list(iter_events(response))
 
 
 def test_the_sse_parser_joins_lines_and_skips_the_rest() -> None:

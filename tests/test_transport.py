@@ -10,6 +10,9 @@ import asyncio
 import gzip
 import json
 import socket
+import subprocess
+import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -24,7 +27,8 @@ from a2a_client_errors.failures import (
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard
-from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.normalize import Limits
+from a2a_client_errors.policy import GiveUp, Policy
 from a2a_client_errors.retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
 from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
@@ -1014,3 +1018,114 @@ def test_a_failed_resubscription_hands_back_the_task_as_one_event(
     assert event["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
     assert json.loads(agent.requests[-1].content)["method"] == "SubscribeToTask"
     assert len(agent.sends) == 1
+
+
+# --- bounded reading: past max_body a body streams through; a trickle cannot outlast the deadline
+
+
+def test_a_body_past_max_body_streams_through_untouched_and_is_judged_by_its_status() -> None:
+    """Past max_body a body streams through whole, judged by its status (503 retried, closed)."""
+    big = b'{"result": "' + b"x" * 100_000 + b'"}'
+    answers = iter([503, 200])
+    closed: list[bool] = []
+
+    class Body(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            for start in range(0, len(big), 4096):
+                yield big[start : start + 4096]
+
+        def close(self) -> None:
+            closed.append(True)
+
+    def peer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(next(answers), stream=Body())
+
+    hook = RecordingHook()
+    guard = Guard(policy=Policy(limits=Limits(max_body=1024)), hooks=[hook], sleep=lambda _: None)
+    with httpx.Client(transport=GuardTransport(guard, inner=httpx.MockTransport(peer))) as client:
+        response = client.get("http://agent.example/tasks/t-1")
+    assert response.status_code == 200
+    assert response.content == big
+    assert [event.decision.action for event in hook.decisions] == [Action.RETRY, Action.OK]
+    assert len(closed) == 2  # the 503 by the retry, the 200 by the client
+
+
+def test_a_compression_bomb_is_not_inflated_by_the_transport() -> None:
+    """A gzip body is counted as it inflates; past max_body it is handed on as it came."""
+    bomb = gzip.compress(b"\0" * 4_000_000)
+    seen: list[int] = []
+
+    def peer(request: httpx.Request) -> httpx.Response:
+        # stream=, not content=: a Response given content= reads (inflates) it at once.
+        return httpx.Response(
+            200, headers={"content-encoding": "gzip"}, stream=httpx.ByteStream(bomb)
+        )
+
+    guard = Guard(policy=Policy(limits=Limits(max_body=64 * 1024)), hooks=[RecordingHook()])
+    with (
+        httpx.Client(transport=GuardTransport(guard, inner=httpx.MockTransport(peer))) as client,
+        client.stream("GET", "http://agent.example/tasks/t-1") as response,
+    ):
+        assert response.headers["content-encoding"] == "gzip"
+        assert not response.is_stream_consumed  # the transport did not inflate it
+        seen.extend(len(chunk) for chunk in response.iter_bytes())
+    assert sum(seen) == 4_000_000
+
+
+async def test_the_async_transport_streams_a_large_body_through() -> None:
+    """AsyncGuardTransport reads no more than max_body either."""
+    big = b'{"result": "' + b"y" * 50_000 + b'"}'
+
+    async def peer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=big)
+
+    guard = Guard(policy=Policy(limits=Limits(max_body=1024)), hooks=[RecordingHook()])
+    transport = AsyncGuardTransport(guard, inner=httpx.MockTransport(peer))
+    async with httpx.AsyncClient(transport=transport) as client:
+        response = await client.get("http://agent.example/tasks/t-1")
+    assert response.content == big
+
+
+DRIP = Reply(
+    200, b'{"result": {' + b" " * 2000 + b"}}", {"content-type": "application/json"}, pace=0.02
+)
+
+
+def test_a_trickling_body_cannot_outlast_the_deadline(loopback: Loopback) -> None:
+    """A body sent a byte every 20 ms (40 s in all) is cut at Guard(deadline=0.5): a timeout."""
+    loopback.script([DRIP])
+    guard = Guard(deadline=0.5, sleep=lambda _: None)
+    started = time.monotonic()
+    with (
+        httpx.Client(transport=GuardTransport(guard)) as client,
+        pytest.raises(TimeoutError),
+    ):
+        client.get(f"{loopback.url}/tasks/t-1")
+    assert time.monotonic() - started < 3.0
+
+
+async def test_a_trickling_body_cannot_outlast_the_deadline_async(loopback: Loopback) -> None:
+    """The async door holds the same deadline, watched or not."""
+    loopback.script([DRIP])
+    for hooks in ([], [RecordingHook()]):
+        guard = Guard(deadline=0.5, hooks=hooks)
+        started = time.monotonic()
+        async with httpx.AsyncClient(transport=AsyncGuardTransport(guard)) as client:
+            with pytest.raises(TimeoutError):
+                await client.get(f"{loopback.url}/tasks/t-1")
+        assert time.monotonic() - started < 3.0
+
+
+@pytest.mark.parametrize("mode", ["transport", "async-transport", "events", "unfinished"])
+def test_memory_stays_bounded_whatever_the_peer_streams(mode: str) -> None:
+    """300 MB through GuardTransport or iter_events: the child's peak RSS grows < 150 MB."""
+    done = subprocess.run(  # noqa: S603 (our own worker)
+        [sys.executable, "-m", "tests.memory_worker", mode, "--mb", "300"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (found["peak_kb"] - found["before_kb"]) < 150 * 1024, found
+    assert found["result"] == {"events": 4801, "unfinished": -1}.get(mode, 300 * 1024 * 1024 + 50)

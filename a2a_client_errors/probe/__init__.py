@@ -70,6 +70,7 @@ from a2a_client_errors.probe.report import (
 from a2a_client_errors.probe.session import _Options, _Session
 from a2a_client_errors.probe.wire import (
     _MAX_BODY,
+    _Deadline,
     _hops,
     _hops_text,
     _Interface,
@@ -151,11 +152,15 @@ def _card_urls(url: str) -> list[str]:
     return urls
 
 
-def _fetch(client: httpx.Client, card_url: str) -> tuple[int, httpx.Headers, bytes] | str:
+def _fetch(
+    client: httpx.Client, card_url: str, deadline: _Deadline
+) -> tuple[int, httpx.Headers, bytes] | str:
     """(status, headers, body up to the cap and one byte) of the card, or why there is none."""
     try:
-        with client.stream("GET", card_url, headers={"Accept": "application/json"}) as response:
-            return response.status_code, response.headers, _read_capped(response)
+        with client.stream(
+            "GET", card_url, headers={"Accept": "application/json"}, timeout=deadline.left()
+        ) as response:
+            return response.status_code, response.headers, _read_capped(response, deadline)
     except Exception as exc:  # unreachable, TLS, a broken URL: the probe cannot run
         error = normalize(exc)
         kind = error.transport.value if error and error.transport else type(exc).__name__
@@ -191,7 +196,9 @@ def _card(
     return card_url, card
 
 
-def _read_card(client: httpx.Client, url: str) -> tuple[str, dict[str, Any]] | str:
+def _read_card(
+    client: httpx.Client, url: str, deadline: _Deadline
+) -> tuple[str, dict[str, Any]] | str:
     """The card and where it was read, or why it could not be read.
 
     A base URL with a path whose well-known card is missing (404) falls back to the origin's.
@@ -199,11 +206,11 @@ def _read_card(client: httpx.Client, url: str) -> tuple[str, dict[str, Any]] | s
     *first, last = _card_urls(url)
     missing = ""
     for card_url in first:
-        fetched = _fetch(client, card_url)
+        fetched = _fetch(client, card_url, deadline)
         if not (isinstance(fetched, tuple) and fetched[0] == 404):
             return _card(card_url, fetched, "")
         missing = f"HTTP 404 at {_public(card_url)}"
-    return _card(last, _fetch(client, last), missing)
+    return _card(last, _fetch(client, last, deadline), missing)
 
 
 def _validated(
@@ -274,7 +281,9 @@ def probe(
         url: the agent's base URL, or its card's URL.
         headers: headers sent with every request (as gRPC metadata too), e.g. credentials.
             Their values never appear in the report.
-        timeout: seconds each request may take.
+        timeout: seconds the whole probe may take: every request, and every body and stream
+            read, ends by then (a peer that trickles bytes cannot stretch it); what is left
+            unsent when it passes is reported as not answered.
         checks: the names of the checks to run (see `CHECKS`); all by default.
         bindings: the bindings to probe (``jsonrpc``, ``http+json``, ``grpc``); all by
             default.
@@ -300,6 +309,7 @@ def probe(
     items = _header_items(headers)
     if not timeout > 0:
         raise ValueError("timeout must be positive")
+    deadline = _Deadline.after(timeout)
     names = tuple(dict.fromkeys(name for name, _ in items))
     base = ProbeReport(_public(url), headers_sent=names, strict_table=strict_table)
     client = httpx.Client(
@@ -312,7 +322,7 @@ def probe(
         ],
     )
     with client:
-        found = _read_card(client, url)
+        found = _read_card(client, url, deadline)
         if isinstance(found, str):
             return replace(base, error=found)
         card_url, card = found
@@ -321,7 +331,7 @@ def probe(
         declared = _interfaces_of(card)
         if not declared:
             return replace(base, error="the agent card lists no interfaces (supportedInterfaces)")
-        options = _Options(timeout, strict_table, message)
+        options = _Options(deadline, strict_table, message)
         interfaces, results = _probe_interfaces(
             client,
             url,
@@ -369,7 +379,7 @@ def _probe_interfaces(
             note = "another port of the host given: reached directly"
         elif interface.binding == GRPC:
             note = "reached directly: gRPC does not go through the URL given"
-        with _WireContext(client, interface, given.scheme, items, options.timeout) as opened:
+        with _WireContext(client, interface, given.scheme, items, options.deadline) as opened:
             wire, why = opened
             if wire is None:
                 interfaces.append(_interface_result(interface, probed=False, note=why))

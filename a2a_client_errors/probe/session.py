@@ -30,6 +30,7 @@ from a2a_client_errors.probe.report import (
 )
 from a2a_client_errors.probe.wire import (
     _Answer,
+    _Deadline,
     _GrpcWire,
     _hops_text,
     _HttpWire,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Options:
-    timeout: float
+    deadline: _Deadline
     strict_table: str | None
     message: str
 

@@ -17,21 +17,52 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
-from a2a_client_errors.normalize import SSEParser, event_error, normalize
+from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors.normalize import event_error, normalize, stream_error
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.probe.expect import _random_id
 from a2a_client_errors.probe.report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, _capped
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
+from a2a_client_errors.sse import EventReader, SSEError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 _MAX_BODY: Final = 1024 * 1024
-_MAX_EVENT_LINES: Final = 10_000
+_MAX_STREAM: Final = 4 * _MAX_BODY  # bytes of a stream read while waiting for its first event
 _GRPC_SERVICE: Final = "/lf.a2a.v1.A2AService/"
 _STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
 _GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
+
+
+# --------------------------------------------------------------------------------------------
+# The run's deadline
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Deadline:
+    """When the whole probe must be over (``timeout`` seconds after it started)."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> _Deadline:
+        """The deadline ``seconds`` from now."""
+        return cls(time.monotonic() + seconds)
+
+    def left(self) -> float:
+        """Seconds left (0.0 once it passed)."""
+        return max(self.at - time.monotonic(), 0.0)
+
+    def check(self) -> None:
+        """Raise `AttemptCutShortError` once it passed (between the chunks of a body)."""
+        if time.monotonic() > self.at:
+            raise AttemptCutShortError(_OUT_OF_TIME)
+
+
+_OUT_OF_TIME: Final = "the probe's time (timeout) ran out"
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,13 +273,18 @@ class _HttpWire:
     """JSON-RPC or HTTP+JSON over one httpx client."""
 
     def __init__(
-        self, client: httpx.Client, binding: str, url: str, tenant: str | None, timeout: float
+        self,
+        client: httpx.Client,
+        binding: str,
+        url: str,
+        tenant: str | None,
+        deadline: _Deadline,
     ) -> None:
         self.client = client
         self.binding = binding
         self.url = url.rstrip("/") if binding == HTTP_JSON else url
         self.tenant = tenant
-        self.timeout = timeout
+        self.deadline = deadline
 
     def call(
         self,
@@ -287,8 +323,13 @@ class _HttpWire:
             content = json.dumps(body).encode("utf-8")
         if content is not None:
             headers["Content-Type"] = "application/json"
-        request = self.client.build_request(method, url, content=content, headers=headers)
-        return _exchange(self.client, request, stream=stream, timeout=self.timeout)
+        left = self.deadline.left()
+        if not left:
+            return _Answer(_out_of_time())
+        request = self.client.build_request(
+            method, url, content=content, headers=headers, timeout=left
+        )
+        return _exchange(self.client, request, stream=stream, deadline=self.deadline)
 
 
 def _rest_route(operation: str, params: Mapping[str, Any]) -> tuple[str, str, object]:
@@ -313,7 +354,7 @@ def _rest_route(operation: str, params: Mapping[str, Any]) -> tuple[str, str, ob
 
 
 def _exchange(
-    client: httpx.Client, request: httpx.Request, *, stream: bool, timeout: float
+    client: httpx.Client, request: httpx.Request, *, stream: bool, deadline: _Deadline
 ) -> _Answer:
     """Send ``request`` and read what came back (a stream up to its first event), capped."""
     try:
@@ -325,8 +366,8 @@ def _exchange(
     hops = _hops(response.headers)
     try:
         if stream and 200 <= status < 300 and (content_type or "").startswith("text/event-stream"):
-            return _first_event(response, hops, timeout)
-        body = _read_capped(response)
+            return _first_event(response, hops, deadline)
+        body = _read_capped(response, deadline)
     except Exception as exc:  # the body broke off: a transport failure
         return _Answer(normalize(exc) or _transport_error(exc), hops=hops, http_status=status)
     finally:
@@ -349,8 +390,13 @@ def _exchange(
     return _Answer(error, payload, hops, content_type, status)
 
 
-def _read_capped(response: httpx.Response) -> bytes:
-    """The body, read up to the cap and one byte more (so that a caller can tell it was cut)."""
+def _read_capped(response: httpx.Response, deadline: _Deadline) -> bytes:
+    """The body, read up to the cap and one byte more (so that a caller can tell it was cut).
+
+    Raises:
+        AttemptCutShortError: the probe's deadline passed while the body came in.
+
+    """
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_bytes():
@@ -358,31 +404,53 @@ def _read_capped(response: httpx.Response) -> bytes:
         size += len(chunk)
         if size > _MAX_BODY:
             break
+        deadline.check()
     return b"".join(chunks)[: _MAX_BODY + 1]
 
 
-def _first_event(response: httpx.Response, hops: dict[str, str], timeout: float) -> _Answer:
-    """Read an event stream up to its first event (bounded in time and size)."""
-    deadline = time.monotonic() + timeout
-    parser = SSEParser()
+def _first_event(response: httpx.Response, hops: dict[str, str], deadline: _Deadline) -> _Answer:
+    """Read an event stream up to its first event (bounded in time and size).
+
+    The one SSE reader reads it, capped: a line or an event past ``_MAX_BODY``, or no event in
+    the first ``_MAX_STREAM`` bytes, is an invalid answer; the probe's deadline ends the wait.
+    """
+    reader = EventReader(max_line=_MAX_BODY, max_event=_MAX_BODY, max_stream=_MAX_STREAM)
     status = response.status_code
     content_type = response.headers.get("content-type")
-    event: tuple[str, str] | None = None
-    for lines, line in enumerate(response.iter_lines(), 1):
-        event = parser.feed(line)
-        if event is not None or lines > _MAX_EVENT_LINES or time.monotonic() > deadline:
-            break
-    else:
-        event = parser.end()
-    if event is None:
+    events: list[tuple[str, str]] = []
+    try:
+        for chunk in response.iter_bytes():
+            events = reader.feed(chunk)
+            if events:
+                break
+            deadline.check()
+        else:
+            events = reader.end()
+    except SSEError as exc:
+        return _Answer(
+            replace(stream_error(exc), http_status=status), None, hops, content_type, status
+        )
+    if not events:
         return _Answer(None, None, hops, content_type, status)
-    parsed, error = event_error(*event)
+    parsed, error = event_error(*events[0])
     if error is not None:
         error = replace(error, http_status=status)
         return _Answer(error, None, hops, content_type, status)
     if isinstance(parsed, dict) and "jsonrpc" in parsed:
         parsed = parsed.get("result")
     return _Answer(None, parsed, hops, content_type, status)
+
+
+def _out_of_time() -> CallError:
+    """A request the probe did not send: its deadline had passed."""
+    return CallError(
+        ErrorKind.TRANSPORT,
+        None,
+        Source.TRANSPORT,
+        WireShape.TRANSPORT,
+        message=_OUT_OF_TIME,
+        transport=TransportFailure.TIMEOUT,
+    )
 
 
 def _transport_error(exc: BaseException) -> CallError:
@@ -418,7 +486,7 @@ class _GrpcWire:
         channel: Any,
         metadata: Sequence[tuple[str, str]],
         tenant: str | None,
-        timeout: float,
+        deadline: _Deadline,
     ) -> None:
         import grpc  # noqa: PLC0415 (optional: the grpc extra)
         from a2a.types import a2a_pb2  # noqa: PLC0415 (optional: a2a-sdk's messages)
@@ -430,7 +498,7 @@ class _GrpcWire:
         self.channel = channel
         self.metadata = list(metadata)
         self.tenant = tenant
-        self.timeout = timeout
+        self.deadline = deadline
 
     def call(
         self,
@@ -452,10 +520,13 @@ class _GrpcWire:
         path = _GRPC_SERVICE + operation
         serialize = type(request).SerializeToString
         grpc = self.grpc
+        timeout = self.deadline.left()
+        if not timeout:
+            return _Answer(_out_of_time())
         try:
             if operation in _STREAMING:
                 call = self.channel.unary_stream(path, request_serializer=serialize)(
-                    request, timeout=self.timeout, metadata=metadata
+                    request, timeout=timeout, metadata=metadata
                 )
                 try:
                     first = next(iter(call), None)
@@ -465,7 +536,7 @@ class _GrpcWire:
                 data = first
             else:
                 data, call = self.channel.unary_unary(path, request_serializer=serialize).with_call(
-                    request, timeout=self.timeout, metadata=metadata
+                    request, timeout=timeout, metadata=metadata
                 )
                 hops = _grpc_hops(call)
         except grpc.RpcError as exc:
@@ -513,13 +584,13 @@ class _WireContext:
         interface: _Interface,
         scheme: str,
         items: Sequence[tuple[str, str]],
-        timeout: float,
+        deadline: _Deadline,
     ) -> None:
         self.client = client
         self.interface = interface
         self.scheme = scheme
         self.items = items
-        self.timeout = timeout
+        self.deadline = deadline
         self.channel: Any = None
 
     def __enter__(self) -> tuple[_HttpWire | _GrpcWire | None, str]:
@@ -527,7 +598,7 @@ class _WireContext:
         if interface.binding != GRPC:
             return (
                 _HttpWire(
-                    self.client, interface.binding, interface.url, interface.tenant, self.timeout
+                    self.client, interface.binding, interface.url, interface.tenant, self.deadline
                 ),
                 "",
             )
@@ -548,7 +619,7 @@ class _WireContext:
         except Exception as exc:  # a target grpc refuses: said, not raised
             return None, f"gRPC cannot open {target}: {type(exc).__name__}"
         metadata = [(name.lower(), value) for name, value in self.items]
-        return _GrpcWire(self.channel, metadata, interface.tenant, self.timeout), ""
+        return _GrpcWire(self.channel, metadata, interface.tenant, self.deadline), ""
 
     def __exit__(self, *exc: object) -> None:
         if self.channel is not None:
