@@ -35,6 +35,7 @@ CORE = (
     "normalize",
     "policy",
     "retry",
+    "breaker",
     "guard",
 )
 OUTER = (
