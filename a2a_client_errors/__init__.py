@@ -14,6 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2a_client_errors.breaker import (
+    Admission,
+    BreakerState,
+    BreakerTransition,
+    CircuitBreaker,
+    CircuitBreakerLike,
+    Verdict,
+    peer_unwell,
+)
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, escape
 from a2a_client_errors.failures import (
     AuthFailed,
@@ -23,6 +32,7 @@ from a2a_client_errors.failures import (
     DegradeNeeded,
     FixRequestNeeded,
     OutcomeUnknown,
+    PeerUnavailable,
     ReconcileNeeded,
     ReportNeeded,
     RetryExhausted,
@@ -72,7 +82,7 @@ from a2a_client_errors.server import (
 from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport
 
 if TYPE_CHECKING:
-    from a2a_client_errors.integrations.redis import RedisRetryBudget
+    from a2a_client_errors.integrations.redis import RedisCircuitBreaker, RedisRetryBudget
 
 __version__ = "0.1.0.dev0"
 
@@ -83,9 +93,12 @@ __all__ = [
     "TERMINAL_STATES",
     "A2AError",
     "Action",
+    "Admission",
     "AsyncGuardTransport",
     "AuthFailed",
     "Backoff",
+    "BreakerState",
+    "BreakerTransition",
     "BudgetExhausted",
     "BudgetFallback",
     "BudgetRegistry",
@@ -93,6 +106,8 @@ __all__ = [
     "CallError",
     "CallFailed",
     "CallShape",
+    "CircuitBreaker",
+    "CircuitBreakerLike",
     "DeadlineExceeded",
     "Decision",
     "DegradeNeeded",
@@ -109,9 +124,11 @@ __all__ = [
     "Limits",
     "NotFound",
     "OutcomeUnknown",
+    "PeerUnavailable",
     "Policy",
     "Reason",
     "ReconcileNeeded",
+    "RedisCircuitBreaker",
     "RedisRetryBudget",
     "ReportNeeded",
     "Resolution",
@@ -124,6 +141,7 @@ __all__ = [
     "TransportFailure",
     "UnknownOutcomeEvent",
     "Unresolved",
+    "Verdict",
     "WireShape",
     "__version__",
     "classify",
@@ -132,6 +150,7 @@ __all__ = [
     "from_failure",
     "internal_error",
     "normalize",
+    "peer_unwell",
     "task_outcome",
     "to_grpc",
     "to_http",
@@ -140,13 +159,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Optional names, imported on first use (``RedisRetryBudget``: extra ``redis``)."""
-    if name == "RedisRetryBudget":
-        from a2a_client_errors.integrations.redis import (  # noqa: PLC0415 (lazy by design)
-            RedisRetryBudget,
-        )
+    """Optional names, imported on first use (``RedisRetryBudget``, ``RedisCircuitBreaker``)."""
+    if name in {"RedisRetryBudget", "RedisCircuitBreaker"}:
+        from a2a_client_errors.integrations import redis  # noqa: PLC0415 (lazy by design)
 
-        globals()[name] = RedisRetryBudget
-        return RedisRetryBudget
+        value = globals()[name] = getattr(redis, name)
+        return value
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)

@@ -7,8 +7,10 @@ Exception tree::
           ├── RetryExhausted        action retry, but no more attempts (or none safe)
           │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
           │    ├── DeadlineExceeded ... the next attempt could not start before the deadline
-          │    └── OutcomeUnknown   ... a message may have made a task, and the look-up
-          │                             could not tell: nothing was resent
+          │    ├── OutcomeUnknown   ... a message may have made a task, and the look-up
+          │    │                        could not tell: nothing was resent
+          │    └── PeerUnavailable  ... the peer's circuit breaker is open: nothing was sent
+          │                             (.retry_in: seconds until the next probe)
           ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
           ├── DegradeNeeded         action degrade: the peer lacks a capability
           ├── FixRequestNeeded      action fix_request: change the request before resending
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 from a2a_client_errors.reasons import Delivery
 
 if TYPE_CHECKING:
+    from a2a_client_errors.breaker import BreakerState
     from a2a_client_errors.errors import CallError
     from a2a_client_errors.lookup import SentMessage
     from a2a_client_errors.policy import Decision
@@ -39,6 +42,7 @@ __all__ = [
     "DegradeNeeded",
     "FixRequestNeeded",
     "OutcomeUnknown",
+    "PeerUnavailable",
     "ReconcileNeeded",
     "ReportNeeded",
     "RetryExhausted",
@@ -151,6 +155,39 @@ class OutcomeUnknown(RetryExhausted):
     def task_id(self) -> str | None:
         """Its taskId, if it was a follow-up of a task."""
         return None if self.sent is None else self.sent.task_id
+
+
+class PeerUnavailable(RetryExhausted):
+    """The peer's circuit breaker is open (or its one probe is in flight): nothing was sent.
+
+    The call failed fast, without sleeping. Earlier attempts of the same call, if any, were
+    sent (``attempts``, ``maybe_processed``); the refused one was not.
+
+    Attributes:
+        peer: the peer's key.
+        state: the breaker's state (`BreakerState`: ``open``, or ``half_open`` while the
+            probe of another call is in flight).
+        retry_in: seconds until the next probe may go (0.0 while a probe is in flight).
+
+    """
+
+    def __init__(
+        self,
+        decision: Decision,
+        *,
+        attempts: int = 0,
+        result: object = None,
+        maybe_processed: bool | None = False,
+        peer: str = "default",
+        state: BreakerState | None = None,
+        retry_in: float = 0.0,
+    ) -> None:
+        super().__init__(
+            decision, attempts=attempts, result=result, maybe_processed=maybe_processed
+        )
+        self.peer = peer
+        self.state = state
+        self.retry_in = retry_in
 
 
 class ReconcileNeeded(CallFailed):

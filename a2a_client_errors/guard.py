@@ -27,6 +27,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar, overload
 
 import tenacity
 
+from a2a_client_errors.breaker import (
+    Admission,
+    BreakerFallback,
+    BreakerTransition,
+    CircuitBreakerLike,
+    Verdict,
+    verdict_of,
+)
 from a2a_client_errors.errors import CallError, ErrorKind
 from a2a_client_errors.failures import (
     AuthFailed,
@@ -36,6 +44,7 @@ from a2a_client_errors.failures import (
     DegradeNeeded,
     FixRequestNeeded,
     OutcomeUnknown,
+    PeerUnavailable,
     ReconcileNeeded,
     ReportNeeded,
     RetryExhausted,
@@ -91,6 +100,7 @@ _GIVE_UPS: Final[dict[GiveUp, type[CallFailed]]] = {
     GiveUp.DEADLINE: DeadlineExceeded,
     GiveUp.HINT_TOO_LONG: DeadlineExceeded,
     GiveUp.OUTCOME_UNKNOWN: OutcomeUnknown,
+    GiveUp.PEER_UNAVAILABLE: PeerUnavailable,
 }
 
 
@@ -149,6 +159,26 @@ class Hook:
         and when it answers again, from whichever thread noticed.
         """
 
+    def on_breaker(self, event: BreakerTransition) -> None:
+        """A peer's circuit breaker changed state (``event.old`` to ``event.new``).
+
+        Told by the Guard's breaker (`CircuitBreaker`, `RedisCircuitBreaker`), from whichever
+        call or thread made the change.
+        """
+
+    def on_breaker_fallback(self, event: BreakerFallback) -> None:
+        """A peer's shared breaker (`RedisCircuitBreaker`) decides locally, or is shared again.
+
+        Told as `on_budget_fallback` is for a shared budget: when the store is slow or down,
+        and when it answers again.
+        """
+
+    def on_peer_unavailable(self, event: GuardEvent) -> None:
+        """A call failed fast: the peer's breaker is open (nothing was sent).
+
+        ``event.decision.retry_after`` is the time until the next probe may go.
+        """
+
     def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
         """An attempt of a call that creates work may have been processed; told how it ended.
 
@@ -173,6 +203,9 @@ _HOOK_METHODS: Final = (
     "on_give_up",
     "on_budget_exhausted",
     "on_budget_fallback",
+    "on_breaker",
+    "on_breaker_fallback",
+    "on_peer_unavailable",
     "on_unknown_outcome",
 )
 _TASK_HOOK_METHODS: Final = ("on_task_outcome",)
@@ -280,6 +313,7 @@ class _Outcome:
 
     value: Any = None
     exc: BaseException | None = None
+    refused: Admission | None = None
 
 
 _TESTING: dict[str, Any] = {"on": False, "attempts": None}
@@ -319,6 +353,11 @@ class Guard:
         exactly_once: how a call that creates work (SendMessage) makes an unknown outcome
             known before it resends (`ExactlyOnce`: the peers known to deduplicate, the
             look-up's pages, pause and time). Default: ``ExactlyOnce()``, no peer deduplicates.
+        breaker: a circuit breaker per peer (a `CircuitBreakerLike`: `CircuitBreaker`,
+            `RedisCircuitBreaker`), asked before every attempt: while a peer's is open, calls
+            to it fail fast with `PeerUnavailable`, nothing sent. Default: None, no breaker.
+            Share one between Guards to share what they learn; its changes of state are told
+            to this Guard's hooks (`Hook.on_breaker`).
 
     Example:
         >>> from a2a_client_errors import Guard
@@ -342,6 +381,7 @@ class Guard:
         refresh_credentials: Callable[[Decision], object] | None = None,
         override: Callable[[Decision], Action | None] | None = None,
         exactly_once: ExactlyOnce | None = None,
+        breaker: CircuitBreakerLike | None = None,
     ) -> None:
         if max_attempts < 1:
             msg = "max_attempts must be at least 1"
@@ -381,6 +421,13 @@ class Guard:
         subscribe = getattr(self.budgets, "subscribe", None)
         if self._observers["on_budget_fallback"] and callable(subscribe):
             subscribe(self._budget_fallback)  # held weakly: the budget may outlive this Guard
+        self.breaker = breaker
+        subscribe = getattr(breaker, "subscribe", None)
+        if self._observers["on_breaker"] and callable(subscribe):
+            subscribe(self._breaker_changed)  # held weakly, as the budget's
+        subscribe = getattr(breaker, "subscribe_fallback", None)
+        if self._observers["on_breaker_fallback"] and callable(subscribe):
+            subscribe(self._breaker_fallback)
 
     def budget_for(self, peer: str) -> RetryBudgetLike:
         """The retry budget of ``peer``."""
@@ -391,6 +438,12 @@ class Guard:
 
     def _budget_fallback(self, event: BudgetFallback) -> None:
         self._emit("on_budget_fallback", event)
+
+    def _breaker_changed(self, event: BreakerTransition) -> None:
+        self._emit("on_breaker", event)
+
+    def _breaker_fallback(self, event: BreakerFallback) -> None:
+        self._emit("on_breaker_fallback", event)
 
     def record_task(
         self,
@@ -467,7 +520,7 @@ class Guard:
     ) -> T:
         kwargs = kwargs or {}
         state = _Call(self, shape, peer, deadline, describe=describe, plain=plain, start=start)
-        outcome = first if first is not None else _attempt(fn, args, kwargs)
+        outcome = first if first is not None else state.attempt_now(fn, args, kwargs)
         while True:
             state.judge(outcome)
             if state.plan is _Plan.RETRY:
@@ -483,7 +536,7 @@ class Guard:
                 if not _sync_result(self._refresh(state)):
                     state.refresh_refused()
                     return state.finish(outcome)  # type: ignore[no-any-return]
-                outcome = _attempt(fn, args, kwargs)
+                outcome = state.attempt_now(fn, args, kwargs)
                 continue
             return state.finish(outcome)  # type: ignore[no-any-return]
 
@@ -619,7 +672,12 @@ class Guard:
     def _emit(
         self,
         name: str,
-        event: GuardEvent | BudgetFallback | TaskOutcomeEvent | UnknownOutcomeEvent,
+        event: GuardEvent
+        | BudgetFallback
+        | BreakerTransition
+        | BreakerFallback
+        | TaskOutcomeEvent
+        | UnknownOutcomeEvent,
     ) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)
@@ -645,6 +703,7 @@ class _Call:
     """The state of one guarded call: fresh per call, shared by nothing."""
 
     __slots__ = (
+        "admission",
         "attempt",
         "budget",
         "deadline_at",
@@ -705,9 +764,72 @@ class _Call:
         self.found: _Outcome | None = None
         self.resolution: Resolution | None = None
         self.why = ""
+        self.admission: Admission | None = None
+
+    # --- the breaker ---------------------------------------------------------------------
+
+    def attempt_now(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Outcome:
+        """One attempt, unless the peer's breaker refuses it (then nothing is sent)."""
+        breaker = self.guard.breaker
+        if breaker is not None:
+            admission = self.admission = breaker.admit(self.peer)
+            if not admission.allowed:
+                return _Outcome(refused=admission)
+            try:
+                return _attempt(fn, args, kwargs)
+            except BaseException:  # interrupted: no verdict, and the probe's slot is freed
+                self._verdict(Verdict.ABANDONED)
+                raise
+        return _attempt(fn, args, kwargs)
+
+    async def _aadmit(self) -> Admission:
+        breaker = self.guard.breaker
+        assert breaker is not None  # noqa: S101 (asked only when set)
+        aadmit = getattr(breaker, "aadmit", None)
+        admission = await aadmit(self.peer) if aadmit is not None else breaker.admit(self.peer)
+        self.admission = admission
+        return admission
+
+    def _verdict(self, verdict: Verdict, error: CallError | None = None) -> Verdict:
+        """Tell the breaker how the attempt went (a call started elsewhere counts too)."""
+        breaker = self.guard.breaker
+        if breaker is None:
+            return verdict
+        admission, self.admission = self.admission, None
+        probe = admission is not None and admission.probe
+        retry_after = None if error is None else error.retry_after
+        breaker.record(self.peer, verdict, probe=probe, retry_after=retry_after)
+        return verdict
+
+    def _refused(self, admission: Admission) -> None:
+        """The breaker refused the attempt: the call ends in `PeerUnavailable`."""
+        guard = self.guard
+        now = self.now = guard.clock()
+        self._know()
+        decision = Decision(
+            Action.RETRY,
+            None,
+            admission.retry_in,
+            None,
+            self.operation,
+            self.attempt,
+            None,
+            GiveUp.PEER_UNAVAILABLE,
+        )
+        self.decision = decision
+        self.plan = _Plan.DONE
+        if guard._observers["on_decision"]:
+            guard._emit("on_decision", self._event(decision, now))
+        if guard._observers["on_peer_unavailable"]:
+            guard._emit("on_peer_unavailable", self._event(decision, now))
 
     def judge(self, outcome: _Outcome) -> bool:
         """Decide about one attempt's outcome; True when the loop should retry it."""
+        if outcome.refused is not None:
+            self._refused(outcome.refused)
+            return False
         decision = self._decide(outcome)
         if decision is None:
             return False
@@ -723,6 +845,9 @@ class _Call:
 
     async def ajudge(self, outcome: _Outcome) -> bool:
         """`judge`, awaiting the budget when it can wait for a shared store (``atry_spend``)."""
+        if outcome.refused is not None:
+            self._refused(outcome.refused)
+            return False
         decision = self._decide(outcome)
         if decision is None:
             return False
@@ -744,7 +869,7 @@ class _Call:
     ) -> _Outcome:
         """One attempt of ``Guard.call``: the retry it sends has used its token."""
         self.held = False
-        return _attempt(fn, args, kwargs)
+        return self.attempt_now(fn, args, kwargs)
 
     def unspend(self) -> None:
         """The retry paid for was never sent (the caller gave up while it waited): refund it.
@@ -764,8 +889,25 @@ class _Call:
     async def aattempt(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _Outcome:
-        """One attempt, cut short when the call's deadline comes (the time left is its own)."""
+        """One attempt, cut short when the call's deadline comes (the time left is its own).
+
+        Unless the peer's breaker refuses it: then nothing is sent.
+        """
         self.held = False  # a retry sent has used its token
+        if self.guard.breaker is not None:
+            admission = await self._aadmit()
+            if not admission.allowed:
+                return _Outcome(refused=admission)
+            try:
+                return await self._aattempt_in_time(fn, args, kwargs)
+            except BaseException:  # cancelled: no verdict, and the probe's slot is freed
+                self._verdict(Verdict.ABANDONED)
+                raise
+        return await self._aattempt_in_time(fn, args, kwargs)
+
+    async def _aattempt_in_time(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _Outcome:
         deadline_at = self.deadline_at
         if deadline_at is None:
             return await _aattempt(fn, args, kwargs)
@@ -918,6 +1060,7 @@ class _Call:
                 and error.kind is ErrorKind.TRANSPORT
             ):
                 # Not a call error: a bug or a cancellation. It propagates as it is.
+                self._verdict(Verdict.ABANDONED)
                 raise outcome.exc
         elif (
             outcome.value is not None
@@ -930,8 +1073,10 @@ class _Call:
                 self._know()  # an error status is read against the operation it answers
             error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
         if error is None:
+            self._verdict(Verdict.HEALTHY)
             self._succeeded()
             return None
+        self._verdict(verdict_of(error), error)
         self._know()
         if error.delivery is Delivery.UNKNOWN:
             self.maybe_processed = True
@@ -1079,6 +1224,16 @@ class _Call:
         guard = self.guard
         if guard._observers["on_give_up"]:
             guard._emit("on_give_up", self._event(decision, guard.clock()))
+        if outcome.refused is not None:
+            admission = outcome.refused
+            raise PeerUnavailable(
+                decision,
+                attempts=self.attempt,
+                maybe_processed=self.maybe_processed,
+                peer=self.peer,
+                state=admission.state,
+                retry_in=admission.retry_in,
+            )
         if decision.give_up is GiveUp.OUTCOME_UNKNOWN:
             raise OutcomeUnknown(
                 decision,

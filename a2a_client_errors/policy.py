@@ -58,6 +58,8 @@ class GiveUp(str, enum.Enum):
     """The stream had delivered events: resending would replay them; resubscribe instead."""
     OUTCOME_UNKNOWN = "outcome_unknown"
     """The attempt may have made a task and the look-up could not tell: a resend is unsafe."""
+    PEER_UNAVAILABLE = "peer_unavailable"
+    """The peer's circuit breaker is open: the attempt was not sent (`PeerUnavailable`)."""
 
     def __str__(self) -> str:
         return self.value

@@ -232,10 +232,12 @@ class _TransportBase:
         a success and a broken success alike: the only thing that changes what happens is a
         JSON-RPC error on HTTP 2xx, to retry. A body in which the key ``"error"`` cannot stand
         (no such bytes, and no escape that could spell them) is then a success without being
-        parsed. Otherwise (raising, or watched by hooks) every body is judged in full,
+        parsed. Otherwise (raising, watched by hooks, or under a circuit breaker, which counts
+        every outcome) every body is judged in full,
         INVALID_AGENT_RESPONSE included.
         """
-        if self.raise_failures or any(self.guard._observers.values()):
+        guard = self.guard
+        if self.raise_failures or guard.breaker is not None or any(guard._observers.values()):
             return None
         return _cannot_hold_an_error
 

@@ -15,10 +15,12 @@ from a2a_client_errors import (
     BudgetRegistry,
     BudgetState,
     CallFailed,
+    CircuitBreaker,
     Found,
     Guard,
     RetryBudget,
 )
+from a2a_client_errors.breaker import BreakerFallback
 from a2a_client_errors.instrumentation import Labels
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
 
@@ -109,7 +111,52 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
     guard.record_task(COMPLETED_TASK, skill=None, peer="https://billing.example:443")
     budgets.tell("https://billing.example:443", BudgetState.LOCAL)  # Redis went away
     budgets.tell("https://billing.example:443", BudgetState.SHARED)  # and came back
+    _breaker_workload([*hooks, recorder], clock)
     return recorder
+
+
+class _SharedBreaker(CircuitBreaker):
+    """A local breaker that can say its shared store went away (as RedisCircuitBreaker does)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fallback_listeners: list[Any] = []
+
+    def subscribe_fallback(self, listener: Any) -> None:
+        self.fallback_listeners.append(listener)
+
+    def tell(self, peer: str, state: BudgetState) -> None:
+        for listener in self.fallback_listeners:
+            listener(
+                BreakerFallback(peer, state, "ConnectionError" if state.value == "local" else None)
+            )
+
+
+def _breaker_workload(hooks: list[Hook], clock: FakeClock) -> None:
+    """A peer that goes down (its breaker opens, a call fails fast) and comes back (closes)."""
+    breaker = _SharedBreaker(min_calls=2, clock=clock.now, random=lambda: 0.0)
+    guard = Guard(hooks=hooks, clock=clock.now, sleep=clock.sleep, max_attempts=1, breaker=breaker)
+    peer = "https://flaky.example:443"
+    request = httpx.Request("POST", peer)
+
+    def down() -> Any:
+        raise httpx.ConnectError("refused", request=request)
+
+    for _ in range(3):  # two failures open it, the third call fails fast
+        with contextlib.suppress(CallFailed):
+            guard.call(down, operation="GetTask", peer=peer)
+    clock.advance(breaker.cooldown)
+    task = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}},
+    }
+    guard.call(lambda: task, operation="GetTask", peer=peer)  # the probe closes it
+    for _ in range(2):  # another peer stays down: its gauge reads open
+        with contextlib.suppress(CallFailed):
+            guard.call(down, operation="GetTask", peer="https://down.example:443")
+    breaker.tell(peer, BudgetState.LOCAL)
+    breaker.tell(peer, BudgetState.SHARED)
 
 
 def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str, Counter[Any]]:

@@ -90,6 +90,7 @@ def test_the_file_has_the_rules_the_advice_asks_for() -> None:
         "A2AAuthFailing",
         "A2ATaskFailureRateHigh",
         "A2ARetryBudgetNotShared",
+        "A2ACircuitBreakerOpen",
     }
     for rules, key in ((ALERTS, "alert"), (RECORDS, "record")):
         assert len(_ids(rules, key)) == len(set(_ids(rules, key)))

@@ -36,6 +36,7 @@ CORE = (
     "normalize",
     "policy",
     "retry",
+    "breaker",
     "guard",
 )
 OUTER = (

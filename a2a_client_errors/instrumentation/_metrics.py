@@ -15,6 +15,7 @@ from a2a_client_errors.instrumentation.labels import Labels
 from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
+    from a2a_client_errors.breaker import BreakerFallback, BreakerTransition
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
     from a2a_client_errors.retry import BudgetFallback
 
@@ -39,6 +40,26 @@ class MetricsHook(Hook):
     def _tokens(self, peer: str, tokens: float) -> None:
         """Note the retry tokens a peer (its label) has left."""
         raise NotImplementedError
+
+    def _gauge(self, key: str, values: tuple[str, ...], value: float) -> None:
+        """Set gauge ``key`` under ``values`` to ``value``."""
+        raise NotImplementedError
+
+    def on_breaker(self, event: BreakerTransition) -> None:
+        """Count a breaker's change of state; set its state gauge."""
+        peer = self.labels.peer(event.peer)
+        self._count("breaker_transitions", (peer, event.new.value))
+        self._gauge("breaker_state", (peer,), float(event.new.level))
+
+    def on_breaker_fallback(self, event: BreakerFallback) -> None:
+        """Count a shared breaker deciding locally (or shared again)."""
+        self._count("breaker_fallbacks", (self.labels.peer(event.peer), event.state.value))
+
+    def on_peer_unavailable(self, event: GuardEvent) -> None:
+        """Count a call an open breaker failed fast."""
+        self._count(
+            "peer_unavailable", (Labels.method(event.operation), self.labels.peer(event.peer))
+        )
 
     def on_decision(self, event: GuardEvent) -> None:
         """Count an ok call, or an error by reason; note the budget left."""

@@ -18,6 +18,10 @@ a task came back FAILED or REJECTED                     INFO         a result, n
 a task came back in any other final state               DEBUG
 a shared retry budget fell back to a local bucket       WARNING      the fleet budget is split
 a shared retry budget is shared again                   INFO         recovered
+a peer's circuit breaker opened                         WARNING      the peer is down
+... half-open (a probe may go)                          DEBUG
+... closed again (a probe was answered)                 INFO         recovered
+a call an open breaker failed fast (PeerUnavailable)    DEBUG        counted, one per call
 a send that may have been processed: its task found     INFO         the look-up answered
 ... looked up and not there (resent, or not)            INFO         safe to send again
 ... could not be looked up (OutcomeUnknown)             WARNING      a task may exist
@@ -40,6 +44,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.breaker import BreakerState
 from a2a_client_errors.errors import escape
 from a2a_client_errors.guard import Hook
 from a2a_client_errors.instrumentation.labels import safe_peer
@@ -50,6 +55,7 @@ from a2a_client_errors.retry import BudgetState
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from a2a_client_errors.breaker import BreakerTransition
     from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.retry import BudgetFallback
@@ -72,6 +78,10 @@ DEFAULT_LEVELS: Final[Mapping[str, int]] = {
     "outcome_found": logging.INFO,
     "outcome_resent": logging.INFO,
     "outcome_unresolved": logging.WARNING,
+    "breaker_open": logging.WARNING,
+    "breaker_half_open": logging.DEBUG,
+    "breaker_closed": logging.INFO,
+    "peer_unavailable": logging.DEBUG,
 }
 """The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
 overrides any of them."""
@@ -168,6 +178,10 @@ class LoggingHook(Hook):
             if decision.give_up is GiveUp.BUDGET:
                 self._log("budget_exhausted", event, "retry refused by the retry budget")
                 return
+            if decision.give_up is GiveUp.PEER_UNAVAILABLE:
+                wait = decision.retry_after or 0.0
+                self._log("peer_unavailable", event, f"breaker open, next probe in {wait:.1f}s")
+                return
             why = decision.give_up.value if decision.give_up is not None else "attempts"
             self._log("retries_spent", event, f"gave up retrying ({why})")
             return
@@ -197,6 +211,33 @@ class LoggingHook(Hook):
                 "cause": cause,
                 "fail_open": event.fail_open,
                 "tokens": event.tokens,
+            },
+        )
+
+    def on_breaker(self, event: BreakerTransition) -> None:
+        """A breaker opened (WARNING), is half-open (DEBUG) or closed again (INFO)."""
+        level = self.levels[f"breaker_{event.new.value}"]
+        if not self.logger.isEnabledFor(level):
+            return
+        peer = safe_peer(event.peer)
+        if event.new is BreakerState.OPEN:
+            what = f"opened ({event.cause}), next probe in {event.retry_in:.1f}s"
+        elif event.new is BreakerState.HALF_OPEN:
+            what = "half-open: one probe may go"
+        else:
+            what = f"closed ({event.cause})"
+        self.logger.log(
+            level,
+            "circuit breaker of %s: %s",
+            peer,
+            what,
+            extra={
+                "peer": peer,
+                "breaker_state": event.new.value,
+                "previous_state": event.old.value,
+                "cause": event.cause,
+                "retry_in": event.retry_in,
+                "failure_ratio": event.failure_ratio,
             },
         )
 

@@ -4,18 +4,22 @@
 metrics as `PrometheusHook`, with the same label names and values, as OpenTelemetry
 instruments named ``a2a.client.<name>`` (see `METRICS`):
 
-=======================================  ==========  ===========  ============================
-instrument                               kind        unit         attributes
-=======================================  ==========  ===========  ============================
-``a2a.client.calls``                     counter     ``{call}``   method, peer, outcome
-``a2a.client.errors``                    counter     ``{error}``  method, reason, action, peer
-``a2a.client.retries``                   counter     ``{retry}``  method, reason, peer
-``a2a.client.retry.delay``               histogram   ``s``        method, peer
-``a2a.client.retry_budget.tokens``       obs. gauge  ``{token}``  peer
-``a2a.client.retry_budget.exhausted``    counter     ``{call}``   method, peer
-``a2a.client.retry_budget.fallbacks``    counter     ``{event}``  peer, mode
-``a2a.client.task.outcomes``             counter     ``{task}``   skill, state, peer
-=======================================  ==========  ===========  ============================
+==========================================  ==========  ===========  ============================
+instrument                                  kind        unit         attributes
+==========================================  ==========  ===========  ============================
+``a2a.client.calls``                        counter     ``{call}``   method, peer, outcome
+``a2a.client.errors``                       counter     ``{error}``  method, reason, action, peer
+``a2a.client.retries``                      counter     ``{retry}``  method, reason, peer
+``a2a.client.retry.delay``                  histogram   ``s``        method, peer
+``a2a.client.retry_budget.tokens``          obs. gauge  ``{token}``  peer
+``a2a.client.retry_budget.exhausted``       counter     ``{call}``   method, peer
+``a2a.client.retry_budget.fallbacks``       counter     ``{event}``  peer, mode
+``a2a.client.circuit_breaker.state``        obs. gauge  ``{state}``  peer
+``a2a.client.circuit_breaker.transitions``  counter     ``{event}``  peer, state
+``a2a.client.circuit_breaker.rejected``     counter     ``{call}``   method, peer
+``a2a.client.circuit_breaker.fallbacks``    counter     ``{event}``  peer, mode
+``a2a.client.task.outcomes``                counter     ``{task}``   skill, state, peer
+==========================================  ==========  ===========  ============================
 
 Only ``opentelemetry-api`` is needed, imported when the hook is created; the SDK (or any
 other implementation) is the application's choice. The budget gauge is observed when the SDK
@@ -94,6 +98,7 @@ class OpenTelemetryHook(MetricsHook):
         api = _metrics_api()
         self._observation = api.Observation
         self._tokens_seen: dict[str, float] = {}
+        self._gauges: dict[str, dict[tuple[str, ...], float]] = {}
         if meter is None:
             from a2a_client_errors import __version__  # noqa: PLC0415 (no import cycle)
 
@@ -116,8 +121,13 @@ class OpenTelemetryHook(MetricsHook):
                 )
             else:
                 # Observed when the SDK collects: a call only stores the latest value.
+                callback = (
+                    self._observe_tokens
+                    if spec.key == "budget_tokens"
+                    else self._observer_of(spec.key, spec.labels)
+                )
                 instruments[spec.key] = meter.create_observable_gauge(
-                    name, [self._observe_tokens], spec.unit, spec.description
+                    name, [callback], spec.unit, spec.description
                 )
         self._instruments = instruments
         self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
@@ -138,6 +148,23 @@ class OpenTelemetryHook(MetricsHook):
 
     def _tokens(self, peer: str, tokens: float) -> None:
         self._tokens_seen[peer] = tokens
+
+    def _gauge(self, key: str, values: tuple[str, ...], value: float) -> None:
+        self._gauges.setdefault(key, {})[values] = value
+
+    def _observer_of(
+        self, key: str, names: tuple[str, ...]
+    ) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        """The callback of gauge ``key``: its values last set, when the SDK collects."""
+
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            observation = self._observation
+            return [
+                observation(value, self._attrs(names, values))
+                for values, value in list(self._gauges.get(key, {}).items())
+            ]
+
+        return observe
 
     def _observe_tokens(self, options: CallbackOptions) -> Iterable[Observation]:
         """The retry tokens last seen per peer, when the SDK collects."""

@@ -6,19 +6,23 @@ imported when the hook is created, never before; a Guard without it pays nothing
 It exports (with the default prefix ``a2a_client``; labels are folded, see
 `a2a_client_errors.instrumentation.labels`):
 
-=============================================  =========  ==================================
-series                                         type       labels
-=============================================  =========  ==================================
-``a2a_client_calls_total``                     counter    method, peer, outcome
-``a2a_client_errors_total``                    counter    method, reason, action, peer
-``a2a_client_retries_total``                   counter    method, reason, peer
-``a2a_client_retry_delay_seconds``             histogram  method, peer
-``a2a_client_retry_budget_tokens``             gauge      peer
-``a2a_client_retry_budget_exhausted_total``    counter    method, peer
-``a2a_client_retry_budget_fallbacks_total``    counter    peer, mode
-``a2a_client_unknown_outcomes_total``          counter    method, peer, resolution
-``a2a_client_task_outcomes_total``             counter    skill, state, peer
-=============================================  =========  ==================================
+================================================  =========  ============================
+series                                            type       labels
+================================================  =========  ============================
+``a2a_client_calls_total``                        counter    method, peer, outcome
+``a2a_client_errors_total``                       counter    method, reason, action, peer
+``a2a_client_retries_total``                      counter    method, reason, peer
+``a2a_client_retry_delay_seconds``                histogram  method, peer
+``a2a_client_retry_budget_tokens``                gauge      peer
+``a2a_client_retry_budget_exhausted_total``       counter    method, peer
+``a2a_client_retry_budget_fallbacks_total``       counter    peer, mode
+``a2a_client_circuit_breaker_state``              gauge      peer
+``a2a_client_circuit_breaker_transitions_total``  counter    peer, state
+``a2a_client_circuit_breaker_rejected_total``     counter    method, peer
+``a2a_client_circuit_breaker_fallbacks_total``    counter    peer, mode
+``a2a_client_unknown_outcomes_total``             counter    method, peer, resolution
+``a2a_client_task_outcomes_total``                counter    skill, state, peer
+================================================  =========  ============================
 
 ``errors`` counts every error decided about, one per attempt: count by ``reason``, not by
 status. Task outcomes (a task that came back FAILED) are a separate counter, by skill, and
@@ -181,3 +185,6 @@ class PrometheusHook(MetricsHook):
             # A full budget stays full on every success: set the gauge only when it moves.
             seen[peer] = tokens
             self._child("budget_tokens", (peer,)).set(tokens)
+
+    def _gauge(self, key: str, values: tuple[str, ...], value: float) -> None:
+        self._child(key, values).set(value)

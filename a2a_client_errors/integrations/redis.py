@@ -82,13 +82,28 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.breaker import (
+    Admission,
+    BreakerFallback,
+    BreakerState,
+    BreakerTransition,
+    CircuitBreaker,
+    Verdict,
+    _held,
+)
 from a2a_client_errors.errors import safe_peer
 from a2a_client_errors.retry import BudgetFallback, BudgetState, IdlePeers, RetryBudget
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["SCRIPT", "RedisPeerBudget", "RedisRetryBudget"]
+__all__ = [
+    "BREAKER_SCRIPT",
+    "SCRIPT",
+    "RedisCircuitBreaker",
+    "RedisPeerBudget",
+    "RedisRetryBudget",
+]
 
 _log = logging.getLogger("a2a_client_errors")
 
@@ -1085,3 +1100,318 @@ class RedisPeerBudget:
             f"RedisPeerBudget(peer={self.peer!r}, state={self._state.value},"
             f" tokens={self.tokens:.2f})"
         )
+
+
+# --- the fleet's circuit breakers -----------------------------------------------------------
+
+BREAKER_SCRIPT: Final = """
+-- One peer's shared breaker: a key that exists while the fleet's breaker is open, and expires
+-- (on the server's clock) when the cool-down ends. KEYS[1]: the key. ARGV[1]: 'open', 'close'
+-- or 'read'; ARGV[2]: the cool-down in ms (open). Returns the ms left open (0: closed).
+local op = ARGV[1]
+if op == 'open' then
+  local ms = tonumber(ARGV[2])
+  if redis.call('PTTL', KEYS[1]) < ms then
+    redis.call('SET', KEYS[1], '1', 'PX', ms)
+  end
+elseif op == 'close' then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then return 0 end
+return left
+"""
+"""The Lua script of the fleet's breakers (public for tests and other clients)."""
+
+
+class RedisCircuitBreaker:
+    """Circuit breakers per peer whose *open* state is shared by every process through Redis.
+
+    Each process counts its own outcomes with a local `CircuitBreaker` (same settings). When
+    one process's breaker opens, it writes ``prefix + peer`` to Redis with the cool-down as its
+    expiry (on the server's clock); every other process reads that key at most every
+    ``sync_interval`` seconds and fails fast while it stands, so one replica's evidence protects
+    them all. A probe that succeeds deletes the key: the fleet closes. A probe is local: each
+    process probes at most once per cool-down of its own.
+
+    When Redis is slow or down, nothing raises and no call waits more than ``timeout``: for
+    ``retry_interval`` seconds the local breaker alone decides, and the Guard's hooks are told
+    (`Hook.on_breaker_fallback`, state ``local``, then ``shared`` when Redis answers again),
+    as for `RedisRetryBudget`. Sync code never waits for Redis at all: the key is read in the
+    background and the last reading decides; ``Guard.acall`` awaits ``aadmit`` when the reading
+    is older than ``sync_interval``.
+
+    Args:
+        client: a redis-py client (``redis.Redis`` or ``redis.asyncio.Redis``).
+        prefix: the key prefix, one per fleet.
+        sync_interval: the most seconds a reading of the fleet's state is used for.
+        timeout: the most seconds a call waits for Redis.
+        retry_interval: seconds Redis is left alone after a failure.
+        settings: the local breakers' settings (`CircuitBreaker`'s arguments: ``failure_ratio``,
+            ``min_calls``, ``window``, ``cooldown``, ``max_cooldown``, ``jitter``, ``clock``,
+            ``random``).
+
+    Example:
+        >>> import redis
+        >>> from a2a_client_errors import Guard, RedisCircuitBreaker
+        >>> guard = Guard(breaker=RedisCircuitBreaker(redis.Redis(socket_timeout=0.05)))
+
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "a2a:breaker:",
+        sync_interval: float = 0.5,
+        timeout: float = 0.05,
+        retry_interval: float = 1.0,
+        **settings: Any,
+    ) -> None:
+        register_script = getattr(client, "register_script", None)
+        if not callable(register_script):
+            msg = "RedisCircuitBreaker needs a redis-py client (redis.Redis or redis.asyncio.Redis)"
+            raise TypeError(msg)
+        if not (sync_interval > 0 and timeout > 0 and retry_interval >= 0):
+            msg = "RedisCircuitBreaker needs sync_interval > 0, timeout > 0, retry_interval >= 0"
+            raise ValueError(msg)
+        self.local = CircuitBreaker(**settings)
+        self.clock = self.local.clock
+        self.client = client
+        self.prefix = prefix
+        self.sync_interval = float(sync_interval)
+        self.timeout = float(timeout)
+        self.retry_interval = float(retry_interval)
+        self.is_async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
+        self._script = register_script(BREAKER_SCRIPT)
+        self._worker = _Worker()
+        weakref.finalize(self, self._worker.stop)
+        self._lock = threading.Lock()
+        # peer -> (open until, by this process's clock; when it was read)
+        self._shared: dict[str, tuple[float, float]] = {}
+        self._reading: set[str] = set()
+        self._down_until = -math.inf
+        self._down: set[str] = set()  # peers told their breaker decides locally
+        self._listeners: list[Callable[[], Callable[[BreakerTransition], object] | None]] = []
+        self._fallback_listeners: list[Callable[[], Callable[[BreakerFallback], object] | None]]
+        self._fallback_listeners = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.local.subscribe(self._changed)
+
+    # --- what the Guard asks ----------------------------------------------------------------
+
+    def admit(self, peer: str) -> Admission:
+        """The local breaker's answer, refused too while the fleet's breaker is open."""
+        admission = self.local.admit(peer)
+        if not admission.allowed:
+            return admission
+        now = self.clock()
+        until, read_at = self._shared.get(peer, (0.0, -math.inf))
+        if now - read_at >= self.sync_interval:
+            self._read_in_background(peer)
+        return self._shared_answer(peer, admission, until, now)
+
+    async def aadmit(self, peer: str) -> Admission:
+        """`admit`, awaiting a fresh reading of the fleet's state when the last one is old."""
+        admission = self.local.admit(peer)
+        if not admission.allowed:
+            return admission
+        now = self.clock()
+        until, read_at = self._shared.get(peer, (0.0, -math.inf))
+        if now - read_at >= self.sync_interval:
+            left = await self._aexchange(peer, "read", 0)
+            if left is not None:
+                until = self._seen(peer, left)
+            now = self.clock()
+        return self._shared_answer(peer, admission, until, now)
+
+    def record(
+        self, peer: str, verdict: Verdict, *, probe: bool = False, retry_after: float | None = None
+    ) -> None:
+        """Count one attempt's verdict in the local breaker (its changes reach the fleet)."""
+        self.local.record(peer, verdict, probe=probe, retry_after=retry_after)
+
+    def state(self, peer: str) -> BreakerState:
+        """The local state, or open while the fleet's breaker is open (as last read)."""
+        until, _ = self._shared.get(peer, (0.0, 0.0))
+        if until > self.clock():
+            return BreakerState.OPEN
+        return self.local.state(peer)
+
+    def _shared_answer(
+        self, peer: str, admission: Admission, until: float, now: float
+    ) -> Admission:
+        if until <= now:
+            return admission
+        if admission.probe:  # the fleet is still open: this process's probe does not go
+            self.local.record(peer, Verdict.ABANDONED, probe=True)
+        return Admission(False, False, BreakerState.OPEN, until - now)
+
+    # --- the fleet's state ------------------------------------------------------------------
+
+    def _seen(self, peer: str, left_ms: float) -> float:
+        """Note a reading (ms left open); tell the hooks when the fleet's state changed."""
+        now = self.clock()
+        until = now + left_ms / 1000.0 if left_ms > 0 else 0.0
+        with self._lock:
+            before, _ = self._shared.get(peer, (0.0, -math.inf))
+            self._shared[peer] = (until, now)
+        was_open, is_open = before > now, until > now
+        if is_open and not was_open and self.local.state(peer) is BreakerState.CLOSED:
+            self._notify(
+                BreakerTransition(
+                    peer, BreakerState.CLOSED, BreakerState.OPEN, "shared", until - now
+                )
+            )
+        return until
+
+    def _changed(self, event: BreakerTransition) -> None:
+        """The local breaker changed: the fleet learns of an opening and of a closing."""
+        if event.new is BreakerState.OPEN:
+            self._send(event.peer, "open", max(1, round(event.retry_in * 1000)))
+        elif event.new is BreakerState.CLOSED:
+            with self._lock:
+                self._shared[event.peer] = (0.0, self.clock())
+            self._send(event.peer, "close", 0)
+        self._notify(event)
+
+    def _send(self, peer: str, op: str, ms: int) -> None:
+        if self.is_async:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._failed(peer, _SYNC_USE)
+                return
+            task = loop.create_task(self._asend(peer, op, ms))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        if self.clock() < self._down_until:
+            return
+        future = self._worker.submit(lambda: self._script(keys=[self.prefix + peer], args=[op, ms]))
+        future.add_done_callback(lambda done: self._settled(peer, done))
+
+    async def _asend(self, peer: str, op: str, ms: int) -> None:
+        await self._aexchange(peer, op, ms)
+
+    def _read_in_background(self, peer: str) -> None:
+        with self._lock:
+            if peer in self._reading:
+                return
+            self._reading.add(peer)
+        if self.is_async or self.clock() < self._down_until:
+            with self._lock:
+                self._reading.discard(peer)
+                self._shared[peer] = (self._shared.get(peer, (0.0, 0.0))[0], self.clock())
+            if self.is_async:
+                self._failed(peer, _SYNC_USE)
+            return
+        future = self._worker.submit(
+            lambda: self._script(keys=[self.prefix + peer], args=["read", 0])
+        )
+        future.add_done_callback(lambda done: self._settled(peer, done, reading=True))
+
+    def _settled(
+        self, peer: str, done: concurrent.futures.Future[Any], *, reading: bool = False
+    ) -> None:
+        if reading:
+            with self._lock:
+                self._reading.discard(peer)
+        if done.cancelled() or done.exception() is not None:
+            exc = done.exception() if not done.cancelled() else None
+            self._failed(peer, "CancelledError" if exc is None else type(exc).__name__)
+            return
+        self._answered(peer)
+        self._seen(peer, float(done.result()))
+
+    async def _aexchange(self, peer: str, op: str, ms: int) -> float | None:
+        """One exchange, never waiting more than ``timeout``: the ms left open, or None."""
+        if self.clock() < self._down_until:
+            return None
+        try:
+            if self.is_async:
+                raw = await asyncio.wait_for(
+                    self._script(keys=[self.prefix + peer], args=[op, ms]), self.timeout
+                )
+            else:
+                future = self._worker.submit(
+                    lambda: self._script(keys=[self.prefix + peer], args=[op, ms])
+                )
+                raw = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+        except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
+            self._failed(peer, "TimeoutError")
+            return None
+        except Exception as exc:  # any failure of Redis or of the client: decide locally
+            self._failed(peer, type(exc).__name__)
+            return None
+        self._answered(peer)
+        if op != "read":
+            return None
+        return float(raw)
+
+    def _failed(self, peer: str, cause: str) -> None:
+        with self._lock:
+            self._down_until = self.clock() + self.retry_interval
+            if peer in self._down:
+                return
+            self._down.add(peer)
+        self._fallback(BreakerFallback(peer, BudgetState.LOCAL, cause))
+
+    def _answered(self, peer: str) -> None:
+        with self._lock:
+            if peer not in self._down:
+                return
+            self._down.discard(peer)
+        self._fallback(BreakerFallback(peer, BudgetState.SHARED, None))
+
+    # --- telling ----------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[BreakerTransition], object]) -> None:
+        """Tell ``listener`` each change of a peer's state (held as `CircuitBreaker` holds it)."""
+        self._listeners.append(_held(listener))
+
+    def subscribe_fallback(self, listener: Callable[[BreakerFallback], object]) -> None:
+        """Tell ``listener`` when a peer's breaker decides locally (Redis down), or shared."""
+        self._fallback_listeners.append(_held(listener))
+
+    def _notify(self, event: BreakerTransition) -> None:
+        for ref in list(self._listeners):
+            listener = ref()
+            if listener is None:
+                continue
+            try:
+                listener(event)
+            except Exception:
+                _log.exception("a2a_client_errors: a circuit breaker listener failed")
+
+    def _fallback(self, event: BreakerFallback) -> None:
+        if event.state is BudgetState.LOCAL:
+            _log.warning(
+                "a2a_client_errors: the circuit breaker of %s decides locally (%s)",
+                safe_peer(event.peer),
+                event.cause,
+            )
+        else:
+            _log.info(
+                "a2a_client_errors: the circuit breaker of %s is shared again",
+                safe_peer(event.peer),
+            )
+        for ref in list(self._fallback_listeners):
+            listener = ref()
+            if listener is None:
+                continue
+            try:
+                listener(event)
+            except Exception:
+                _log.exception("a2a_client_errors: a breaker fallback listener failed")
+
+    async def aclose(self) -> None:
+        """Wait for what is being sent, then end the worker thread (the client is yours)."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        self._worker.stop()
+
+    def close(self) -> None:
+        """End the worker thread once what was submitted is sent (the client is yours)."""
+        self._worker.stop()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
 
+    from a2a_client_errors.breaker import BreakerTransition
     from a2a_client_errors.retry import BudgetFallback
 
 __all__ = [
@@ -85,18 +86,21 @@ class RecordingHook(Hook):
     """A Guard hook that keeps every event it is told, in order.
 
     Attributes:
-        events: ``(name, event)`` pairs; names are ``"decision"``, ``"retry"``, ``"give_up"``
-            and ``"budget_exhausted"``.
+        events: ``(name, event)`` pairs; names are ``"decision"``, ``"retry"``, ``"give_up"``,
+            ``"budget_exhausted"`` and ``"peer_unavailable"`` (a call a breaker refused).
         fallbacks: every `BudgetFallback` told (a shared budget fell back or recovered), in
             order; they may come from another thread.
         unknown_outcomes: every `UnknownOutcomeEvent` told (a send that may have been
             processed, and how that was resolved), in order.
+        breakers: every `BreakerTransition` told (a peer's circuit breaker changed state),
+            in order.
     """
 
     def __init__(self) -> None:
         self.events: list[tuple[str, GuardEvent]] = []
         self.fallbacks: list[BudgetFallback] = []
         self.unknown_outcomes: list[UnknownOutcomeEvent] = []
+        self.breakers: list[BreakerTransition] = []
 
     def on_decision(self, event: GuardEvent) -> None:
         """Keep a decision."""
@@ -121,6 +125,14 @@ class RecordingHook(Hook):
     def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
         """Keep how an unknown outcome was resolved."""
         self.unknown_outcomes.append(event)
+
+    def on_breaker(self, event: BreakerTransition) -> None:
+        """Keep a breaker's change of state."""
+        self.breakers.append(event)
+
+    def on_peer_unavailable(self, event: GuardEvent) -> None:
+        """Keep a call an open breaker refused."""
+        self.events.append(("peer_unavailable", event))
 
     @property
     def resolutions(self) -> list[str]:
