@@ -15,11 +15,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.errors import ErrorKind, escape
 from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
 from a2a_client_errors.reasons import (
+    A2A_OPERATIONS,
     REASON_ACTIONS,
     TRANSPORT_ACTIONS,
     Action,
@@ -152,6 +153,17 @@ class Decision(_DecisionSlots):
         return None if error is None else error.delivery
 
     @property
+    def hint(self) -> str | None:
+        """What the decision suggests beyond its action, for humans (None: nothing more).
+
+        METHOD_NOT_FOUND answering an A2A 1.0 method: the peer likely speaks an older A2A,
+        whose methods had other names (``message/send``, ``tasks/get``).
+        """
+        if self.reason is Reason.METHOD_NOT_FOUND and self.operation in A2A_OPERATIONS:
+            return OLDER_A2A_HINT
+        return None
+
+    @property
     def ok(self) -> bool:
         """Whether the call returned a result (which may still be a FAILED task)."""
         return self.action is Action.OK
@@ -167,6 +179,7 @@ class Decision(_DecisionSlots):
             "delay": self.delay,
             "give_up": None if self.give_up is None else self.give_up.value,
             "delivery": None if self.error is None else self.error.delivery.value,
+            "hint": self.hint,
             "error": None if self.error is None else self.error.to_dict(),
         }
 
@@ -182,10 +195,17 @@ class Decision(_DecisionSlots):
             head += f" (in {self.delay:.3f}s)"
         if self.error is not None:
             head += f": {self.error}"
-        return head
+        hint = self.hint
+        return f"{head} ({hint})" if hint else head
 
 
 assert tuple(f.name for f in fields(Decision)) == _DECISION_FIELDS  # noqa: S101
+
+OLDER_A2A_HINT: Final = (
+    "the peer likely speaks an older A2A (0.3 named its methods message/send, tasks/get, ...): "
+    "read its card's protocolVersion, and send the version it speaks"
+)
+"""`Decision.hint` of a METHOD_NOT_FOUND that answers an A2A 1.0 method."""
 
 OK: Decision = Decision(Action.OK)
 _DEFAULT_BACKOFF = Backoff()

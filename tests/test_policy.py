@@ -291,3 +291,15 @@ def test_decision_is_frozen() -> None:
     decision = classify(jsonrpc_error(-32001, "x"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.action = Action.OK  # type: ignore[misc]
+
+
+def test_method_not_found_answering_a_10_method_says_the_peer_likely_speaks_older_a2a() -> None:
+    """The decision's hint names the likely version mismatch; with no operation, none."""
+    body = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Unknown method"}}
+    decision = classify(body, operation="GetTask")
+    assert decision.hint is not None
+    assert "older A2A" in decision.hint
+    assert decision.to_dict()["hint"] == decision.hint
+    assert "older A2A" in str(decision)
+    assert classify(body).hint is None
+    assert classify({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001}}).hint is None

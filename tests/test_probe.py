@@ -1699,3 +1699,17 @@ def test_the_probe_timeout_bounds_a_dripping_card(loopback: Loopback) -> None:
     assert done.returncode == 2
     assert "cannot read the agent card" in done.stderr
     assert elapsed < 8.0
+
+
+def test_method_not_found_for_a_10_method_says_the_agent_likely_speaks_older_a2a() -> None:
+    """A 0.3 agent behind a 1.0 card: the report says why the methods are not found."""
+    unknown = httpx.Response(
+        200,
+        json={"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Unknown method"}},
+    )
+    agent = FakeAgent(overrides={("jsonrpc", "GetTask"): _respond(unknown)})
+    found = _run(agent, checks=["task_not_found"], bindings=["jsonrpc"]).result(
+        "task_not_found", "jsonrpc"
+    )
+    assert found.status is CheckStatus.FAILED
+    assert any("older A2A" in note for note in found.notes)

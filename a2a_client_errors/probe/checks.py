@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 
 from a2a_client_errors.errors import ErrorKind
 from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.policy import OLDER_A2A_HINT
 from a2a_client_errors.probe.expect import _SPECS, _random_id, _standard, _user_message
 from a2a_client_errors.probe.report import (
     GRPC,
@@ -21,7 +22,7 @@ from a2a_client_errors.probe.report import (
     _capped,
 )
 from a2a_client_errors.probe.session import _NotCheckedError, _Session
-from a2a_client_errors.reasons import Reason
+from a2a_client_errors.reasons import A2A_OPERATIONS, Reason
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -336,6 +337,14 @@ def _run(session: _Session, check: str) -> CheckResult:
             hops = "; ".join(f"{name} '{value}'" for name, value in observed.hops.items())
             note += f" ({said}{', from ' + hops if hops else ''})"
         result = replace(result, status=CheckStatus.INCONCLUSIVE, notes=(note,))
+    observed = result.observed
+    if (
+        observed is not None
+        and observed.reason == Reason.METHOD_NOT_FOUND.value
+        and check != "method_not_found"
+        and result.operation in A2A_OPERATIONS
+    ):
+        result = replace(result, notes=(*result.notes, OLDER_A2A_HINT))
     return replace(result, advisory=True) if _SPECS[check].advisory else result
 
 
