@@ -1006,16 +1006,7 @@ class _Call:
         self.why = result.why
         if decision.action is not Action.RETRY:
             return decision  # never resent anyway: the failure stands (maybe_processed)
-        return Decision(
-            decision.action,
-            decision.reason,
-            decision.retry_after,
-            decision.error,
-            decision.operation,
-            decision.attempt,
-            None,
-            GiveUp.OUTCOME_UNKNOWN,
-        )
+        return decision.given_up(GiveUp.OUTCOME_UNKNOWN)
 
     def _resolved(self, decision: Decision) -> None:
         """Tell the hooks how an unknown outcome ended, once the retry is settled."""
@@ -1101,18 +1092,7 @@ class _Call:
     @staticmethod
     def _spent(decision: Decision, spent: bool) -> Decision:
         """The retry the budget paid for, or the give-up it refused."""
-        if spent:
-            return decision
-        return Decision(
-            decision.action,
-            decision.reason,
-            decision.retry_after,
-            decision.error,
-            decision.operation,
-            decision.attempt,
-            None,
-            GiveUp.BUDGET,
-        )
+        return decision if spent else decision.given_up(GiveUp.BUDGET)
 
     def _settle(self, decision: Decision) -> bool:
         """Record ``decision``, tell the hooks and plan what the loop does next."""

@@ -1,7 +1,8 @@
 """Compatibility module: the embedded a2a-sdk peer moved to `a2a_client_errors.testing.peer`.
 
 This module is kept so that ``from a2a_client_errors.peer import EmbeddedPeer``, the path the
-README gives, keeps working; new code imports from the new home. The names are the same
+documentation gave before the testing aids became a package, keeps working; new code imports
+from the new home. The names are the same
 objects, and importing either never needs the optional dependencies (a2a-sdk, uvicorn,
 grpcio): they are imported when a peer starts or a capture is made.
 """

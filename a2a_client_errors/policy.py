@@ -141,6 +141,19 @@ class Decision(_DecisionSlots):
         """Pickle and copy by the fields."""
         return (type(self), tuple(getattr(self, name) for name in _DECISION_FIELDS))
 
+    def given_up(self, why: GiveUp) -> Decision:
+        """A copy of a retry that will not happen, and why (no delay)."""
+        return Decision(
+            self.action,
+            self.reason,
+            self.retry_after,
+            self.error,
+            self.operation,
+            self.attempt,
+            None,
+            why,
+        )
+
     @property
     def will_retry(self) -> bool:
         """Whether the call will be sent again (after ``delay`` seconds)."""
