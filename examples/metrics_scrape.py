@@ -57,16 +57,22 @@ async def workload(peer: EmbeddedPeer, guard: Guard) -> None:
         with contextlib.suppress(CallFailed):
             await client.get_task(a2a_pb2.GetTaskRequest(id="task-from-yesterday"))
         await client.get_extended_agent_card()  # not configured: the public card instead
-        for _ in range(2):  # the executor raises: retries, until the budget says no
-            with contextlib.suppress(CallFailed):
-                async for _ in client.send_message(_message("raise"), skill="echo"):
-                    pass
+        # The executor raises after a2a-sdk made the task: that FAILED task is the answer
+        # (where the answer was an error, the look-up finds it), never a second task.
+        async for _ in client.send_message(_message("raise"), skill="echo"):
+            pass
     finally:
         await client.close()
         await http.aclose()
+    for _ in range(2):  # an internal error on a read: retried, until the budget says no
+        with contextlib.suppress(CallFailed):
+            await guard.acall(lambda: _INTERNAL, operation="GetTask", peer=PEER)
     refused = capture_jsonrpc(peer, "version_not_supported")  # what a 1.0-only peer sends
     with contextlib.suppress(CallFailed):
         guard.call(lambda: refused, operation="SendMessage", peer=PEER)
+
+
+_INTERNAL = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal"}}
 
 
 def scrape(registry: CollectorRegistry) -> str:
@@ -111,6 +117,7 @@ def main() -> None:
     show("a2a_client_retry_budget_exhausted_total", "method", "peer")
     outcomes = show("a2a_client_task_outcomes_total", "skill", "state")
     show("a2a_client_calls_total", "outcome", "method")
+    show("a2a_client_unknown_outcomes_total", "resolution", "method")
 
     reasons = {found["reason"] for found, _ in errors}
     assert {
