@@ -154,16 +154,6 @@ def _capped(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _overlong(metadata: Mapping[str, str]) -> bool:
-    if len(metadata) > MAX_ITEMS:
-        return True
-    return any(len(key) > MAX_TEXT or len(value) > MAX_TEXT for key, value in metadata.items())
-
-
-def _overlong_items(items: tuple[str, ...]) -> bool:
-    return any(len(item) > MAX_TEXT for item in items)
-
-
 _MAX_PEER: Final = 128
 
 
@@ -299,10 +289,12 @@ class CallError(_CallErrorSlots):
         self: Any = object.__new__(_CallErrorSlots)
         if type(reason) is str and len(reason) > MAX_TEXT:
             reason = cut(reason)
-        if metadata and _overlong(metadata):
+        # Metadata keys and values are cut as the map is built (`wire.string_map`); a map
+        # handed in whole is held to the count here.
+        if len(metadata) > MAX_ITEMS:
             metadata = {cut(str(k)): cut(str(v)) for k, v in list(metadata.items())[:MAX_ITEMS]}
         if supported_versions and (
-            len(supported_versions) > MAX_ITEMS or _overlong_items(supported_versions)
+            len(supported_versions) > MAX_ITEMS or max(map(len, supported_versions)) > MAX_TEXT
         ):
             supported_versions = tuple(cut(v) for v in supported_versions[:MAX_ITEMS])
         self.kind = kind
@@ -320,11 +312,13 @@ class CallError(_CallErrorSlots):
         self.supported_versions = supported_versions
         self.exception = exception
         self.transport = transport
-        self.delivery = (
-            delivery
-            if delivery is not None
-            else _delivery_of(wire, source, reason, http_status, grpc_status, raw_details)
-        )
+        if delivery is None:
+            if type(reason) is Reason and source in _A2A_SOURCES:  # the common case, inline
+                unknown = reason in UNKNOWN_DELIVERY_REASONS
+                delivery = Delivery.UNKNOWN if unknown else Delivery.NOT_PROCESSED
+            else:
+                delivery = _delivery_of(wire, source, reason, http_status, grpc_status, raw_details)
+        self.delivery = delivery
         self._details = None
         self.__class__ = cls  # from here on, frozen
         return self  # type: ignore[no-any-return]
@@ -409,6 +403,9 @@ class CallError(_CallErrorSlots):
 
 
 _STATUS_SOURCES = frozenset({Source.STATUS_FALLBACK, Source.STATUS_AND_OPERATION, Source.TRANSPORT})
+_A2A_SOURCES = frozenset(
+    {Source.ERROR_INFO, Source.JSONRPC_CODE, Source.PROBLEM_TYPE, Source.LEGACY_BODY}
+)
 
 
 def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)

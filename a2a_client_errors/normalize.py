@@ -56,7 +56,7 @@ from a2a_client_errors.sse import (
     SSEParser,
     read_events,
 )
-from a2a_client_errors.wire import RETRY_INFO_TYPE, parse_duration, string_map
+from a2a_client_errors.wire import RETRY_INFO_TYPE, cut, parse_duration, string_map
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -1087,7 +1087,7 @@ def _string_metadata(data: dict[Any, Any], limits: Limits) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in list(data.items())[: limits.max_metadata]:
         if isinstance(value, str | int | float | bool):
-            out[str(key)] = value if isinstance(value, str) else json.dumps(value)
+            out[cut(str(key))] = cut(value if isinstance(value, str) else json.dumps(value))
     return out
 
 

@@ -72,14 +72,14 @@ def _text(value: object) -> str:
 def string_map(value: object, limit: int = 64) -> dict[str, str]:
     """A JSON object as a str -> str map, of at most ``limit`` entries.
 
-    Scalars are coerced to strings, containers and nulls dropped; anything but an object gives
-    an empty map.
+    Scalars are coerced to strings, containers and nulls dropped, keys and values cut to
+    `MAX_TEXT`; anything but an object gives an empty map.
     """
     if not isinstance(value, dict):
         return {}
     if len(value) <= limit:
-        for item in value.values():
-            if type(item) is not str:
+        for key, item in value.items():
+            if type(item) is not str or len(item) > MAX_TEXT or len(key) > MAX_TEXT:
                 break
         else:
             return dict(value)
@@ -89,7 +89,7 @@ def string_map(value: object, limit: int = 64) -> dict[str, str]:
             break
         if isinstance(item, (dict, list)) or item is None:
             continue
-        out[str(key)] = _text(item)
+        out[cut(str(key))] = cut(_text(item))
     return out
 
 
