@@ -516,7 +516,7 @@ def test_async_calls_fail_fast_and_probe_alike() -> None:
         clock.advance(5.0)
 
         async def hang() -> object:
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # an attempt that never finishes (cancelled below)
             return OK
 
         task = asyncio.ensure_future(guard.acall(hang, operation="GetTask", peer="p"))
