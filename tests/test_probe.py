@@ -1713,3 +1713,15 @@ def test_method_not_found_for_a_10_method_says_the_agent_likely_speaks_older_a2a
     )
     assert found.status is CheckStatus.FAILED
     assert any("older A2A" in note for note in found.notes)
+
+
+def test_a_card_without_a_protocol_version_says_the_agent_likely_speaks_older_a2a() -> None:
+    """An interface the card lists with no protocolVersion: the report says what it implies."""
+    card = _card()
+    for interface in card["supportedInterfaces"]:
+        interface.pop("protocolVersion", None)
+    report = _run(FakeAgent(card), checks=["task_not_found"])
+    notes = [interface.note for interface in report.interfaces]
+    assert notes
+    assert all("likely speaks an older A2A" in note for note in notes)
+    assert "likely speaks an older A2A" in report.to_text()

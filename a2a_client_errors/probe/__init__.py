@@ -392,7 +392,15 @@ def _probe_interfaces(
     return interfaces, [result for _, _, result in per_check]
 
 
+NO_VERSION_NOTE: Final = (
+    "the card gives no protocolVersion: the agent likely speaks an older A2A (0.3); "
+    "the probe sends A2A-Version 1.0"
+)
+
+
 def _interface_result(interface: _Interface, *, probed: bool, note: str) -> InterfaceResult:
+    if not interface.version and interface.binding in BINDINGS:
+        note = f"{note}; {NO_VERSION_NOTE}" if note else NO_VERSION_NOTE
     return InterfaceResult(
         interface.binding,
         _public(interface.url),
