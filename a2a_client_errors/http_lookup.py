@@ -44,6 +44,7 @@ _LEGACY: Final = frozenset({"message/send", "message/stream"})
 _SEND_ROUTES: Final = {"message:send": False, "message:stream": True}
 _DROPPED_HEADERS: Final = frozenset({"content-length", "content-type", "transfer-encoding", "host"})
 _SSE: Final = "text/event-stream"
+_FRESH: Final = object()  # a look-up's own request id, not the caller's
 
 
 class CannotLookError(Exception):
@@ -156,8 +157,10 @@ class HttpLookup:
             params["pageToken"] = query.page_token
         return params
 
-    def _rpc(self, method: str, params: dict[str, Any]) -> httpx.Request:
-        body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    def _rpc(self, method: str, params: dict[str, Any], rpc_id: Any = _FRESH) -> httpx.Request:
+        """A JSON-RPC request to the same URL, with the original headers (a fresh id by default)."""
+        rpc_id = str(uuid.uuid4()) if rpc_id is _FRESH else rpc_id
+        body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}
         return httpx.Request(
             "POST",
             self.request.url,
@@ -235,20 +238,9 @@ class HttpLookup:
         if not self.streams or outcome is None or outcome.is_final or not isinstance(task_id, str):
             return None
         if self.method is not None:
-            legacy = self.method in _LEGACY
-            body = {
-                "jsonrpc": "2.0",
-                "id": self.rpc_id,
-                "method": "tasks/resubscribe" if legacy else "SubscribeToTask",
-                "params": {"id": task_id},
-            }
-            return httpx.Request(
-                "POST",
-                self.request.url,
-                headers=[*self.headers, (b"content-type", b"application/json")],
-                content=json.dumps(body).encode(),
-                extensions=dict(self.request.extensions),
-            )
+            method = "tasks/resubscribe" if self.method in _LEGACY else "SubscribeToTask"
+            # The stream answers the caller's request: its events carry the caller's id.
+            return self._rpc(method, {"id": task_id}, self.rpc_id)
         url = self.request.url.copy_with(
             path=f"{self.prefix}/tasks/{task_id}:subscribe", query=None
         )

@@ -27,6 +27,7 @@ from a2a_client_errors.guard import (
 )
 from a2a_client_errors.http_lookup import CannotLookError, HttpLookup, message_ids, sent_message
 from a2a_client_errors.lookup import (
+    WORK_OPERATIONS,
     Found,
     LookupResult,
     SentMessage,
@@ -58,7 +59,6 @@ _JSONRPC_METHODS: Final[dict[str, str]] = {
     "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
     "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
 }
-_SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
 _BATCH: Final = Unresolved("a JSON-RPC batch that sends a message is not looked up")
 
 
@@ -137,7 +137,7 @@ def _json_body(request: httpx.Request) -> object:
 
 def _message_id(operation: str | None, body: object) -> bool:
     """Whether a SendMessage body names its message's messageId (other operations: True)."""
-    if operation not in _SEND:
+    if operation not in WORK_OPERATIONS:
         return True
     if not isinstance(body, dict):
         return False
@@ -164,7 +164,7 @@ def _sends(item: object) -> bool:
     """Whether one JSON-RPC request of a batch sends a message."""
     if not isinstance(item, dict) or not isinstance(item.get("method"), str):
         return False
-    return _JSONRPC_METHODS.get(item["method"], item["method"]) in _SEND
+    return _JSONRPC_METHODS.get(item["method"], item["method"]) in WORK_OPERATIONS
 
 
 def _cannot_look(time_left: float | None) -> LookupResult:
@@ -207,7 +207,7 @@ class _TransportBase:
             return CallShape(operation)
         if not _message_id(operation, body):
             return CallShape(operation, GiveUp.NO_MESSAGE_ID)
-        if operation not in _SEND:
+        if operation not in WORK_OPERATIONS:
             return CallShape(operation)
         sent = sent_message(body, sent_at)
         try:

@@ -55,6 +55,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.guard import CallShape
+from a2a_client_errors.lookup import WORK_OPERATIONS
 from a2a_client_errors.policy import GiveUp
 
 try:
@@ -84,7 +85,6 @@ _LEGACY_METHODS: Final[Mapping[str, str]] = MappingProxyType(
         "GetAgentCard": "GetExtendedAgentCard",
     }
 )
-_SEND: Final = frozenset({"SendMessage", "SendStreamingMessage"})
 
 
 def operation_of(method: str | bytes) -> str | None:
@@ -118,7 +118,7 @@ def operation_of(method: str | bytes) -> str | None:
 
 def _unsafe(operation: str | None, request: object) -> GiveUp | None:
     """Why resending ``request`` would be unsafe: a SendMessage without a ``message_id``."""
-    if operation not in _SEND:
+    if operation not in WORK_OPERATIONS:
         return None
     # 1.0 names the message field ``message``; 0.3 named it ``request``.
     for field in ("message", "request"):
