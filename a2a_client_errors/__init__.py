@@ -39,6 +39,7 @@ from a2a_client_errors.failures import (
 )
 from a2a_client_errors.guard import (
     CallShape,
+    FailoverEvent,
     Guard,
     GuardEvent,
     Hook,
@@ -114,6 +115,7 @@ __all__ = [
     "Delivery",
     "ErrorKind",
     "ExactlyOnce",
+    "FailoverEvent",
     "FixRequestNeeded",
     "Found",
     "GiveUp",

@@ -442,12 +442,33 @@ class CircuitBreaker:
         with self._lock:
             return list(self._peers)
 
-    def reset(self, peer: str) -> None:
-        """Close ``peer``'s breaker and forget its window (an operator's say)."""
+    def reset(self, peer: str, *, cause: str = "reset") -> None:
+        """Close ``peer``'s breaker and forget its window (an operator's say, or the fleet's)."""
         with self._lock:
             state = self._peers.pop(peer, None)
         if state is not None and state.state is not BreakerState.CLOSED:
-            self._notify(BreakerTransition(peer, state.state, BreakerState.CLOSED, "reset"))
+            self._notify(BreakerTransition(peer, state.state, BreakerState.CLOSED, cause))
+
+    def open_until(self, peer: str, until: float) -> bool:
+        """Open a closed breaker until ``until`` (this breaker's clock), on evidence from elsewhere.
+
+        For a breaker shared across processes (`RedisCircuitBreaker`): once the fleet's cool-down
+        ends, this process sends one probe of its own, not every call at once. No listener is
+        told (the caller tells the change as it learnt it). True when it was closed and now is
+        open; an open or half-open breaker is left as it is.
+        """
+        with self._lock:
+            state = self._peers.get(peer)
+            if state is None:
+                state = self._peers[peer] = _Peer(self.window)
+            if state.state is not BreakerState.CLOSED:
+                return False
+            now = self.clock()
+            state.state = BreakerState.OPEN
+            state.opened_at = now
+            state.reopen_at = max(until, now)
+            state.window.clear()
+            return True
 
     # --- opening ----------------------------------------------------------------------------
 

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallShape",
+    "FailoverEvent",
     "Guard",
     "GuardEvent",
     "Hook",
@@ -187,6 +188,15 @@ class Hook:
         deduplicates (resent at once).
         """
 
+    def on_failover(self, event: FailoverEvent) -> None:
+        """A call moved from one interface of the agent to the next (nothing sent on the first).
+
+        Told by the guarded a2a-sdk client when the agent card lists several interfaces: the
+        first was not reached (``event.why`` ``"not_sent"``) or its breaker is open
+        (``"breaker_open"``). Which interface served a call is ``event.peer`` of its ``ok``
+        `on_decision`.
+        """
+
     # --- task outcomes: results of successful calls, kept apart from call errors ------------
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
@@ -207,6 +217,7 @@ _HOOK_METHODS: Final = (
     "on_breaker_fallback",
     "on_peer_unavailable",
     "on_unknown_outcome",
+    "on_failover",
 )
 _TASK_HOOK_METHODS: Final = ("on_task_outcome",)
 
@@ -259,6 +270,32 @@ class UnknownOutcomeEvent:
     why: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class FailoverEvent:
+    """What `Hook.on_failover` is told: a call leaves one interface of the agent for the next.
+
+    Attributes:
+        decision: why it left: the not-sent failure (give-up ``failover``), or the open
+            breaker's refusal (give-up ``peer_unavailable``).
+        peer: the key of the interface left (its budget's and breaker's).
+        to: the key of the interface the call goes to.
+        operation: the A2A operation.
+
+    """
+
+    decision: Decision
+    peer: str
+    to: str
+    operation: str | None
+
+    @property
+    def why(self) -> str:
+        """``"breaker_open"`` (nothing was tried) or ``"not_sent"`` (tried, nothing reached it)."""
+        if self.decision.give_up is GiveUp.PEER_UNAVAILABLE:
+            return "breaker_open"
+        return "not_sent"
+
+
 Lookup: TypeAlias = "Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
 """A look-up for what an attempt with an unknown outcome made: given the seconds it may take
 (None: no bound), it returns `Found` (the call's answer), `NotFound` (a resend is safe) or
@@ -280,6 +317,10 @@ class CallShape:
         sent: the message's identity, for the look-up and for `OutcomeUnknown`.
         lookup: how to look for what an attempt made (see `Lookup`); None: it cannot be looked
             for, and an unknown outcome is `OutcomeUnknown`.
+        failover: whether the caller has another interface of the agent to send it over: then
+            a retry of an attempt that was not sent (nothing reached the agent) is not made
+            here, the call ends at once with give-up ``failover`` for the caller to move on
+            (and an open breaker's `PeerUnavailable` tells no ``on_give_up``: the call goes on).
 
     """
 
@@ -288,6 +329,7 @@ class CallShape:
     creates_work: bool | None = None
     sent: SentMessage | None = None
     lookup: Lookup | None = None
+    failover: bool = False
 
     @property
     def makes_work(self) -> bool:
@@ -677,7 +719,8 @@ class Guard:
         | BreakerTransition
         | BreakerFallback
         | TaskOutcomeEvent
-        | UnknownOutcomeEvent,
+        | UnknownOutcomeEvent
+        | FailoverEvent,
     ) -> None:
         for observer in self._observers[name]:
             _observe(observer, name, event)
@@ -833,6 +876,8 @@ class _Call:
         decision = self._decide(outcome)
         if decision is None:
             return False
+        if self.shape.failover and _moves_on(decision):
+            return self._settle(decision.given_up(GiveUp.FAILOVER))
         if self._must_look(decision):
             decision = self._looked(decision, self._look())
             if decision is None:
@@ -851,6 +896,8 @@ class _Call:
         decision = self._decide(outcome)
         if decision is None:
             return False
+        if self.shape.failover and _moves_on(decision):
+            return self._settle(decision.given_up(GiveUp.FAILOVER))
         if self._must_look(decision):
             decision = self._looked(decision, await self._alook())
             if decision is None:
@@ -1202,7 +1249,10 @@ class _Call:
             found = self.found
             return outcome.value if found is None else found.value
         guard = self.guard
-        if guard._observers["on_give_up"]:
+        goes_on = self.shape.failover and (
+            outcome.refused is not None or decision.give_up is GiveUp.FAILOVER
+        )
+        if guard._observers["on_give_up"] and not goes_on:
             guard._emit("on_give_up", self._event(decision, guard.clock()))
         if outcome.refused is not None:
             admission = outcome.refused
@@ -1239,6 +1289,11 @@ class _Call:
             elapsed=now - self.start,
             budget_tokens=None if budget is None else budget.tokens,
         )
+
+
+def _moves_on(decision: Decision) -> bool:
+    """Whether a failure sends the call to the agent's next interface: a retry of nothing sent."""
+    return decision.action is Action.RETRY and decision.delivery is Delivery.NOT_SENT
 
 
 def _attempt(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Outcome:

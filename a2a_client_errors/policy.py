@@ -61,6 +61,9 @@ class GiveUp(str, enum.Enum):
     """The attempt may have made a task and the look-up could not tell: a resend is unsafe."""
     PEER_UNAVAILABLE = "peer_unavailable"
     """The peer's circuit breaker is open: the attempt was not sent (`PeerUnavailable`)."""
+    FAILOVER = "failover"
+    """Nothing was sent over this interface of the agent; the call goes on over its next one
+    (see `a2a_client_errors.integrations.a2a_sdk.guard_client`)."""
 
     def __str__(self) -> str:
         return self.value

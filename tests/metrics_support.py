@@ -15,7 +15,9 @@ from a2a_client_errors import (
     BudgetRegistry,
     BudgetState,
     CallFailed,
+    CallShape,
     CircuitBreaker,
+    FailoverEvent,
     Found,
     Guard,
     RetryBudget,
@@ -157,6 +159,17 @@ def _breaker_workload(hooks: list[Hook], clock: FakeClock) -> None:
             guard.call(down, operation="GetTask", peer="https://down.example:443")
     breaker.tell(peer, BudgetState.LOCAL)
     breaker.tell(peer, BudgetState.SHARED)
+    _failover_workload(guard, down)
+
+
+def _failover_workload(guard: Guard, down: Any) -> None:
+    """A call refused over an agent's JSON-RPC interface moves to its HTTP+JSON one."""
+    here, there = "https://multi.example/jsonrpc", "https://multi.example/rest"
+    shape = CallShape("SendMessage", failover=True)
+    try:
+        guard._call_with(down, (), peer=here, shape=shape)
+    except CallFailed as failure:  # give-up failover: the integration moves the call on
+        guard._emit("on_failover", FailoverEvent(failure.decision, here, there, "SendMessage"))
 
 
 def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str, Counter[Any]]:

@@ -109,6 +109,38 @@ def test_one_replica_opening_makes_the_others_fail_fast(
     _drain(a)
     b.local.clock.advance(1.0)  # type: ignore[attr-defined]
     assert asyncio.run(b.aadmit(PEER)).allowed
+    # B held its breaker open for the fleet, and closed it when the fleet did: no probe of its own.
+    assert [(e.new, e.cause) for e in hook.breakers] == [
+        (BreakerState.OPEN, "shared"),
+        (BreakerState.CLOSED, "shared"),
+    ]
+    a.close()
+    b.close()
+
+
+def test_when_the_fleets_cooldown_ends_each_replica_sends_one_probe(
+    shared_redis: RedisServer, clients: list[redis.Redis]
+) -> None:
+    """B learnt of the opening from Redis: at the end of the cool-down it probes once, not all."""
+    prefix = _prefix()
+    a, b = (_replica(shared_redis.url, clients, prefix) for _ in range(2))
+    a.record(PEER, Verdict.UNWELL)
+    a.record(PEER, Verdict.UNWELL)
+    _drain(a)
+    assert not asyncio.run(b.aadmit(PEER)).allowed
+    assert b.local.state(PEER) is BreakerState.OPEN  # held open, by the fleet's evidence
+    clients[1].delete(prefix + PEER)  # the key expires, on the server's clock
+    b.local.clock.advance(5.0)  # type: ignore[attr-defined]
+
+    async def twenty() -> list[Any]:
+        return [await b.aadmit(PEER) for _ in range(20)]
+
+    admissions = asyncio.run(twenty())
+    assert [x.allowed for x in admissions] == [True] + [False] * 19
+    assert admissions[0].probe
+    assert {x.state for x in admissions[1:]} == {BreakerState.HALF_OPEN}
+    b.record(PEER, Verdict.HEALTHY, probe=True)
+    assert all(x.allowed for x in asyncio.run(twenty()))
     a.close()
     b.close()
 

@@ -16,7 +16,12 @@ from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
     from a2a_client_errors.breaker import BreakerFallback, BreakerTransition
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
+    from a2a_client_errors.guard import (
+        FailoverEvent,
+        GuardEvent,
+        TaskOutcomeEvent,
+        UnknownOutcomeEvent,
+    )
     from a2a_client_errors.retry import BudgetFallback
 
 
@@ -109,6 +114,17 @@ class MetricsHook(Hook):
             event.resolution.value,
         )
         self._count("unknown_outcomes", values)
+
+    def on_failover(self, event: FailoverEvent) -> None:
+        """Count a call moved from one interface of the agent to the next."""
+        labels = self.labels
+        values = (
+            Labels.method(event.operation),
+            labels.peer(event.peer),
+            labels.peer(event.to),
+            event.why,
+        )
+        self._count("failovers", values)
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """Count a task that came back, by skill and state (never as an error)."""

@@ -378,6 +378,17 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent at once).",
     ),
     MetricSpec(
+        "failovers",
+        "counter",
+        "failovers",
+        "failovers",
+        "{call}",
+        ("method", "peer", "to", "why"),
+        "Calls moved from one interface of the agent (peer) to its next (to), nothing sent on "
+        "the first: why not_sent (it was not reached) or breaker_open. The interface that "
+        'served a call is the peer of its calls_total{outcome="ok"}.',
+    ),
+    MetricSpec(
         "task_outcomes",
         "counter",
         "task_outcomes",

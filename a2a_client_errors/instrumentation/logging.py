@@ -25,13 +25,16 @@ a call an open breaker failed fast (PeerUnavailable)    DEBUG        counted, on
 a send that may have been processed: its task found     INFO         the look-up answered
 ... looked up and not there (resent, or not)            INFO         safe to send again
 ... could not be looked up (OutcomeUnknown)             WARNING      a task may exist
+a call moved to the agent's next interface (not sent)   WARNING      an endpoint is down
+... (the interface's breaker is open)                   DEBUG        counted, one per call
 ok                                                      (no line)
 ======================================================  ===========  =========================
 
 ``levels=`` changes any of them. Every record carries structured extras for JSON formatters:
 ``reason``, ``action``, ``operation``, ``peer``, ``attempt``, ``delay``, ``source``,
 ``give_up``, ``elapsed``, ``peer_message`` (and, for task outcomes, ``state``, ``skill``,
-``task_id``; for unknown outcomes, ``resolution``, ``message_id``, ``why``).
+``task_id``; for unknown outcomes, ``resolution``, ``message_id``, ``why``; for failovers,
+``to``, ``why``).
 
 What never reaches a record: request bodies, headers, credentials (a peer URL loses its user
 info, query and fragment), details and metadata the peer sent. The peer's message is for
@@ -56,7 +59,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from a2a_client_errors.breaker import BreakerTransition
-    from a2a_client_errors.guard import GuardEvent, TaskOutcomeEvent, UnknownOutcomeEvent
+    from a2a_client_errors.guard import (
+        FailoverEvent,
+        GuardEvent,
+        TaskOutcomeEvent,
+        UnknownOutcomeEvent,
+    )
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.retry import BudgetFallback
 
@@ -82,6 +90,8 @@ DEFAULT_LEVELS: Final[Mapping[str, int]] = {
     "breaker_half_open": logging.DEBUG,
     "breaker_closed": logging.INFO,
     "peer_unavailable": logging.DEBUG,
+    "failover": logging.WARNING,
+    "failover_breaker_open": logging.DEBUG,
 }
 """The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
 overrides any of them."""
@@ -280,6 +290,29 @@ class LoggingHook(Hook):
                 "why": event.why or None,
                 "elapsed": event.elapsed,
             },
+        )
+
+    def on_failover(self, event: FailoverEvent) -> None:
+        """A call moved to the agent's next interface: WARNING (DEBUG when a breaker sent it)."""
+        why = event.why
+        level = self.levels["failover" if why == "not_sent" else "failover_breaker_open"]
+        logger = self.logger
+        if not logger.isEnabledFor(level):
+            return
+        peer, to = safe_peer(event.peer), safe_peer(event.to)
+        operation = None if event.operation is None else escape(event.operation)
+        if why == "not_sent":
+            what = f"not reached ({_no_reason(event.decision)}, nothing sent)"
+        else:
+            what = "its breaker is open (nothing sent)"
+        logger.log(
+            level,
+            "%s to %s: %s; sent over %s",
+            operation or "call",
+            peer,
+            what,
+            to,
+            extra={"operation": operation, "peer": peer, "to": to, "why": why},
         )
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:

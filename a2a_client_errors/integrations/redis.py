@@ -1132,8 +1132,11 @@ class RedisCircuitBreaker:
     one process's breaker opens, it writes ``prefix + peer`` to Redis with the cool-down as its
     expiry (on the server's clock); every other process reads that key at most every
     ``sync_interval`` seconds and fails fast while it stands, so one replica's evidence protects
-    them all. A probe that succeeds deletes the key: the fleet closes. A probe is local: each
-    process probes at most once per cool-down of its own.
+    them all. A process that learns of the opening this way holds its own breaker open until
+    the key expires (plus up to ``jitter`` of the cool-down, so the fleet's probes spread): when
+    the cool-down ends, each process sends one probe, never its whole traffic at once. A probe
+    that succeeds deletes the key: the fleet closes, and a process that reads the key gone
+    before its expiry closes its held breaker without a probe of its own.
 
     When Redis is slow or down, nothing raises and no call waits more than ``timeout``: for
     ``retry_interval`` seconds the local breaker alone decides, and the Guard's hooks are told
@@ -1193,6 +1196,8 @@ class RedisCircuitBreaker:
         self._reading: set[str] = set()
         self._down_until = -math.inf
         self._down: set[str] = set()  # peers told their breaker decides locally
+        # peer -> when the fleet's opening this process holds its breaker open for ends
+        self._held: dict[str, float] = {}
         self._listeners: list[Callable[[], Callable[[BreakerTransition], object] | None]] = []
         self._fallback_listeners: list[Callable[[], Callable[[BreakerFallback], object] | None]]
         self._fallback_listeners = []
@@ -1203,6 +1208,8 @@ class RedisCircuitBreaker:
 
     def admit(self, peer: str) -> Admission:
         """The local breaker's answer, refused too while the fleet's breaker is open."""
+        if peer in self._held and self._stale(peer):
+            self._read_in_background(peer)  # the fleet may have closed meanwhile
         admission = self.local.admit(peer)
         if not admission.allowed:
             return admission
@@ -1214,6 +1221,10 @@ class RedisCircuitBreaker:
 
     async def aadmit(self, peer: str) -> Admission:
         """`admit`, awaiting a fresh reading of the fleet's state when the last one is old."""
+        if peer in self._held and self._stale(peer):
+            left = await self._aexchange(peer, "read", 0)
+            if left is not None:
+                self._seen(peer, left)  # the fleet may have closed meanwhile
         admission = self.local.admit(peer)
         if not admission.allowed:
             return admission
@@ -1225,6 +1236,10 @@ class RedisCircuitBreaker:
                 until = self._seen(peer, left)
             now = self.clock()
         return self._shared_answer(peer, admission, until, now)
+
+    def _stale(self, peer: str) -> bool:
+        _, read_at = self._shared.get(peer, (0.0, -math.inf))
+        return self.clock() - read_at >= self.sync_interval
 
     def record(
         self, peer: str, verdict: Verdict, *, probe: bool = False, retry_after: float | None = None
@@ -1257,13 +1272,24 @@ class RedisCircuitBreaker:
         with self._lock:
             before, _ = self._shared.get(peer, (0.0, -math.inf))
             self._shared[peer] = (until, now)
-        was_open, is_open = before > now, until > now
-        if is_open and not was_open and self.local.state(peer) is BreakerState.CLOSED:
-            self._notify(
-                BreakerTransition(
-                    peer, BreakerState.CLOSED, BreakerState.OPEN, "shared", until - now
-                )
-            )
+        local = self.local
+        if until > now:
+            if local.state(peer) is BreakerState.CLOSED:
+                spread = local.jitter * local.cooldown * local.random()
+                if local.open_until(peer, until + spread):
+                    with self._lock:
+                        self._held[peer] = until
+                    self._notify(
+                        BreakerTransition(
+                            peer, BreakerState.CLOSED, BreakerState.OPEN, "shared", until - now
+                        )
+                    )
+        elif before > now:
+            with self._lock:
+                held = self._held.pop(peer, None)
+            # Gone before it expired: a probe elsewhere closed the fleet's breaker.
+            if held is not None and now < held:
+                local.reset(peer, cause="shared")
         return until
 
     def _changed(self, event: BreakerTransition) -> None:
@@ -1273,7 +1299,9 @@ class RedisCircuitBreaker:
         elif event.new is BreakerState.CLOSED:
             with self._lock:
                 self._shared[event.peer] = (0.0, self.clock())
-            self._send(event.peer, "close", 0)
+                self._held.pop(event.peer, None)
+            if event.cause != "shared":  # the fleet closed it: nothing to tell the fleet
+                self._send(event.peer, "close", 0)
         self._notify(event)
 
     def _send(self, peer: str, op: str, ms: int) -> None:

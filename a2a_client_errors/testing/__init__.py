@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from a2a_client_errors.guard import GuardEvent, Hook, UnknownOutcomeEvent, _set_testing
+from a2a_client_errors.guard import (
+    FailoverEvent,
+    GuardEvent,
+    Hook,
+    UnknownOutcomeEvent,
+    _set_testing,
+)
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 
 if TYPE_CHECKING:
@@ -94,6 +100,8 @@ class RecordingHook(Hook):
             processed, and how that was resolved), in order.
         breakers: every `BreakerTransition` told (a peer's circuit breaker changed state),
             in order.
+        failovers: every `FailoverEvent` told (a call moved to the agent's next interface),
+            in order.
     """
 
     def __init__(self) -> None:
@@ -101,6 +109,7 @@ class RecordingHook(Hook):
         self.fallbacks: list[BudgetFallback] = []
         self.unknown_outcomes: list[UnknownOutcomeEvent] = []
         self.breakers: list[BreakerTransition] = []
+        self.failovers: list[FailoverEvent] = []
 
     def on_decision(self, event: GuardEvent) -> None:
         """Keep a decision."""
@@ -133,6 +142,10 @@ class RecordingHook(Hook):
     def on_peer_unavailable(self, event: GuardEvent) -> None:
         """Keep a call an open breaker refused."""
         self.events.append(("peer_unavailable", event))
+
+    def on_failover(self, event: FailoverEvent) -> None:
+        """Keep a call's move to the agent's next interface."""
+        self.failovers.append(event)
 
     @property
     def resolutions(self) -> list[str]:

@@ -8,6 +8,9 @@ For each HTTP request it decides, by a plan the test sets:
   (the agent did the work; the client cannot know);
 * ``drop``: the request is never forwarded; the client's connection is closed.
 
+`down` makes it refuse connections (a dead endpoint: nothing is sent), `up` brings it back on
+the same port.
+
 It speaks just enough HTTP/1.1 for this (a head, then a ``Content-Length`` or chunked body)
 and asks the agent to close after each answer, so that one answer is one connection's worth
 of bytes. It runs its own event loop on a thread, on 127.0.0.1, and stops in bounded time.
@@ -127,8 +130,25 @@ class LossyProxy:
         self._thread.join(timeout=10)
         self._loop.close()
 
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    def down(self) -> None:
+        """Stop listening: a client's connection is refused (nothing reaches the agent).
+
+        The endpoint is dead as a stopped process is, until `up`; connections in flight are
+        cut. The port stays the proxy's.
+        """
+        future = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+        future.result(timeout=10)
+        self._server = None
+
+    def up(self) -> None:
+        """Listen again, on the same port, after `down`."""
+        if self._server is not None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._start(self.port), self._loop)
+        future.result(timeout=10)
+
+    async def _start(self, port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:

@@ -262,8 +262,15 @@ async def test_a_deduplicating_peer_is_resent_at_once(
     assert hook.resolutions == [Resolution.DEDUPLICATING]
     assert not any(is_list_tasks(seen) for seen in proxy.seen)
     assert sends_seen(proxy.seen) == 2
-    # guard_client keys a peer by the card's first interface URL.
-    assert seen_at == [dedup_agent.via(proxy.url).supported_interfaces[0].url]
+    # guard_client keys a peer by the URL of the card's interface the client speaks.
+    assert seen_at == [_interface_url(dedup_agent.via(proxy.url), binding)]
+
+
+def _interface_url(card: Any, binding: str) -> str:
+    """The URL of the card's interface of ``binding`` ("jsonrpc" or "rest")."""
+    wire = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}[binding]
+    (url,) = (i.url for i in card.supported_interfaces if i.protocol_binding == wire)
+    return str(url)
 
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
@@ -275,7 +282,7 @@ async def test_a_deduplicating_peer_named_by_its_key(
     before = dedup_agent.task_ids()
     with LossyProxy(dedup_agent.http_target, lose_sends(1)) as proxy:
         card = dedup_agent.via(proxy.url)
-        key = card.supported_interfaces[0].url
+        key = _interface_url(card, binding)
         guard = Guard(
             sleep=lambda _: None, hooks=[hook], exactly_once=ExactlyOnce(deduplicating={key})
         )

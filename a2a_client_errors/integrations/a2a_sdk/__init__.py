@@ -22,6 +22,12 @@ processed (its answer lost, a timeout, an internal error), the task it may have 
 for first with the client's own ``get_task``/``list_tasks`` (see `a2a_client_errors.lookup`).
 Found, it is the answer (a stream resumes it by subscription); not there, the same message is
 resent; the look-up impossible, `OutcomeUnknown` is raised and nothing is resent.
+
+When the agent card lists several interfaces (JSON-RPC, HTTP+JSON, gRPC, other URLs), each
+is its own peer (its own budget and breaker), and a call that cannot go over the preferred
+one (its breaker is open, or nothing reached it: refused, DNS, connect timeout) goes over the
+next one the client can speak, with the same request; the next call starts again with the
+preferred one (see `a2a_client_errors.integrations.a2a_sdk.interfaces`).
 """
 
 from __future__ import annotations
@@ -36,14 +42,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors.failures import CallFailed, RetryExhausted
-from a2a_client_errors.guard import CallShape, Guard, failure_for
+from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk.interfaces import Interface, Route, route_of
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of
 from a2a_client_errors.lookup import Found, LookupResult, SentMessage, Unresolved
 from a2a_client_errors.normalize import UnreadableAnswerError, normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
+from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
 
@@ -53,12 +61,14 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-__all__ = ["GuardedClient", "guard_client"]
+__all__ = ["GuardedClient", "Interface", "guard_client"]
 
 _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
 SKILL_METADATA_KEY: Final = "skill"
 """The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
 _TASKS_REMEMBERED: Final = 1024
+_MOVES_ON: Final = frozenset({GiveUp.FAILOVER, GiveUp.PEER_UNAVAILABLE})
+"""The give-ups that send a call to the agent's next interface: nothing was sent."""
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
 _log = logging.getLogger("a2a_client_errors")
 
@@ -83,19 +93,29 @@ def guard_client(
     max_reconnects: int = 3,
     handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
     card_url: str | None = None,
+    failover: bool = True,
+    factory: Any = None,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
 
     Args:
         client: the a2a-sdk client (``ClientFactory(config).create(card)``).
         guard: the Guard (default: ``Guard()``).
-        peer: the key of the peer's retry budget (default: the card's first interface URL).
+        peer: the key of the peer's retry budget and breaker (default: the URL of the card's
+            interface the client speaks). The card's other interfaces get their own keys
+            (see `Interface`).
         max_reconnects: how many times one stream may be resumed after interruptions.
         handlers: what to do about decisions other than retry (see
             `a2a_client_errors.integrations.a2a_sdk.handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
             version (default: the well-known path beside the card's first HTTP interface,
             under its path prefix, then at its origin).
+        failover: whether a call that cannot go over the client's interface goes over the
+            card's next interface the client can speak (its breaker open, or nothing sent).
+        factory: what builds the clients of the other interfaces (an a2a-sdk
+            ``ClientFactory``; default: one with the client's own configuration). Its
+            ``create(card, interceptors)`` gets the card with that one interface and the
+            client's interceptors.
     """
     _a2a_types()
     return GuardedClient(
@@ -105,6 +125,8 @@ def guard_client(
         max_reconnects=max_reconnects,
         handlers=handlers,
         card_url=card_url,
+        failover=failover,
+        factory=factory,
     )
 
 
@@ -120,6 +142,8 @@ class GuardedClient:
         handlers: the decision handlers (None: every decision but ok and retry is raised).
         card_url: where `read_card` reads the agent card ("" when the card names no HTTP
             interface and none was given).
+        failover: whether calls go over the card's other interfaces when the client's cannot
+            serve them (see `guard_client`).
     """
 
     def __init__(
@@ -131,10 +155,18 @@ class GuardedClient:
         max_reconnects: int = 3,
         handlers: DecisionHandlers | None = _DEFAULT_HANDLERS,
         card_url: str | None = None,
+        failover: bool = True,
+        factory: Any = None,
     ) -> None:
         self.client = client
         self.guard = guard
-        self.peer = peer or _peer_of(client)
+        self._given_peer = peer
+        self._factory = factory
+        self._route = Route(client, route_of(client, peer), factory)
+        self._retired: list[Any] = []  # clients of a card read before: closed with this one
+        self._serving: Interface | None = None
+        self.peer = self._route.preferred.peer
+        self.failover = failover
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
@@ -192,6 +224,9 @@ class GuardedClient:
             return self.card
         if hasattr(self.client, "_card"):
             self.client._card = card
+            # The card's interfaces may have changed: the route is drawn again, on next use.
+            self._retired.extend(self._route.built())
+            self._route = Route(self.client, route_of(self.client, self._given_peer), self._factory)
         return card
 
     def _prepared(self, context: Any) -> Any:
@@ -226,9 +261,20 @@ class GuardedClient:
             raise LookupError(result.why)
         return None
 
-    def _lookup(self, context: Any) -> SdkLookup:
+    def _lookup(self, context: Any, here: Interface | None = None) -> SdkLookup:
+        """The look-up through the interface ``here`` first, then the route's others."""
         guard = self.guard
-        return SdkLookup(self.client, _a2a_types(), context, guard.exactly_once, guard._sleep_async)
+        clients = [client for _, client in self._routes()]
+        at = next((i for i, (it, _) in enumerate(self._routes()) if it == here), 0)
+        clients = clients[at:] + clients[:at]
+        return SdkLookup(
+            clients[0],
+            _a2a_types(),
+            context,
+            guard.exactly_once,
+            guard._sleep_async,
+            others=clients[1:],
+        )
 
     def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
         """Tell the Guard's hooks about a task that reached a final state, once per state.
@@ -265,8 +311,77 @@ class GuardedClient:
         await self.close()
 
     async def close(self) -> None:
-        """Close the wrapped client."""
-        await self.client.close()
+        """Close the wrapped client, and those built for the card's other interfaces."""
+        others, self._retired = [*self._retired, *self._route.built()], []
+        try:
+            await self.client.close()
+        finally:
+            for other in others:
+                await _close_quietly(other)
+
+    # --- interfaces -------------------------------------------------------------------------
+
+    @property
+    def interfaces(self) -> tuple[Interface, ...]:
+        """The card's interfaces this client may call, the preferred first (see `Interface`)."""
+        return self._route.listed
+
+    @property
+    def serving(self) -> Interface | None:
+        """The interface that served the last call that succeeded (None before one did)."""
+        return self._serving
+
+    def _routes(self) -> list[tuple[Interface, Any]]:
+        """The interfaces a call may go over, each with its client, the preferred first."""
+        route = self._route
+        if not self.failover or len(route.listed) == 1:
+            return route.clients()[:1]
+        return route.clients()
+
+    def _moved(self, failure: CallFailed, here: Interface, to: Interface, operation: str) -> None:
+        """A call leaves ``here`` for ``to``: the hooks are told."""
+        guard = self.guard
+        if guard._observers["on_failover"]:
+            event = FailoverEvent(failure.decision, here.peer, to.peer, operation)
+            guard._emit("on_failover", event)
+
+    def _served(self, interface: Interface) -> None:
+        """Remember which interface served; a change is logged (back to the preferred too)."""
+        if self._serving == interface:
+            return
+        before, self._serving = self._serving, interface
+        if before is not None or interface.peer != self.peer:
+            _log.info(
+                "calls to %s are served over %s",
+                safe_peer(self.peer),
+                safe_peer(str(interface)),
+            )
+
+    async def _over_interfaces(
+        self, operation: str, run: Callable[[Any, Interface, bool, float], Awaitable[Any]]
+    ) -> Any:
+        """``run(client, interface, failover, start)`` over each interface until one serves.
+
+        A call moves on only when nothing was sent over an interface (its breaker open, or the
+        attempt did not reach it): the Guard ends such a call at once when a next interface
+        exists (give-up ``failover``). Anything else (an answer, an unknown outcome) stays
+        where it happened; so does every call when the route has one interface.
+        """
+        routes = self._routes()
+        start = self.guard.clock()  # one deadline for the whole call, whichever interface
+        last = len(routes) - 1
+        for index, (interface, client) in enumerate(routes):
+            try:
+                result = await run(client, interface, index < last, start)
+            except CallFailed as failure:
+                if index == last or failure.decision.give_up not in _MOVES_ON:
+                    raise
+                self._moved(failure, interface, routes[index + 1][0], operation)
+                continue
+            self._served(interface)
+            return result
+        msg = "unreachable: the last interface raises or returns"  # pragma: no cover
+        raise AssertionError(msg)  # pragma: no cover
 
     # --- unary operations -------------------------------------------------------------------
 
@@ -329,15 +444,22 @@ class GuardedClient:
             handled = await self._handled(refused, operation, request, context)
             return await handled if inspect.isawaitable(handled) else handled
         context = self._prepared(context)
-        try:
-            result = await self.guard.acall(
-                _read_by(method),
-                request,
-                context=context,
-                operation=operation,
-                peer=self.peer,
-                **kw,
+        name = method.__name__
+        guard = self.guard
+
+        async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
+            call = method if client is self.client else getattr(client, name)
+            return await guard._acall_with(
+                _read_by(call),
+                (request,),
+                peer=interface.peer,
+                shape=CallShape(operation, failover=failover),
+                kwargs={"context": context, **kw},
+                start=start,
             )
+
+        try:
+            result = await self._over_interfaces(operation, run)
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
             result = await handled if inspect.isawaitable(handled) else handled
@@ -436,7 +558,7 @@ class GuardedClient:
         stream = _Stream(
             self,
             "SendMessage",
-            lambda: self.client.send_message(request, context=context),
+            lambda client: client.send_message(request, context=context),
             request=request,
             context=context,
             skill=skill or _skill_of(message),
@@ -452,7 +574,7 @@ class GuardedClient:
         stream = _Stream(
             self,
             "SubscribeToTask",
-            lambda: self.client.subscribe(request, context=context),
+            lambda client: client.subscribe(request, context=context),
             task_id=request.id,
             request=request,
             context=context,
@@ -468,7 +590,7 @@ class _Stream:
         self,
         owner: GuardedClient,
         operation: str,
-        open_stream: Callable[[], AsyncIterator[Any]],
+        open_stream: Callable[[Any], AsyncIterator[Any]],
         *,
         task_id: str = "",
         request: Any = None,
@@ -488,6 +610,7 @@ class _Stream:
         # A unary call seen as a stream of one: its answer is the whole result, final or not.
         self.unary = unary
         self.ended = False  # a Message answered, or the task reached a final state
+        self.here: Interface | None = None  # the interface the attempt in flight goes over
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
@@ -530,39 +653,48 @@ class _Stream:
 
     async def _first(
         self,
-        open_stream: Callable[[], AsyncIterator[Any]],
+        open_stream: Callable[[Any], AsyncIterator[Any]],
         operation: str,
         *,
         empty_ok: bool = False,
     ) -> tuple[AsyncIterator[Any] | None, Any]:
-        """Open the stream and read its first event, under the Guard (retried as a call)."""
+        """Open the stream and read its first event, under the Guard (retried as a call).
 
-        async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
-            iterator = _Reading(open_stream().__aiter__())
-            try:
-                return iterator, await iterator.__anext__()
-            except StopAsyncIteration:
-                if empty_ok:
-                    return None, None
-                # No event at all is no answer: never a success with nothing in it.
-                msg = f"the {operation} stream ended without one event"
-                raise UnreadableAnswerError(msg) from None
-
+        Over the preferred interface, or the next ones when nothing reached it.
+        """
         owner = self.owner
         lookup = None
         if self.sent is not None and operation == "SendMessage":
             lookup = self._look_up
-        return await owner.guard._acall_with(
-            attempt,
-            (),
-            peer=owner.peer,
-            shape=CallShape(operation, sent=self.sent, lookup=lookup),
-        )
+
+        async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
+            async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
+                iterator = _Reading(open_stream(client).__aiter__())
+                try:
+                    return iterator, await iterator.__anext__()
+                except StopAsyncIteration:
+                    if empty_ok:
+                        return None, None
+                    # No event at all is no answer: never a success with nothing in it.
+                    msg = f"the {operation} stream ended without one event"
+                    raise UnreadableAnswerError(msg) from None
+
+            self.here = interface
+            return await owner.guard._acall_with(
+                attempt,
+                (),
+                peer=interface.peer,
+                shape=CallShape(operation, sent=self.sent, lookup=lookup, failover=failover),
+                start=start,
+            )
+
+        result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(operation, run)
+        return result
 
     async def _look_up(self, time_left: float | None) -> LookupResult:
         """Look for the task the message made; found, it opens the stream on it."""
         assert self.sent is not None  # noqa: S101 (looked up only for a message sent)
-        result = await self.owner._lookup(self.context).find(self.sent)
+        result = await self.owner._lookup(self.context, self.here).find(self.sent)
         if not isinstance(result, Found):
             return result
         first = _a2a_types().StreamResponse(task=result.value)
@@ -589,11 +721,10 @@ class _Stream:
     async def _resume(self) -> tuple[AsyncIterator[Any] | None, Any]:
         """Subscribe to the task again; when it is terminal, read it with GetTask instead."""
         types = _a2a_types()
-        client = self.owner.client
         request = types.SubscribeToTaskRequest(id=self.task_id)
         try:
             iterator, first = await self._first(
-                lambda: client.subscribe(request, context=self.context),
+                lambda client: client.subscribe(request, context=self.context),
                 "SubscribeToTask",
                 empty_ok=True,  # nothing to follow: the task is read with GetTask below
             )
@@ -710,6 +841,14 @@ class _Ended:
         raise StopAsyncIteration
 
 
+async def _close_quietly(client: Any) -> None:
+    """Close a client built for another interface; one that will not close is logged."""
+    try:
+        await client.close()
+    except Exception as exc:  # it keeps no other open
+        _log.warning("an interface's client did not close (%s)", type(exc).__name__)
+
+
 def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     """Keep ``key`` in a bounded memory, forgetting the oldest entries first."""
     memory[key] = value
@@ -776,13 +915,3 @@ def _card_url_of(client: Any) -> str:
     """Where the card is read again first (see `_card_urls_of`), or ""."""
     urls = _card_urls_of(client)
     return urls[0] if urls else ""
-
-
-def _peer_of(client: Any) -> str:
-    card = getattr(client, "_card", None)
-    interfaces = getattr(card, "supported_interfaces", None)
-    if interfaces:
-        url = getattr(interfaces[0], "url", "")
-        if url:
-            return str(url)
-    return "a2a"

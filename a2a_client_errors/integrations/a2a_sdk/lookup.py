@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2a_client_errors.breaker import peer_unwell
 from a2a_client_errors.lookup import (
     ExactlyOnce,
     GetTaskQuery,
@@ -24,7 +25,7 @@ from a2a_client_errors.normalize import normalize
 from a2a_client_errors.reasons import Reason
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 __all__ = ["SdkLookup", "message_ids", "sent_of"]
 
@@ -53,6 +54,9 @@ class SdkLookup:
         context: the call context the message was sent with.
         settings: the Guard's `ExactlyOnce`.
         sleep: the Guard's async sleep (for the pause before the second look).
+        others: clients of the agent's other interfaces: a query the client cannot get
+            answered because its interface is unwell (`peer_unwell`: not reached, 5xx,
+            UNAVAILABLE) is asked over the next, which answers the rest of the look-up.
 
     """
 
@@ -63,22 +67,36 @@ class SdkLookup:
         context: Any,
         settings: ExactlyOnce,
         sleep: Callable[[float], Awaitable[None]],
+        *,
+        others: Sequence[Any] = (),
     ) -> None:
         self.client = client
         self.types = types
         self.context = context
         self.settings = settings
         self.sleep = sleep
+        self.others = list(others)
 
     async def find(self, sent: SentMessage) -> LookupResult:
         """Look for the task ``sent`` made (`Found` holds the a2a-sdk ``Task``)."""
         return await adrive(find_sent(sent, self.settings, message_ids), self._answer, self.sleep)
 
     async def _answer(self, query: GetTaskQuery | ListTasksQuery) -> Any:
+        while self.others:
+            try:
+                return await self._ask(self.client, query)
+            except Exception as exc:  # noqa: PERF203 (one turn per interface, few)
+                error = normalize(exc)
+                if error is None or not peer_unwell(error):
+                    raise
+                self.client = self.others.pop(0)  # a read: safe over any interface
+        return await self._ask(self.client, query)
+
+    async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
         types = self.types
         if isinstance(query, GetTaskQuery):
             try:
-                return await self.client.get_task(
+                return await client.get_task(
                     types.GetTaskRequest(id=query.task_id), context=self.context
                 )
             except Exception as exc:
@@ -97,5 +115,5 @@ class SdkLookup:
             request.context_id = query.context_id
         if query.status_after is not None:
             request.status_timestamp_after.FromNanoseconds(int(query.status_after * 1e9))
-        response = await self.client.list_tasks(request, context=self.context)
+        response = await client.list_tasks(request, context=self.context)
         return TaskPage(tuple(response.tasks), response.next_page_token)
