@@ -182,10 +182,34 @@ async def test_an_interface_no_client_can_be_built_for_is_left_out(
 
     client = _sdk_client(Agent())
     route = Route(client, route_of(client, None), Refusing())
+    assert route.has_after(0)
     with caplog.at_level(logging.WARNING, "a2a_client_errors"):
-        assert [i.binding for i, _ in route.clients()] == ["JSONRPC"]
-    assert "left out of the failover" in caplog.text
+        assert route.next_after(0) is None
+        assert route.client_at(1) is None  # known: not built again, not logged again
+    assert caplog.text.count("left out of the failover") == 1
+    assert not route.has_after(0)
     assert route.built() == []
+
+
+async def test_a_route_none_of_whose_others_can_be_built_retries_where_it_is() -> None:
+    """Moving on finds no client to move to: the call goes on over the preferred interface."""
+
+    class Refusing:
+        def create(self, card: Any, interceptors: Any) -> Any:
+            raise ValueError("no compatible transports found.")
+
+    clock, hook = FakeClock(), RecordingHook()
+    agent = Agent(jsonrpc="dead")
+    client = guard_client(
+        _sdk_client(agent), _guard(hook, clock, max_attempts=2), factory=Refusing()
+    )
+    try:
+        with pytest.raises(RetryExhausted) as caught:
+            await _get_task(client)
+    finally:
+        await client.close()
+    assert caught.value.decision.give_up is GiveUp.ATTEMPTS
+    assert not hook.failovers
 
 
 # --- the Guard's give-up --------------------------------------------------------------------
@@ -389,7 +413,9 @@ async def test_close_closes_the_clients_built_for_other_interfaces() -> None:
 
     card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", REST_URL), ("JSONRPC", OTHER_JSONRPC_URL))
     client = guard_client(_sdk_client(Agent(), card), Guard(), factory=Factory())
-    assert [i.binding for i, _ in client._routes()] == ["JSONRPC", "HTTP+JSON", "JSONRPC"]
+    assert client._route.built() == []  # nothing is built before a call needs it
+    assert client._route.next_after(0) == 1
+    assert client._route.next_after(1) == 2
     await client.close()
     assert closed == ["broken", "fine"]
 
@@ -406,7 +432,7 @@ async def test_a_card_read_again_draws_the_route_again() -> None:
     sdk._config.httpx_client = httpx.AsyncClient(transport=httpx.MockTransport(serve))
     client = guard_client(sdk, Guard(), card_url="http://agent.test/.well-known/agent-card.json")
     try:
-        client._routes()  # built once, for the card held
+        assert client._route.next_after(0) == 1  # built for the card held
         assert await client.read_card() is not None
         assert [i.url for i in client.interfaces] == [JSONRPC_URL, OTHER_JSONRPC_URL]
         assert len(client._retired) == 1

@@ -262,18 +262,19 @@ class GuardedClient:
         return None
 
     def _lookup(self, context: Any, here: Interface | None = None) -> SdkLookup:
-        """The look-up through the interface ``here`` first, then the route's others."""
+        """The look-up over the interface ``here`` first, then the route's others, in order."""
         guard = self.guard
-        clients = [client for _, client in self._routes()]
-        at = next((i for i, (it, _) in enumerate(self._routes()) if it == here), 0)
-        clients = clients[at:] + clients[:at]
+        route = self._route
+        at = route.listed.index(here) if here in route.listed else 0
+        order = [at, *(i for i in range(len(route.listed)) if i != at)] if self.failover else [0]
+        clients = (route.client_at(i) for i in order[1:])  # built only when asked for
         return SdkLookup(
-            clients[0],
+            route.client_at(at),
             _a2a_types(),
             context,
             guard.exactly_once,
             guard._sleep_async,
-            others=clients[1:],
+            others=(client for client in clients if client is not None),
         )
 
     def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
@@ -331,13 +332,6 @@ class GuardedClient:
         """The interface that served the last call that succeeded (None before one did)."""
         return self._serving
 
-    def _routes(self) -> list[tuple[Interface, Any]]:
-        """The interfaces a call may go over, each with its client, the preferred first."""
-        route = self._route
-        if not self.failover or len(route.listed) == 1:
-            return route.clients()[:1]
-        return route.clients()
-
     def _moved(self, failure: CallFailed, here: Interface, to: Interface, operation: str) -> None:
         """A call leaves ``here`` for ``to``: the hooks are told."""
         guard = self.guard
@@ -364,24 +358,29 @@ class GuardedClient:
 
         A call moves on only when nothing was sent over an interface (its breaker open, or the
         attempt did not reach it): the Guard ends such a call at once when a next interface
-        exists (give-up ``failover``). Anything else (an answer, an unknown outcome) stays
+        may serve (give-up ``failover``). Anything else (an answer, an unknown outcome) stays
         where it happened; so does every call when the route has one interface.
         """
-        routes = self._routes()
+        route = self._route
         start = self.guard.clock()  # one deadline for the whole call, whichever interface
-        last = len(routes) - 1
-        for index, (interface, client) in enumerate(routes):
+        index = 0
+        while True:
+            interface, client = route.listed[index], route.client_at(index)
+            onward = self.failover and route.has_after(index)
             try:
-                result = await run(client, interface, index < last, start)
+                result = await run(client, interface, onward, start)
             except CallFailed as failure:
-                if index == last or failure.decision.give_up not in _MOVES_ON:
+                if not onward or failure.decision.give_up not in _MOVES_ON:
                     raise
-                self._moved(failure, interface, routes[index + 1][0], operation)
-                continue
+                following = route.next_after(index)
+                if following is None:  # none could be built after all: a route of one
+                    result = await run(client, interface, False, start)
+                else:
+                    self._moved(failure, interface, route.listed[following], operation)
+                    index = following
+                    continue
             self._served(interface)
             return result
-        msg = "unreachable: the last interface raises or returns"  # pragma: no cover
-        raise AssertionError(msg)  # pragma: no cover
 
     # --- unary operations -------------------------------------------------------------------
 

@@ -140,9 +140,10 @@ def _key(binding: str, url: str, peer: str | None, *, first: bool, taken: set[st
 class Route:
     """The clients of a route: the wrapped one for the preferred interface, one per other.
 
-    The others are built on first use of the route, with ``factory`` (default: an a2a-sdk
-    ``ClientFactory`` with the wrapped client's configuration) and the wrapped client's
-    interceptors; an interface no client can be built for is left out (logged once).
+    The others are built when a call first needs them (a call moving on, a look-up), with
+    ``factory`` (default: an a2a-sdk ``ClientFactory`` with the wrapped client's configuration)
+    and the wrapped client's interceptors; an interface no client can be built for is left
+    out (logged once).
 
     Args:
         client: the wrapped a2a-sdk client (the preferred interface's).
@@ -152,33 +153,46 @@ class Route:
     """
 
     def __init__(self, client: Any, interfaces: Sequence[Interface], factory: Any = None) -> None:
-        self.client = client
         self.listed = tuple(interfaces)
         self.factory = factory
-        self._built: list[tuple[Interface, Any]] | None = None
+        self._clients: dict[int, Any] = {0: client}
+        self._left_out: set[int] = set()
 
     @property
     def preferred(self) -> Interface:
         """The interface the wrapped client speaks."""
         return self.listed[0]
 
-    def clients(self) -> list[tuple[Interface, Any]]:
-        """Each interface of the route with its client, the preferred first."""
-        built = self._built
+    def has_after(self, index: int) -> bool:
+        """Whether an interface after ``index`` may still serve (not known to be left out)."""
+        return any(at not in self._left_out for at in range(index + 1, len(self.listed)))
+
+    def client_at(self, index: int) -> Any:
+        """The client of the interface at ``index``, built on first use; None if left out."""
+        if index in self._clients:
+            return self._clients[index]
+        if index in self._left_out:
+            return None
+        built = self._build(self.listed[index])
         if built is None:
-            built = self._built = [(self.listed[0], self.client)]
-            for interface in self.listed[1:]:
-                other = self._build(interface)
-                if other is not None:
-                    built.append((interface, other))
+            self._left_out.add(index)
+        else:
+            self._clients[index] = built
         return built
+
+    def next_after(self, index: int) -> int | None:
+        """The index of the next interface after ``index`` with a client, built if need be."""
+        for at in range(index + 1, len(self.listed)):
+            if self.client_at(at) is not None:
+                return at
+        return None
 
     def built(self) -> list[Any]:
         """The clients built for the other interfaces so far (to close)."""
-        return [client for _, client in (self._built or ())[1:]]
+        return [client for at, client in sorted(self._clients.items()) if at]
 
     def _build(self, interface: Interface) -> Any:
-        client = self.client
+        client = self._clients[0]
         try:
             from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
             from a2a.types import AgentCard, AgentInterface  # noqa: PLC0415

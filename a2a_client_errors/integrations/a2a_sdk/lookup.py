@@ -25,7 +25,7 @@ from a2a_client_errors.normalize import normalize
 from a2a_client_errors.reasons import Reason
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable
 
 __all__ = ["SdkLookup", "message_ids", "sent_of"]
 
@@ -54,7 +54,8 @@ class SdkLookup:
         context: the call context the message was sent with.
         settings: the Guard's `ExactlyOnce`.
         sleep: the Guard's async sleep (for the pause before the second look).
-        others: clients of the agent's other interfaces: a query the client cannot get
+        others: clients of the agent's other interfaces (taken one at a time, when needed):
+            a query the client cannot get
             answered because its interface is unwell (`peer_unwell`: not reached, 5xx,
             UNAVAILABLE) is asked over the next, which answers the rest of the look-up.
 
@@ -68,29 +69,31 @@ class SdkLookup:
         settings: ExactlyOnce,
         sleep: Callable[[float], Awaitable[None]],
         *,
-        others: Sequence[Any] = (),
+        others: Iterable[Any] = (),
     ) -> None:
         self.client = client
         self.types = types
         self.context = context
         self.settings = settings
         self.sleep = sleep
-        self.others = list(others)
+        self._others = iter(others)
 
     async def find(self, sent: SentMessage) -> LookupResult:
         """Look for the task ``sent`` made (`Found` holds the a2a-sdk ``Task``)."""
         return await adrive(find_sent(sent, self.settings, message_ids), self._answer, self.sleep)
 
     async def _answer(self, query: GetTaskQuery | ListTasksQuery) -> Any:
-        while self.others:
+        while True:
             try:
                 return await self._ask(self.client, query)
             except Exception as exc:  # noqa: PERF203 (one turn per interface, few)
                 error = normalize(exc)
-                if error is None or not peer_unwell(error):
+                following = None
+                if error is not None and peer_unwell(error):
+                    following = next(self._others, None)
+                if following is None:
                     raise
-                self.client = self.others.pop(0)  # a read: safe over any interface
-        return await self._ask(self.client, query)
+                self.client = following  # a read: safe over any interface
 
     async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
         types = self.types
