@@ -165,18 +165,26 @@ def safe_peer(peer: str) -> str:
 
         >>> safe_peer("https://user:secret@agent.example:8443/a2a?api_key=k#x")
         'https://agent.example:8443/a2a'
+        >>> safe_peer("HTTP+JSON https://user:secret@agent.example/rest?api_key=k")
+        'HTTP+JSON https://agent.example/rest'
     """
     text = peer.strip()
-    if "://" in text:
-        try:
-            parts = urlsplit(text)
-        except ValueError:
-            parts = None
-        if parts is not None and parts.scheme and parts.netloc:
-            host = parts.netloc.rpartition("@")[2]
-            text = f"{parts.scheme}://{host}{parts.path}"
+    if "://" in text:  # every URL in it (``"HTTP+JSON https://..."`` names an interface)
+        text = " ".join(_safe_url(word) if "://" in word else word for word in text.split())
     text = escape(text)
     return text if len(text) <= _MAX_PEER else text[: _MAX_PEER - 1] + "…"
+
+
+def _safe_url(text: str) -> str:
+    """A URL without user info, query and fragment (as it is when it cannot be read as one)."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if not (parts.scheme and parts.netloc):
+        return text
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 _NO_METADATA: Mapping[str, str] = MappingProxyType({})

@@ -502,3 +502,39 @@ def _req() -> httpx.Request:
 def test_interface_is_exported() -> None:
     """Interface is importable from the integration."""
     assert Interface("JSONRPC", JSONRPC_URL, "k").peer == "k"
+
+
+async def test_no_credential_in_an_interface_url_reaches_a_log_line_or_a_metric(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """User info and query tokens in the card's URLs are dropped from every line and label."""
+    secret = "s3cr3t-t0ken"
+    card = _card(
+        ("JSONRPC", f"http://user:{secret}@agent.test/jsonrpc?api_key={secret}"),
+        ("HTTP+JSON", f"http://user:{secret}@agent.test/rest?api_key={secret}"),
+    )
+    registry = CollectorRegistry()
+    guard = Guard(hooks=[LoggingHook(), PrometheusHook(registry=registry)], sleep=lambda _: None)
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/jsonrpc"):
+            raise httpx.ConnectError(f"refused {request.url}", request=request)
+        return httpx.Response(200, json=TASK)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(agent))
+    config = ClientConfig(httpx_client=http, supported_protocol_bindings=["JSONRPC", "HTTP+JSON"])
+    client = guard_client(ClientFactory(config).create(card), guard)
+    with caplog.at_level(logging.DEBUG):
+        try:
+            assert (await _get_task(client)).id == "t1"
+        finally:
+            await client.close()
+    ours = [r for r in caplog.records if r.name.startswith("a2a_client_errors")]
+    rendered = [record.getMessage() for record in ours] + [str(vars(r)) for r in ours]
+    assert any("sent over" in line for line in rendered)
+    assert not [line for line in rendered if secret in line]
+    from prometheus_client import generate_latest
+
+    exposition = generate_latest(registry).decode()
+    assert "failovers_total" in exposition
+    assert secret not in exposition
