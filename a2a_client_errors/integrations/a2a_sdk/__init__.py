@@ -712,7 +712,8 @@ class _Stream:
             raise exc
         owner = self.owner
         decision = owner.guard.policy.decide(error, operation=self.operation)
-        owner.guard.observe(decision, peer=owner.peer, operation=self.operation)
+        peer = owner.peer if self.here is None else self.here.peer  # the interface streaming
+        owner.guard.observe(decision, peer=peer, operation=self.operation)
         if decision.action is Action.RETRY and self.task_id:
             return
         raise failure_for(decision)(decision) from exc
