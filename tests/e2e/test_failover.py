@@ -9,12 +9,14 @@ reaches the proxy), and the tasks made are counted in the agent's task store.
 
 from __future__ import annotations
 
+import socket
 from typing import TYPE_CHECKING, Any
 
+import grpc.aio
 import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
-from a2a.types import AgentCard, a2a_pb2
+from a2a.types import AgentCard, AgentInterface, a2a_pb2
 
 from a2a_client_errors import (
     BreakerState,
@@ -287,3 +289,75 @@ async def test_without_failover_a_dead_interface_is_retried_where_it_is(
     assert failed.value.attempts == 2
     assert sent.to("/rest") == 0
     assert not hook.failovers
+
+
+def _dead_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _grpc_first(agent: EmbeddedPeer, grpc_url: str) -> Any:
+    """The agent's card with its gRPC interface first, at ``grpc_url``."""
+    card = AgentCard()
+    card.CopyFrom(agent.agent_card)
+    interfaces = [AgentInterface() for _ in card.supported_interfaces]
+    for copy, interface in zip(interfaces, card.supported_interfaces, strict=True):
+        copy.CopyFrom(interface)
+        if copy.protocol_binding == "GRPC":
+            copy.url = grpc_url
+    interfaces.sort(key=lambda interface: interface.protocol_binding != "GRPC")
+    del card.supported_interfaces[:]
+    card.supported_interfaces.extend(interfaces)
+    return card
+
+
+async def test_a_dead_grpc_endpoint_fails_over_once_its_breaker_opens(
+    agent: EmbeddedPeer,
+) -> None:
+    """A dead gRPC endpoint answers a bare UNAVAILABLE, which may have reached the agent.
+
+    So a read is retried where it is until gRPC's breaker opens; then calls go over JSON-RPC.
+    """
+    clock, hook, sent = FakeClock(), RecordingHook(), Sent()
+    made, http_made = _client(agent.agent_card, ["JSONRPC"], RecordingHook(), clock, sent)
+    try:
+        (task_id,) = sdk_task_ids(await _send(made))
+    finally:
+        await made.close()
+        await http_made.aclose()
+    http = httpx.AsyncClient(timeout=10.0, headers={"A2A-Version": "1.0"})
+    config = ClientConfig(
+        streaming=False,
+        httpx_client=http,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        supported_protocol_bindings=["GRPC", "JSONRPC"],
+    )
+    breaker = CircuitBreaker(min_calls=2, cooldown=COOLDOWN, clock=clock.now, random=lambda: 0.0)
+    guard = Guard(
+        breaker=breaker,
+        clock=clock.now,
+        sleep=clock.sleep,
+        random=lambda: 0.0,
+        max_attempts=2,
+        hooks=[hook],
+    )
+    card = _grpc_first(agent, f"127.0.0.1:{_dead_port()}")
+    client = guard_client(ClientFactory(config).create(card), guard)
+    request = a2a_pb2.GetTaskRequest(id=task_id)
+    try:
+        assert [i.binding for i in client.interfaces] == ["GRPC", "JSONRPC"]
+        with pytest.raises(RetryExhausted) as failed:  # two UNAVAILABLEs: gRPC's breaker opens
+            await client.get_task(request)
+        assert failed.value.decision.error is not None
+        assert failed.value.decision.error.grpc_status == "UNAVAILABLE"
+        assert breaker.state(client.peer) is BreakerState.OPEN
+        assert (await client.get_task(request)).id == task_id
+        assert client.serving is not None
+        assert client.serving.binding == "JSONRPC"
+        assert [f.why for f in hook.failovers] == ["breaker_open"]
+    finally:
+        await client.close()
+        await http.aclose()
