@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
@@ -76,8 +77,13 @@ class Backoff:
         exponent = max(0, retry - 1)
         try:
             return min(self.cap, self.initial * self.multiplier**exponent)
-        except OverflowError:  # the growth left floats behind; the cap won long before
-            return self.cap if self.initial > 0 else 0.0
+        except OverflowError:
+            # The growth left floats behind, but a tiny ``initial`` may still be under the
+            # cap: compare in logarithms.
+            if self.initial <= 0:
+                return 0.0
+            grown = math.log(self.initial) + exponent * math.log(self.multiplier)
+            return self.cap if self.cap <= 0 or grown >= math.log(self.cap) else math.exp(grown)
 
     def delay(self, retry: int, draw: float) -> float:
         """The delay before retry number ``retry``, for a uniform ``draw`` in ``[0, 1)``."""

@@ -136,6 +136,14 @@ def test_backoff_large_multiplier_reaches_the_cap_without_overflow() -> None:
     assert Backoff(initial=1.0, multiplier=10.0, cap=7.0).delay(400, 0.5) == 3.5
 
 
+def test_a_tiny_initial_delay_that_overflows_is_still_under_the_cap() -> None:
+    """2.375 ** 821 overflows a float, yet 5e-324 times it is about 1.3e-15: not the cap."""
+    backoff = Backoff(initial=5e-324, multiplier=2.375, cap=1.0)
+    assert backoff.ceiling(822) == pytest.approx(_expected_ceiling(backoff, 822))
+    assert backoff.ceiling(822) < 1e-14
+    assert backoff.ceiling(5000) == 1.0
+
+
 backoffs = st.builds(
     Backoff,
     initial=st.floats(0, 10, allow_nan=False),
