@@ -41,7 +41,9 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from a2a_client_errors import Action, classify, escape, task_outcome
+from a2a_client_errors import Action, escape, task_outcome
+from a2a_client_errors.normalize import INVALID, normalize_body
+from a2a_client_errors.policy import DEFAULT_POLICY
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
@@ -239,9 +241,16 @@ def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRo
     sdk = binding.startswith("sdk:")
     if sdk and not isinstance(raw, BaseException):
         observed = "result"
-    decision = classify(raw, operation=spec.operation)
-    error = decision.error
-    outcome = task_outcome(raw) if error is None else None
+    # One parse: the task of a successful answer is read from the body `normalize` read (an
+    # a2a-sdk object, which is no body, is read as it is).
+    error, body = normalize_body(raw, operation=spec.operation)
+    decision = DEFAULT_POLICY.decide(error, operation=spec.operation)
+    if error is not None:
+        outcome = None
+    elif body is not INVALID:
+        outcome = task_outcome(body)
+    else:
+        outcome = None if isinstance(raw, bytes | str | httpx.Response) else task_outcome(raw)
     return DemoRow(
         scenario=spec.name,
         title=_TITLES.get(spec.name, spec.name.replace("_", " ")),
