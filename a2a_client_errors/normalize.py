@@ -27,6 +27,7 @@ import ssl
 import time
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
+from itertools import islice
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -56,7 +57,7 @@ from a2a_client_errors.sse import (
     SSEParser,
     read_events,
 )
-from a2a_client_errors.wire import RETRY_INFO_TYPE, cut, parse_duration, string_map
+from a2a_client_errors.wire import MAX_TEXT, RETRY_INFO_TYPE, cut, parse_duration, string_map
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -112,6 +113,8 @@ _AUTH_STATUSES: Final = frozenset({401, 403})
 _AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
 _CODE_REASONS: Final = dict(JSONRPC_CODES)
+_GRPC_NAME: Final = max(map(len, GRPC_CODES))
+"""The longest gRPC code name: a longer ``status`` is none, and is never hashed to find out."""
 _INVALID: Final = INVALID
 _NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
@@ -371,7 +374,7 @@ def _from_body(
             return _jsonrpc(error, limits, http_status, hint)
         return _status_json(error, limits, http_status, hint)
     if isinstance(error, str):
-        legacy = canonical_reason(error)
+        legacy = _canonical(error)
         if isinstance(legacy, Reason):
             return _build(
                 WireShape.LEGACY,
@@ -425,7 +428,9 @@ def _status_json(
     """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare."""
     code = error.get("code")
     name = error.get("status")
-    grpc_status = name if isinstance(name, str) and name in GRPC_CODES else None
+    grpc_status = (
+        name if isinstance(name, str) and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
+    )
     if type(code) is int:
         if grpc_numeric:
             grpc_status = grpc_status or GRPC_NAMES.get(code)
@@ -457,11 +462,11 @@ def _problem(
         uri = type_.strip().rstrip("/")
         if uri.startswith(("https://a2a-protocol.org/errors/", "http://a2a-protocol.org/errors/")):
             slug = uri.rsplit("/", 1)[-1]
-            found = canonical_reason(slug)
+            found = _canonical(slug)
             problem_reason = found if isinstance(found, Reason) else None
         elif "/" not in uri and ":" not in uri:
             # Python v0.3 {"type": "TaskNotFoundError"}: a class name, not a URI.
-            found = canonical_reason(uri)
+            found = _canonical(uri)
             legacy = found if isinstance(found, Reason) else None
     status = body.get("status")
     if http_status is None and type(status) is int and 100 <= status <= 599:
@@ -498,7 +503,8 @@ def _problem(
         raw_details=raw_details,
         retry_after=hint,
         supported_versions=(
-            tuple(v for v in versions if isinstance(v, str))[: limits.max_details]
+            # The first strings, up to the cap: the rest of a long list is never walked.
+            tuple(islice((v for v in versions if isinstance(v, str)), limits.max_details))
             if isinstance(versions, list)
             else ()
         ),
@@ -596,7 +602,11 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
                 if info_reason is None and raw.get("domain") == A2A_DOMAIN:
                     reason_text = raw.get("reason")
                     if isinstance(reason_text, str) and reason_text:
-                        info_reason = canonical_reason(reason_text)
+                        info_reason = (  # `_canonical`, inline
+                            canonical_reason(reason_text)
+                            if len(reason_text) <= MAX_TEXT
+                            else cut(reason_text.strip())
+                        )
                         domain = A2A_DOMAIN
                         metadata = string_map(raw.get("metadata"), limits.max_metadata)
             elif type_url == RETRY_INFO_TYPE:
@@ -664,6 +674,16 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
     )
 
 
+def _canonical(text: str) -> Reason | str:
+    """`canonical_reason` of a peer's text; a text past `MAX_TEXT` is kept as sent, cut.
+
+    A known reason is a short name, and the record keeps no more than `MAX_TEXT` characters
+    of an unknown one: reading a 30 MB string through the case and separator rules (or only
+    hashing it, for a set) would cost many times its parse. The cut is the record's own.
+    """
+    return canonical_reason(text) if len(text) <= MAX_TEXT else cut(text.strip())
+
+
 def _status_reason(http_status: int | None, grpc_status: str | None) -> Reason | None:
     if http_status is not None:
         found = status_reason(http_status)
@@ -707,10 +727,13 @@ def _from_response(
     status = response.status_code
     ok = status // 100 == 2  # 200 <= status < 300, in fewer steps
     try:
-        body = response.content
-    except httpx.ResponseNotRead:
-        # A stream nobody has read: its events are classified one by one, as they come.
-        return None if ok else _bare(response, limits, "")
+        body = response._content  # what `response.content` reads, without the property call
+    except AttributeError:
+        try:
+            body = response.content
+        except httpx.ResponseNotRead:
+            # A stream nobody has read: its events are classified one by one, as they come.
+            return None if ok else _bare(response, limits, "")
     if not body:
         if not ok:
             return _bare(response, limits, "")
@@ -804,7 +827,9 @@ def _common_error(
         wire = _WIRE_STATUS
         jsonrpc_code = by_code = None
         name = error.get("status")
-        grpc_status = name if type(name) is str and name in GRPC_CODES else None
+        grpc_status = (
+            name if type(name) is str and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
+        )
         details = error.get("details")
     message = error.get("message")
     if (
@@ -830,7 +855,11 @@ def _common_error(
                 if info_reason is None and raw.get("domain") == A2A_DOMAIN:
                     reason_text = raw.get("reason")
                     if type(reason_text) is str and reason_text:
-                        info_reason = canonical_reason(reason_text)
+                        info_reason = (  # `_canonical`, inline
+                            canonical_reason(reason_text)
+                            if len(reason_text) <= MAX_TEXT
+                            else cut(reason_text.strip())
+                        )
                         domain = A2A_DOMAIN
                         metadata = string_map(raw.get("metadata"), limits.max_metadata)
             elif type_url == RETRY_INFO_TYPE:

@@ -11,14 +11,21 @@ library's ``json`` module, to the value, with three exceptions it refuses and ``
 
 Parsing with jiter, and again with ``json`` when it refuses, would read a large body twice: a
 30 MB body with one stray byte at its end is refused only at its end. So the parser is chosen
-before parsing, by a scan that can only err towards ``json``, and costs a fraction of a parse:
+before parsing, by a scan that can only err towards ``json`` and costs a fraction of a parse:
 
 * depth: a body of fewer than 402 bytes cannot nest 201 levels (each level takes an opening
-  and a closing byte), nor can one with at most 200 ``[`` and ``{`` bytes in all;
-* surrogates: with no backslash in the body (one ``memchr``) there is no escape at all;
-  otherwise each ``\uD800``-``\uDFFF`` escape is looked at, and its pairing checked;
+  and a closing byte); a longer one is read by jiter only if it holds at most 200 ``[`` and
+  ``{`` bytes in all;
+* surrogates: a body with no backslash holds no escape at all; a body with a backslash in
+  every 64 bytes or more goes to ``json`` (which reads escapes faster than jiter); otherwise
+  each ``\uD800``-``\uDFFF`` escape is looked at, and its pairing checked;
 * long numbers: a run of 4301 digits holds an aligned block of 2048 digits, looked for one
   block in 2048.
+
+Under 64 KiB the brackets and the backslashes are counted in one ``bytes.translate`` pass.
+From 64 KiB on, where a pass costs as much as a parse of a string-heavy body, only ``memchr``
+runs over the body: the brackets are found one by one up to the 201st, and a body with any
+backslash goes to ``json``, which reads it at the speed of the reference.
 
 Either way the body is parsed once, and the value is the one the two-step parse gave.
 """
@@ -62,8 +69,13 @@ _MAX_RUN: Final = 64
 _SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LOW_SURROGATE: Final = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _HIGH_DIGITS: Final = frozenset(b"89abAB")
-_NOT_OPENING: Final = bytes(byte for byte in range(256) if byte not in b"[{")
-"""Every byte but ``[`` and ``{``: deleting them leaves the opening bytes, counted in one pass."""
+_NOT_SCANNED: Final = bytes(byte for byte in range(256) if byte not in b"[{\\")
+"""Every byte but ``[``, ``{`` and the backslash: deleting them leaves the bytes counted."""
+_LARGE: Final = 64 * 1024
+"""From this size on, the scan uses memchr alone (``bytes.find``), never a pass of its own."""
+_DENSE_ESCAPES: Final = 64
+"""A body with a backslash in every 64 bytes or more goes to ``json``, unscanned: ``json``
+reads escapes faster than jiter, and the scan would look at each one."""
 _BACKSLASH: Final = 0x5C
 _DIGITS: Final = frozenset(b"0123456789")
 
@@ -78,11 +90,25 @@ def parse_json(raw: bytes) -> object:
     size = len(raw)
     if size < _SHALLOW:
         jiter = raw.find(b"\\") == -1 or not _may_hold_lone_surrogate(raw)
-    else:
+    elif size < _LARGE:
+        # One pass keeps the opening brackets and the backslashes; counting them is cheap.
+        kept = raw.translate(None, _NOT_SCANNED)
+        escapes = kept.count(b"\\")
         jiter = (
-            len(raw.translate(None, _NOT_OPENING)) <= _JITER_DEPTH
-            and (raw.find(b"\\") == -1 or not _may_hold_lone_surrogate(raw))
+            len(kept) - escapes <= _JITER_DEPTH
+            and (
+                not escapes
+                or (escapes <= size // _DENSE_ESCAPES and not _may_hold_lone_surrogate(raw))
+            )
             and (size <= _MAX_DIGITS or not _may_hold_long_number(raw))
+        )
+    else:
+        # A pass over a large body costs as much as parsing it (strings, escapes): only
+        # memchr runs over it here, and a large body with any escape goes to json.
+        jiter = (
+            _at_most_opening(raw, _JITER_DEPTH)
+            and raw.find(b"\\") == -1
+            and not _may_hold_long_number(raw)
         )
     if jiter:
         try:
@@ -93,6 +119,23 @@ def parse_json(raw: bytes) -> object:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return INVALID
+
+
+def _at_most_opening(raw: bytes, limit: int) -> bool:
+    """Whether ``raw`` holds at most ``limit`` ``[`` and ``{`` bytes, found one by one.
+
+    Each is found with ``bytes.find`` (memchr), and the search stops past ``limit``: a large
+    body with few brackets costs two memchr runs, one with many costs ``limit`` calls.
+    """
+    left = limit
+    for byte in (b"{", b"["):
+        at = raw.find(byte)
+        while at != -1:
+            left -= 1
+            if left < 0:
+                return False
+            at = raw.find(byte, at + 1)
+    return True
 
 
 def _may_hold_lone_surrogate(raw: bytes) -> bool:

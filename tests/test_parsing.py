@@ -195,10 +195,36 @@ def test_deep_bodies_and_long_numbers_read_as_before(raw: bytes) -> None:
     assert same(parse_json(raw), two_step(raw))
 
 
+LARGE = parsing._LARGE
+
+
+@settings(
+    deadline=None,
+    max_examples=150,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    st.one_of(token_bodies, escape_strings, dumped, nested, long_numbers),
+    st.sampled_from(["spaces before", "a string before", "escapes before", "brackets before"]),
+)
+def test_large_bodies_read_as_before(raw: bytes, padding: str) -> None:
+    """Past 64 KiB, where the scan is memchr alone: the same value as the two-step parse."""
+    filler = {
+        "spaces before": b" " * LARGE + raw,
+        "a string before": b'["' + b"p" * LARGE + b'", ' + raw + b"]",
+        "escapes before": b'["' + b"\\n" * (LARGE // 2) + b'", ' + raw + b"]",
+        "brackets before": b"[" + b"[], " * (LARGE // 4) + raw + b"]",
+    }[padding]
+    assert len(filler) >= LARGE
+    assert same(parse_json(filler), two_step(filler))
+
+
 @pytest.mark.parametrize(
     "raw",
     [
         b"[" * 201 + b"1" + b"]" * 201,
+        b" " * (64 * 1024) + b"[" * 201 + b"1" + b"]" * 201,
+        b'["' + b"x" * (64 * 1024) + b'", "\\ud800"]',
         b'{"a":' * 300 + b"1" + b"}" * 300,
         b'["\\ud800"]',
         b'{"message": "\\udc00 lone"}',
