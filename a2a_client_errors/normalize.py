@@ -174,9 +174,9 @@ def normalize_body(
 
     Returns:
         The call error (or None), and the parsed body: ``x`` itself for a parsed body (a
-        ``dict`` or ``list``), else what the bytes parsed to, or `INVALID` when no JSON body
-        was read (an SSE stream, a body past ``limits.max_body``, bytes that are not JSON, an
-        exception).
+        ``dict`` or ``list``), else what the bytes parsed to; for an SSE stream, the data of
+        the event that carried the error; or `INVALID` when no JSON body was read (a stream
+        of results, a body past ``limits.max_body``, bytes that are not JSON, an exception).
 
     """
     kept: list[object] = []
@@ -260,7 +260,9 @@ def _dispatch(
         raw = x.encode("utf-8", "surrogatepass") if isinstance(x, str) else bytes(x)
         parsed = _parse_json(raw, limits) if raw.strip() else _INVALID
         if parsed is _INVALID:
-            return _sse(raw, limits) if b"data:" in raw else _invalid("the body is not JSON")
+            if b"data:" in raw:
+                return _sse(raw, limits, keep)
+            return _invalid("the body is not JSON")
     elif _is_status_proto(x):
         return _from_status_proto(x, limits, http_status=None, pushback=None)
     else:
@@ -750,7 +752,7 @@ def _from_response(
     else:
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
-            found = _sse(body, limits)
+            found = _sse(body, limits, keep)
             if found is None:
                 return None if ok else _bare(response, limits, "")
             # An event's own status says more than the stream's 200 (which only opened it).
@@ -1044,16 +1046,21 @@ def _slices(body: bytes) -> Iterator[bytes]:
         yield bytes(view[start : start + _SSE_SLICE])
 
 
-def _sse(body: bytes, limits: Limits) -> CallError | None:
-    """The first error event of an SSE body, or None when every event is a result."""
+def _sse(body: bytes, limits: Limits, keep: list[object] | None = None) -> CallError | None:
+    """The first error event of an SSE body, or None when every event is a result.
+
+    The parsed data of that event, when it is JSON, is appended to ``keep``.
+    """
     events = 0
     try:
         for event in read_events(_slices(body), event_reader(limits)):
             events += 1
             if events > limits.max_sse_events:
                 break
-            _, found = event_error(*event, limits)
+            parsed, found = event_error(*event, limits)
             if found is not None:
+                if keep is not None and parsed is not None:
+                    keep.append(parsed)
                 return found
     except SSEError as exc:
         return stream_error(exc)
