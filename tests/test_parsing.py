@@ -381,8 +381,15 @@ def test_normalize_body_gives_the_body_it_read(calls: Calls) -> None:
     assert task_outcome(parsed) is not None  # a dict: no parse
     assert calls.total == 1
     assert normalize_body(httpx.Response(502, text="<html>bad gateway</html>"))[1] is INVALID
-    stream = httpx.Response(200, text="data: {}\n\n", headers={"content-type": "text/event-stream"})
-    assert normalize_body(stream) == (None, INVALID)
+    sse = {"content-type": "text/event-stream"}
+    assert normalize_body(httpx.Response(200, text="data: {}\n\n", headers=sse)) == (None, INVALID)
+    failed = jsonrpc_error(-32001, "gone")
+    text = f"data: {json.dumps(task('TASK_STATE_WORKING'))}\n\ndata: {json.dumps(failed)}\n\n"
+    calls.jiter = calls.stdlib = 0
+    error, parsed = normalize_body(httpx.Response(200, text=text, headers=sse))
+    assert error is not None
+    assert parsed == failed  # the data of the event that carried the error
+    assert calls.total == 2  # one parse per event
     given: dict[str, Any] = {"id": "t-1"}
     assert normalize_body(given)[1] is given
     assert normalize_body(ValueError("x"))[1] is INVALID
