@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import httpx
 
 from a2a_client_errors.errors import escape
+from a2a_client_errors.normalize import INVALID, normalize_body
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
-from a2a_client_errors.policy import classify
+from a2a_client_errors.policy import DEFAULT_POLICY
 from a2a_client_errors.reasons import (
     A2A_OPERATIONS,
     NO_TASK_OPERATIONS,
@@ -116,8 +117,10 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
         print(f"a2a-errors: cannot read {escape(args.file)}: {exc.strerror}", file=sys.stderr)
         return 2
     capture = parse_capture(raw)
-    decision = classify(capture, operation=args.operation)
-    outcome = task_outcome(capture) if decision.ok else None
+    # One parse: the task of a successful answer is read from the body `normalize` read.
+    error, body = normalize_body(capture, operation=args.operation)
+    decision = DEFAULT_POLICY.decide(error, operation=args.operation)
+    outcome = task_outcome(body) if decision.ok and body is not INVALID else None
     if args.json:
         document = decision.to_dict()
         if outcome is not None:

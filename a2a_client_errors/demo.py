@@ -41,7 +41,9 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from a2a_client_errors import Action, classify, escape, task_outcome
+from a2a_client_errors import Action, escape, task_outcome
+from a2a_client_errors.normalize import INVALID, normalize_body
+from a2a_client_errors.policy import DEFAULT_POLICY
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
@@ -167,41 +169,23 @@ class DemoRow:
     note: str
 
 
-def _sse_error_body(text: str) -> object:
-    """Return the parsed data of the first ``error`` event of an SSE body (None if none)."""
-    event = "message"
-    for line in text.splitlines():
-        if not line:
-            event = "message"
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            event = value
-        elif name == "data" and event == "error":
-            return _json(value)
-    return None
-
-
-def _json(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def _error_field(body: object, key: str) -> object:
     error = body.get("error") if isinstance(body, dict) else None
     return error.get(key) if isinstance(error, dict) else None
 
 
-def _observe(raw: object, binding: str) -> tuple[str, int | None, int | None, str | None]:
-    """Describe what the server sent: (summary, HTTP status, JSON-RPC code, gRPC status)."""
+def _observe(
+    raw: object, binding: str, body: object = None
+) -> tuple[str, int | None, int | None, str | None]:
+    """Describe what the server sent: (summary, HTTP status, JSON-RPC code, gRPC status).
+
+    ``body`` is the JSON the answer was read as (the body, or the data of a stream's error
+    event), when the caller has it: it is not parsed again.
+    """
     if isinstance(raw, httpx.Response):
         status = raw.status_code
         is_sse = "text/event-stream" in raw.headers.get("content-type", "")
         summary = f"HTTP {status}" + (" SSE" if is_sse else "")
-        body = _sse_error_body(raw.text) if is_sse else _json(raw.text)
         code = _error_field(body, "code")
         if binding == JSONRPC:
             jsonrpc_code = code if isinstance(code, int) and not isinstance(code, bool) else None
@@ -234,14 +218,23 @@ def _short(text: str) -> str:
 
 
 def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRow:
+    # One parse: what the server sent, and the task of a successful answer, are read from the
+    # body `normalize` read (an a2a-sdk object, which is no body, is read as it is).
+    error, body = normalize_body(raw, operation=spec.operation)
     wire_binding = binding.removeprefix("sdk:")
-    observed, http_status, jsonrpc_code, grpc_status = _observe(raw, wire_binding)
+    observed, http_status, jsonrpc_code, grpc_status = _observe(
+        raw, wire_binding, None if body is INVALID else body
+    )
     sdk = binding.startswith("sdk:")
     if sdk and not isinstance(raw, BaseException):
         observed = "result"
-    decision = classify(raw, operation=spec.operation)
-    error = decision.error
-    outcome = task_outcome(raw) if error is None else None
+    decision = DEFAULT_POLICY.decide(error, operation=spec.operation)
+    if error is not None:
+        outcome = None
+    elif body is not INVALID:
+        outcome = task_outcome(body)
+    else:
+        outcome = None if isinstance(raw, bytes | str | httpx.Response) else task_outcome(raw)
     return DemoRow(
         scenario=spec.name,
         title=_TITLES.get(spec.name, spec.name.replace("_", " ")),

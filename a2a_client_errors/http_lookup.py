@@ -20,10 +20,9 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
-from pydantic_core import from_json
 
 from a2a_client_errors.lookup import GetTaskQuery, ListTasksQuery, SentMessage, TaskPage
-from a2a_client_errors.normalize import normalize
+from a2a_client_errors.normalize import INVALID, normalize_body
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.reasons import Reason
 
@@ -183,26 +182,25 @@ class HttpLookup:
             CannotLookError: the answer is an error, or not the shape the query returns.
 
         """
-        error = normalize(
+        # One parse: the body `normalize` read is the one read here.
+        error, body = normalize_body(
             response, operation="GetTask" if isinstance(query, GetTaskQuery) else None
         )
         if error is not None:
             if isinstance(query, GetTaskQuery) and _names_missing_task(error):
                 return None
             raise CannotLookError(str(error.reason or error.kind))
-        try:
-            body: Any = from_json(response.content)
-        except ValueError as exc:
-            raise CannotLookError("the answer is not JSON") from exc
+        if body is INVALID:
+            raise CannotLookError("the answer is not JSON")
         if self.method is not None:
             body = body.get("result") if isinstance(body, dict) else None
         if isinstance(query, GetTaskQuery):
             if not isinstance(body, dict) or task_outcome(body) is None:
                 raise CannotLookError("GetTask did not answer with a task")
             return body
-        tasks = body.get("tasks") if isinstance(body, dict) else None
-        if not isinstance(tasks, list):
+        if not isinstance(body, dict) or not isinstance(body.get("tasks"), list):
             raise CannotLookError("ListTasks did not answer with tasks")
+        tasks: list[Any] = body["tasks"]
         token = body.get("nextPageToken")
         return TaskPage(
             tuple(t for t in tasks if isinstance(t, dict)), token if isinstance(token, str) else ""

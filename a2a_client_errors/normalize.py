@@ -27,13 +27,14 @@ import ssl
 import time
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
+from itertools import islice
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
-from pydantic_core import from_json
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, _filled
+from a2a_client_errors.parsing import INVALID, parse_json
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
@@ -56,19 +57,21 @@ from a2a_client_errors.sse import (
     SSEParser,
     read_events,
 )
-from a2a_client_errors.wire import RETRY_INFO_TYPE, cut, parse_duration, string_map
+from a2a_client_errors.wire import MAX_TEXT, RETRY_INFO_TYPE, cut, parse_duration, string_map
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "INVALID",
     "Limits",
     "SSEParser",
     "UnreadableAnswerError",
     "event_error",
     "event_reader",
     "normalize",
+    "normalize_body",
     "stream_error",
 ]
 
@@ -109,11 +112,31 @@ DEFAULT_LIMITS: Final = Limits()
 _AUTH_STATUSES: Final = frozenset({401, 403})
 _AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
-_INVALID: Final = object()
+_CODE_REASONS: Final = dict(JSONRPC_CODES)
+_GRPC_NAME: Final = max(map(len, GRPC_CODES))
+"""The longest gRPC code name: a longer ``status`` is none, and is never hashed to find out."""
+_INVALID: Final = INVALID
 _NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
 _PUSHBACK_KEY: Final = "grpc-retry-pushback-ms"
 _SSE_SLICE: Final = 64 * 1024
+_Response: Final = httpx.Response
+
+# The enum members the hot path names, bound once: an attribute of an enum class is looked up
+# through its metaclass (EnumType defines __getattr__), about 60 ns a name on CPython 3.11,
+# where a module global costs a few.
+_KIND_PROTOCOL: Final = ErrorKind.PROTOCOL
+_KIND_AUTH: Final = ErrorKind.AUTH
+_KIND_TRANSPORT: Final = ErrorKind.TRANSPORT
+_SOURCE_INFO: Final = Source.ERROR_INFO
+_SOURCE_CODE: Final = Source.JSONRPC_CODE
+_SOURCE_PROBLEM: Final = Source.PROBLEM_TYPE
+_SOURCE_LEGACY: Final = Source.LEGACY_BODY
+_SOURCE_STATUS: Final = Source.STATUS_FALLBACK
+_SOURCE_INVALID: Final = Source.INVALID_RESPONSE
+_WIRE_JSONRPC: Final = WireShape.JSONRPC
+_WIRE_STATUS: Final = WireShape.STATUS_JSON
+_WIRE_BARE: Final = WireShape.BARE_STATUS
 
 
 def normalize(
@@ -138,30 +161,64 @@ def normalize(
     action is ``report``.
 
     """
+    return _normalize(x, limits, operation, None)
+
+
+def normalize_body(
+    x: object, *, limits: Limits = DEFAULT_LIMITS, operation: str | None = None
+) -> tuple[CallError | None, object]:
+    """`normalize`, and the JSON value of the body it read: for a caller that reads both.
+
+    The body is parsed once, here: reading the result of a successful answer after
+    classifying it costs no second parse.
+
+    Returns:
+        The call error (or None), and the parsed body: ``x`` itself for a parsed body (a
+        ``dict`` or ``list``), else what the bytes parsed to; for an SSE stream, the data of
+        the event that carried the error; or `INVALID` when no JSON body was read (a stream
+        of results, a body past ``limits.max_body``, bytes that are not JSON, an exception).
+
+    """
+    kept: list[object] = []
+    error = _normalize(x, limits, operation, kept)
+    return error, kept[0] if kept else INVALID
+
+
+def _normalize(
+    x: object, limits: Limits, operation: str | None, keep: list[object] | None
+) -> CallError | None:
+    """`normalize`; the JSON body it parses, if it parses one, is appended to ``keep``."""
     try:
-        if isinstance(x, httpx.Response):
-            found = _from_response(x, limits, operation)
+        if isinstance(x, _Response):
+            found = _from_response(x, limits, operation, keep)
         else:
-            found = _dispatch(x, limits, operation)
+            found = _dispatch(x, limits, operation, keep)
         if (
             found is not None
             and operation is not None
-            and found.source is Source.STATUS_FALLBACK
-            and found.wire is WireShape.BARE_STATUS
+            and found.source is _SOURCE_STATUS
+            and found.wire is _WIRE_BARE
             and found.http_status is not None
         ):
             return _against(found, found.http_status, operation)
         return found
     except Exception as exc:  # the promise: never raise, whatever the input
-        if isinstance(x, BaseException):
-            return _unreadable(x)
-        return CallError(
-            kind=ErrorKind.PROTOCOL,
-            reason=None,
-            source=Source.INVALID_RESPONSE,
-            wire=WireShape.INVALID,
-            message=f"unreadable input ({type(exc).__name__})",
-        )
+        if keep:
+            keep.clear()
+        return _defeated(x, exc)
+
+
+def _defeated(x: object, exc: Exception) -> CallError:
+    """What `normalize` gives for an input whose reading raised ``exc`` (a bug, or a trap)."""
+    if isinstance(x, BaseException):
+        return _unreadable(x)
+    return CallError(
+        kind=ErrorKind.PROTOCOL,
+        reason=None,
+        source=Source.INVALID_RESPONSE,
+        wire=WireShape.INVALID,
+        message=f"unreadable input ({type(exc).__name__})",
+    )
 
 
 def _unreadable(exc: BaseException) -> CallError:
@@ -191,7 +248,9 @@ def _text(exc: BaseException) -> str:
         return ""
 
 
-def _dispatch(x: object, limits: Limits, operation: str | None = None) -> CallError | None:
+def _dispatch(
+    x: object, limits: Limits, operation: str | None = None, keep: list[object] | None = None
+) -> CallError | None:
     """Every form of a body is one input: a parsed one, bytes and text get the same checks."""
     if isinstance(x, dict | list):
         parsed: object = x
@@ -201,11 +260,15 @@ def _dispatch(x: object, limits: Limits, operation: str | None = None) -> CallEr
         raw = x.encode("utf-8", "surrogatepass") if isinstance(x, str) else bytes(x)
         parsed = _parse_json(raw, limits) if raw.strip() else _INVALID
         if parsed is _INVALID:
-            return _sse(raw, limits) if b"data:" in raw else _invalid("the body is not JSON")
+            if b"data:" in raw:
+                return _sse(raw, limits, keep)
+            return _invalid("the body is not JSON")
     elif _is_status_proto(x):
         return _from_status_proto(x, limits, http_status=None, pushback=None)
     else:
         return None
+    if keep is not None:
+        keep.append(parsed)
     found = _from_body(parsed, limits)
     if found is not None or operation is None:
         return found
@@ -256,18 +319,10 @@ def _against(error: CallError, status: int, operation: str) -> CallError:
 
 
 def _parse_json(raw: bytes, limits: Limits) -> object:
-    """Parse JSON strictly as UTF-8, or return `_INVALID`."""
+    """Parse JSON strictly as UTF-8, once (`parse_json`), or return `INVALID`."""
     if len(raw) > limits.max_body:
         return _INVALID
-    try:
-        return from_json(raw)
-    except ValueError:
-        pass
-    # jiter caps nesting at 200 levels and rejects lone surrogates; the stdlib takes both.
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return _INVALID
+    return parse_json(raw)
 
 
 def _from_body(
@@ -278,19 +333,39 @@ def _from_body(
     hint: float | None = None,
 ) -> CallError | None:
     """The call error a parsed JSON body carries, or None when it carries none."""
-    if isinstance(body, list):
-        # A JSON-RPC batch: the first error in it.
-        for item in body[: limits.max_details]:
-            if isinstance(item, dict) and isinstance(item.get("error"), dict):
-                return _from_body(item, limits, http_status, hint=hint)
-        return None
-    if not isinstance(body, dict):
-        return None
+    if type(body) is not dict:
+        if isinstance(body, list):
+            # A JSON-RPC batch: the first error in it.
+            for item in body[: limits.max_details]:
+                if isinstance(item, dict) and isinstance(item.get("error"), dict):
+                    return _from_body(item, limits, http_status, hint=hint)
+            return None
+        if not isinstance(body, dict):
+            return None
     error = body.get("error")
     if "jsonrpc" in body or ("id" in body and ("result" in body or "error" in body)):
         has_result = "result" in body
         if isinstance(error, dict) and not (has_result and body["result"] is not None):
-            return _jsonrpc(error, limits, http_status, hint)
+            # `_jsonrpc`, inline: the most common error of all.
+            code = error.get("code")
+            data = error.get("data")
+            if type(data) is not list:
+                if isinstance(data, dict):
+                    data = [data] if "@type" in data or "reason" in data else None
+                elif not isinstance(data, list):
+                    data = None
+            return _build(
+                _WIRE_JSONRPC,
+                limits,
+                http_status,
+                None,
+                code if type(code) is int else None,
+                error.get("message"),
+                data,
+                None,
+                None,
+                hint,
+            )
         if has_result and error is None:
             return None
         what = "both result and error" if has_result else "neither result nor a valid error"
@@ -301,7 +376,7 @@ def _from_body(
             return _jsonrpc(error, limits, http_status, hint)
         return _status_json(error, limits, http_status, hint)
     if isinstance(error, str):
-        legacy = canonical_reason(error)
+        legacy = _canonical(error)
         if isinstance(legacy, Reason):
             return _build(
                 WireShape.LEGACY,
@@ -331,13 +406,16 @@ def _jsonrpc(
     if isinstance(data, dict):
         data = [data] if "@type" in data or "reason" in data else None
     return _build(
-        WireShape.JSONRPC,
+        _WIRE_JSONRPC,
         limits,
-        http_status=http_status,
-        jsonrpc_code=code if type(code) is int else None,
-        message=error.get("message"),
-        raw_details=data if isinstance(data, list) else None,
-        retry_after=hint,
+        http_status,
+        None,
+        code if type(code) is int else None,
+        error.get("message"),
+        data if isinstance(data, list) else None,
+        None,
+        None,
+        hint,
     )
 
 
@@ -352,7 +430,9 @@ def _status_json(
     """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare."""
     code = error.get("code")
     name = error.get("status")
-    grpc_status = name if isinstance(name, str) and name in GRPC_CODES else None
+    grpc_status = (
+        name if isinstance(name, str) and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
+    )
     if type(code) is int:
         if grpc_numeric:
             grpc_status = grpc_status or GRPC_NAMES.get(code)
@@ -360,13 +440,16 @@ def _status_json(
             http_status = code
     details = error.get("details")
     return _build(
-        WireShape.STATUS_JSON,
+        _WIRE_STATUS,
         limits,
-        http_status=http_status,
-        grpc_status=grpc_status,
-        message=error.get("message"),
-        raw_details=details if isinstance(details, list) else None,
-        retry_after=hint,
+        http_status,
+        grpc_status,
+        None,
+        error.get("message"),
+        details if isinstance(details, list) else None,
+        None,
+        None,
+        hint,
     )
 
 
@@ -381,11 +464,11 @@ def _problem(
         uri = type_.strip().rstrip("/")
         if uri.startswith(("https://a2a-protocol.org/errors/", "http://a2a-protocol.org/errors/")):
             slug = uri.rsplit("/", 1)[-1]
-            found = canonical_reason(slug)
+            found = _canonical(slug)
             problem_reason = found if isinstance(found, Reason) else None
         elif "/" not in uri and ":" not in uri:
             # Python v0.3 {"type": "TaskNotFoundError"}: a class name, not a URI.
-            found = canonical_reason(uri)
+            found = _canonical(uri)
             legacy = found if isinstance(found, Reason) else None
     status = body.get("status")
     if http_status is None and type(status) is int and 100 <= status <= 599:
@@ -422,7 +505,8 @@ def _problem(
         raw_details=raw_details,
         retry_after=hint,
         supported_versions=(
-            tuple(v for v in versions if isinstance(v, str))[: limits.max_details]
+            # The first strings, up to the cap: the rest of a long list is never walked.
+            tuple(islice((v for v in versions if isinstance(v, str)), limits.max_details))
             if isinstance(versions, list)
             else ()
         ),
@@ -487,10 +571,9 @@ def _checked(operation: str, body: dict[str, Any], status: int | None = None) ->
 # --- the precedence -------------------------------------------------------------------------
 
 
-def _build(  # noqa: PLR0915 (the precedence, in one readable place)
+def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions for the hot path)
     wire: WireShape,
     limits: Limits,
-    *,
     http_status: int | None = None,
     grpc_status: str | None = None,
     jsonrpc_code: int | None = None,
@@ -518,16 +601,16 @@ def _build(  # noqa: PLR0915 (the precedence, in one readable place)
             type_url = raw.get("@type")
             if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
                 # The first ErrorInfo with the A2A domain, wherever it stands in the list.
-                reason_text = raw.get("reason")
-                if (
-                    info_reason is None
-                    and raw.get("domain") == A2A_DOMAIN
-                    and isinstance(reason_text, str)
-                    and reason_text
-                ):
-                    info_reason = canonical_reason(reason_text)
-                    domain = A2A_DOMAIN
-                    metadata = string_map(raw.get("metadata"), limits.max_metadata)
+                if info_reason is None and raw.get("domain") == A2A_DOMAIN:
+                    reason_text = raw.get("reason")
+                    if isinstance(reason_text, str) and reason_text:
+                        info_reason = (  # `_canonical`, inline
+                            canonical_reason(reason_text)
+                            if len(reason_text) <= MAX_TEXT
+                            else cut(reason_text.strip())
+                        )
+                        domain = A2A_DOMAIN
+                        metadata = string_map(raw.get("metadata"), limits.max_metadata)
             elif type_url == RETRY_INFO_TYPE:
                 delay = parse_duration(raw.get("retryDelay"))
                 if delay is not None:
@@ -535,49 +618,45 @@ def _build(  # noqa: PLR0915 (the precedence, in one readable place)
 
     reason: Reason | str | None
     source: Source
-    by_code = JSONRPC_CODES.get(jsonrpc_code) if jsonrpc_code is not None else None
-    auth = (
+    by_code = None if jsonrpc_code is None else _CODE_REASONS.get(jsonrpc_code)
+    if (
         http_status in _AUTH_STATUSES
-        or (grpc_status is not None and grpc_status in _AUTH_GRPC)
-        or (info_reason is not None and info_reason in _AUTH_REASONS)
-        or (by_code is not None and by_code in _AUTH_REASONS)
-    )
-    if auth:
+        or info_reason in _AUTH_REASONS
+        or by_code in _AUTH_REASONS
+        or grpc_status in _AUTH_GRPC
+    ):
+        kind = _KIND_AUTH
         if info_reason in _AUTH_REASONS:
-            reason, source = info_reason, Source.ERROR_INFO
+            reason, source = info_reason, _SOURCE_INFO
         elif by_code in _AUTH_REASONS:
-            reason, source = by_code, Source.JSONRPC_CODE
+            reason, source = by_code, _SOURCE_CODE
         else:
             reason = (
                 status_reason(http_status)
                 if http_status in _AUTH_STATUSES
                 else grpc_reason(grpc_status or "")
             )
-            source = Source.STATUS_FALLBACK
-    elif info_reason is not None:
-        reason, source = info_reason, Source.ERROR_INFO
-    elif by_code is not None:
-        reason, source = by_code, Source.JSONRPC_CODE
-    elif problem is not None:
-        reason, source = problem, Source.PROBLEM_TYPE
-    elif legacy is not None:
-        reason, source = legacy, Source.LEGACY_BODY
-    elif jsonrpc_code is not None:
-        # A code outside the table decides nothing itself, but it is what the peer said.
-        reason = _status_reason(http_status, grpc_status)
-        source = Source.STATUS_FALLBACK if reason is not None else Source.JSONRPC_CODE
+            source = _SOURCE_STATUS
     else:
-        reason, source = _status_reason(http_status, grpc_status), Source.STATUS_FALLBACK
-
-    if auth:
-        kind = ErrorKind.AUTH
-    elif wire is WireShape.BARE_STATUS and reason is None:
-        kind = ErrorKind.TRANSPORT
-    else:
-        kind = ErrorKind.PROTOCOL
+        kind = _KIND_PROTOCOL
+        if info_reason is not None:
+            reason, source = info_reason, _SOURCE_INFO
+        elif by_code is not None:
+            reason, source = by_code, _SOURCE_CODE
+        elif problem is not None:
+            reason, source = problem, _SOURCE_PROBLEM
+        elif legacy is not None:
+            reason, source = legacy, _SOURCE_LEGACY
+        else:
+            reason = _status_reason(http_status, grpc_status)
+            # A code outside the table decides nothing itself, but it is what the peer said.
+            source = _SOURCE_CODE if jsonrpc_code is not None and reason is None else _SOURCE_STATUS
+            if reason is None and wire is _WIRE_BARE:
+                kind = _KIND_TRANSPORT
     if type(message) is not str or len(message) > limits.max_message:
         message = _message(message, limits)
-    return CallError(
+    return _filled(
+        CallError,
         kind,
         reason,
         source,
@@ -591,7 +670,20 @@ def _build(  # noqa: PLR0915 (the precedence, in one readable place)
         details,
         retry_after,
         supported_versions,
+        None,
+        None,
+        None,
     )
+
+
+def _canonical(text: str) -> Reason | str:
+    """`canonical_reason` of a peer's text; a text past `MAX_TEXT` is kept as sent, cut.
+
+    A known reason is a short name, and the record keeps no more than `MAX_TEXT` characters
+    of an unknown one: reading a 30 MB string through the case and separator rules (or only
+    hashing it, for a set) would cost many times its parse. The cut is the record's own.
+    """
+    return canonical_reason(text) if len(text) <= MAX_TEXT else cut(text.strip())
 
 
 def _status_reason(http_status: int | None, grpc_status: str | None) -> Reason | None:
@@ -629,15 +721,21 @@ def _invalid(
 
 
 def _from_response(
-    response: httpx.Response, limits: Limits, operation: str | None = None
+    response: httpx.Response,
+    limits: Limits,
+    operation: str | None = None,
+    keep: list[object] | None = None,
 ) -> CallError | None:
     status = response.status_code
-    ok = 200 <= status < 300
+    ok = status // 100 == 2  # 200 <= status < 300, in fewer steps
     try:
-        body = response.content
-    except httpx.ResponseNotRead:
-        # A stream nobody has read: its events are classified one by one, as they come.
-        return None if ok else _bare(response, limits, "")
+        body = response._content  # what `response.content` reads, without the property call
+    except AttributeError:
+        try:
+            body = response.content
+        except httpx.ResponseNotRead:
+            # A stream nobody has read: its events are classified one by one, as they come.
+            return None if ok else _bare(response, limits, "")
     if not body:
         if not ok:
             return _bare(response, limits, "")
@@ -648,16 +746,13 @@ def _from_response(
         # Too large to read: an error is known by its status, a success is not inspected.
         return None if ok else _bare(response, limits, "")
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
-    if body[:1] in _JSON_STARTS or body.lstrip()[:1] in _JSON_STARTS:
-        try:
-            parsed = from_json(body)
-        except ValueError:
-            parsed = _parse_json(body, limits)
+    if body[0] in _JSON_FIRST or body.lstrip()[:1] in _JSON_STARTS:
+        parsed = parse_json(body)
         content_type = ""
     else:
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
-            found = _sse(body, limits)
+            found = _sse(body, limits, keep)
             if found is None:
                 return None if ok else _bare(response, limits, "")
             # An event's own status says more than the stream's 200 (which only opened it).
@@ -667,27 +762,138 @@ def _from_response(
                 retry_after=_merge(found, _hint(response)),
             )
         parsed = _INVALID if ok else _parse_json(body, limits)
-    if ok:
-        if parsed is _INVALID:
+    if parsed is _INVALID:
+        if ok:
             why = "the success response is not JSON (UTF-8)"
             return _invalid(why, status, _hint(response))
-        if (
-            isinstance(parsed, dict)
-            and "error" not in parsed
-            and ("jsonrpc" not in parsed or "result" in parsed)
-        ):
+        return _bare(response, limits, "")
+    if keep is not None:
+        keep.append(parsed)
+    if type(parsed) is dict:
+        if "error" in parsed:
+            hint = _hint(response)
+            found = _common_error(parsed, limits, status, hint)
+            if found is not None:
+                return found
+        elif ok and ("jsonrpc" not in parsed or "result" in parsed):
             # A result (a task in any state, FAILED included), if it has the right shape.
             return None if operation is None else _checked(operation, parsed, status)
-        return _from_body(parsed, limits, status, hint=_hint(response))
-    if parsed is _INVALID:
-        return _bare(response, limits, "")
-    found = _from_body(
-        parsed, limits, status, problem="problem+json" in content_type, hint=_hint(response)
-    )
-    if found is None or found.source is Source.INVALID_RESPONSE:
-        message = parsed.get("message") if isinstance(parsed, dict) else None
+        else:
+            hint = _hint(response)
+    else:
+        hint = _hint(response)
+    if ok:
+        return _from_body(parsed, limits, status, False, hint)
+    found = _from_body(parsed, limits, status, "problem+json" in content_type, hint)
+    if found is None or found.source is _SOURCE_INVALID:
+        message = parsed.get("message") if type(parsed) is dict else None
         return _bare(response, limits, message)
     return found
+
+
+_JSON_FIRST: Final = frozenset(b"{[")
+
+
+def _common_error(
+    body: dict[str, Any], limits: Limits, http_status: int, hint: float | None
+) -> CallError | None:
+    """The two common error answers, read in one step; None for `_from_body` to read the rest.
+
+    A JSON-RPC error envelope, or an HTTP+JSON ``{"error": Status}`` body, as a parser gave it
+    (plain dicts, lists and strings), whose message fits, whose details are objects with no
+    RetryInfo among them and fit the caps, that carries no auth signal, and whose reason comes
+    from its ErrorInfo or its JSON-RPC code: the `CallError` that `_from_body` and `_build`
+    give for it, without the checks and the calls that such a body never needs.
+    ``tests/test_normalize.py`` holds the two to the same answers.
+    """
+    error = body.get("error")
+    if type(error) is not dict:
+        return None
+    if "jsonrpc" in body:
+        code = error.get("code")
+        if type(code) is not int or body.get("result") is not None:
+            return None
+        wire = _WIRE_JSONRPC
+        jsonrpc_code: int | None = code
+        by_code = _CODE_REASONS.get(code)
+        grpc_status = None
+        details = error.get("data")
+        if type(details) is dict:
+            return None  # one detail, not in a list
+    elif "id" in body:
+        return None
+    else:
+        code = error.get("code")
+        if type(code) is int and code < 0:
+            return None  # a JSON-RPC error object outside its envelope
+        wire = _WIRE_STATUS
+        jsonrpc_code = by_code = None
+        name = error.get("status")
+        grpc_status = (
+            name if type(name) is str and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
+        )
+        details = error.get("details")
+    message = error.get("message")
+    if (
+        type(message) is not str
+        or len(message) > limits.max_message
+        or http_status in _AUTH_STATUSES
+        or grpc_status in _AUTH_GRPC
+        or by_code in _AUTH_REASONS
+    ):
+        return None
+    info_reason: Reason | str | None = None
+    domain: str | None = None
+    metadata: Mapping[str, str] = _NO_METADATA
+    kept: tuple[dict[str, Any], ...] = ()
+    if type(details) is list and details:
+        if len(details) > limits.max_details:
+            return None
+        for raw in details:
+            if type(raw) is not dict:
+                return None
+            type_url = raw.get("@type")
+            if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
+                if info_reason is None and raw.get("domain") == A2A_DOMAIN:
+                    reason_text = raw.get("reason")
+                    if type(reason_text) is str and reason_text:
+                        info_reason = (  # `_canonical`, inline
+                            canonical_reason(reason_text)
+                            if len(reason_text) <= MAX_TEXT
+                            else cut(reason_text.strip())
+                        )
+                        domain = A2A_DOMAIN
+                        metadata = string_map(raw.get("metadata"), limits.max_metadata)
+            elif type_url == RETRY_INFO_TYPE:
+                return None
+        kept = tuple(details)
+    if info_reason is not None:
+        if info_reason in _AUTH_REASONS:
+            return None
+        reason, source = info_reason, _SOURCE_INFO
+    elif by_code is not None:
+        reason, source = by_code, _SOURCE_CODE
+    else:
+        return None
+    return _filled(
+        CallError,
+        _KIND_PROTOCOL,
+        reason,
+        source,
+        wire,
+        jsonrpc_code,
+        http_status,
+        grpc_status,
+        message,
+        domain,
+        metadata,
+        kept,
+        hint,
+        (),
+        None,
+        None,
+        None,
+    )
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})
@@ -840,16 +1046,21 @@ def _slices(body: bytes) -> Iterator[bytes]:
         yield bytes(view[start : start + _SSE_SLICE])
 
 
-def _sse(body: bytes, limits: Limits) -> CallError | None:
-    """The first error event of an SSE body, or None when every event is a result."""
+def _sse(body: bytes, limits: Limits, keep: list[object] | None = None) -> CallError | None:
+    """The first error event of an SSE body, or None when every event is a result.
+
+    The parsed data of that event, when it is JSON, is appended to ``keep``.
+    """
     events = 0
     try:
         for event in read_events(_slices(body), event_reader(limits)):
             events += 1
             if events > limits.max_sse_events:
                 break
-            _, found = event_error(*event, limits)
+            parsed, found = event_error(*event, limits)
             if found is not None:
+                if keep is not None and parsed is not None:
+                    keep.append(parsed)
                 return found
     except SSEError as exc:
         return stream_error(exc)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
-from pydantic_core import from_json
 
+from a2a_client_errors.parsing import parse_json
 from a2a_client_errors.reasons import (
     ACTIVE_STATES,
     INTERRUPTED_STATES,
@@ -181,11 +181,14 @@ def task_outcome(answer: object) -> TaskOutcome | None:
         if isinstance(answer, httpx.Response):
             if not 200 <= answer.status_code < 300:
                 return None
-            return _from_json(from_json(answer.content))
+            return _from_json(parse_json(answer.content))
         if isinstance(answer, dict):
             return _from_json(answer)
         if isinstance(answer, bytes | bytearray | str):  # every form of a body is one input
-            return _from_json(from_json(answer)) if len(answer) <= _MAX_BODY else None
+            if len(answer) > _MAX_BODY:
+                return None
+            raw = answer.encode("utf-8", "surrogatepass") if isinstance(answer, str) else answer
+            return _from_json(parse_json(bytes(raw)))
         return _from_proto(answer)
     except Exception:  # the promise: never raise, whatever the answer
         return None

@@ -17,8 +17,17 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+import httpx
+
 from a2a_client_errors.errors import ErrorKind, escape
-from a2a_client_errors.normalize import DEFAULT_LIMITS, Limits, normalize
+from a2a_client_errors.normalize import (
+    DEFAULT_LIMITS,
+    Limits,
+    _defeated,
+    _from_response,
+    _normalize,
+    normalize,
+)
 from a2a_client_errors.reasons import (
     A2A_OPERATIONS,
     REASON_ACTIONS,
@@ -128,17 +137,7 @@ class Decision(_DecisionSlots):
         give_up: GiveUp | None = None,
     ) -> Decision:
         """A new record, filled, then frozen."""
-        self: Any = object.__new__(_DecisionSlots)
-        self.action = action
-        self.reason = reason
-        self.retry_after = retry_after
-        self.error = error
-        self.operation = operation
-        self.attempt = attempt
-        self.delay = delay
-        self.give_up = give_up
-        self.__class__ = cls  # from here on, frozen
-        return self  # type: ignore[no-any-return]
+        return _decided(cls, action, reason, retry_after, error, operation, attempt, delay, give_up)
 
     def __reduce__(self) -> tuple[type[Decision], tuple[Any, ...]]:
         """Pickle and copy by the fields."""
@@ -217,6 +216,32 @@ class Decision(_DecisionSlots):
 
 assert tuple(f.name for f in fields(Decision)) == _DECISION_FIELDS  # noqa: S101
 
+
+def _decided(  # noqa: PLR0917 (the fields in order: one call, no keywords, on the hot path)
+    cls: type[Decision],
+    action: Action,
+    reason: Reason | str | None,
+    retry_after: float | None,
+    error: CallError | None,
+    operation: str | None,
+    attempt: int | None,
+    delay: float | None,
+    give_up: GiveUp | None,
+) -> Decision:
+    """``cls(...)`` with every field in order, built with no class call (see ``_filled``)."""
+    self: Any = object.__new__(_DecisionSlots)
+    self.action = action
+    self.reason = reason
+    self.retry_after = retry_after
+    self.error = error
+    self.operation = operation
+    self.attempt = attempt
+    self.delay = delay
+    self.give_up = give_up
+    self.__class__ = cls  # from here on, frozen
+    return self  # type: ignore[no-any-return]
+
+
 OLDER_A2A_HINT: Final = (
     "the peer likely speaks an older A2A (0.3 named its methods message/send, tasks/get, ...): "
     "read its card's protocolVersion, and send the version it speaks"
@@ -226,6 +251,14 @@ OLDER_A2A_HINT: Final = (
 OK: Decision = Decision(Action.OK)
 _DEFAULT_BACKOFF = Backoff()
 
+# Bound once: an attribute of an enum class is looked up through its metaclass, which costs
+# more than the rest of a decision's lookups together.
+_AUTH_KIND: Final = ErrorKind.AUTH
+_ACTION_AUTH: Final = Action.AUTH
+_ACTION_REPORT: Final = Action.REPORT
+_REASON_ACTIONS: Final = dict(REASON_ACTIONS)
+_Response: Final = httpx.Response
+
 
 def default_action(error: CallError) -> Action:
     """The table's action for a call error, before any override.
@@ -233,10 +266,11 @@ def default_action(error: CallError) -> Action:
     Auth first; then the reason (unknown reasons are reported); with no reason, the transport
     failure, the gRPC code or the HTTP status; with nothing at all, report.
     """
-    if error.kind is ErrorKind.AUTH:
-        return Action.AUTH
-    if error.reason is not None:
-        return REASON_ACTIONS.get(error.reason, Action.REPORT)
+    if error.kind is _AUTH_KIND:
+        return _ACTION_AUTH
+    reason = error.reason
+    if reason is not None:
+        return _REASON_ACTIONS.get(reason, _ACTION_REPORT)
     if error.transport is not None:
         return TRANSPORT_ACTIONS[error.transport]
     if error.grpc_status is not None:
@@ -416,7 +450,29 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
     if policy is not None:
         return policy.classify(x, operation=operation)
     # The table's own policy has no overrides: the default action is the action.
-    error = normalize(x, operation=operation)
+    if operation is None and type(x) is _Response:
+        # `normalize` of a response, one call shorter (with no operation, nothing follows).
+        try:
+            error = _from_response(x, DEFAULT_LIMITS)
+        except Exception as exc:  # the promise: never raise, whatever the input
+            error = _defeated(x, exc)
+    else:
+        error = _normalize(x, DEFAULT_LIMITS, operation, None)
     if error is None:
         return OK if operation is None else Decision(Action.OK, operation=operation)
-    return Decision(default_action(error), error.reason, error.retry_after, error, operation)
+    reason = error.reason
+    if reason is not None and error.kind is not _AUTH_KIND:  # `default_action`, inline
+        action = _REASON_ACTIONS.get(reason, _ACTION_REPORT)
+    else:
+        action = default_action(error)
+    return _decided(
+        Decision,
+        action,
+        reason,
+        error.retry_after,
+        error,
+        operation,
+        None,
+        None,
+        None,
+    )

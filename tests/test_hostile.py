@@ -172,6 +172,13 @@ _HUGE_BODY = {
 }
 
 
+_LONG = {
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    "reason": "x." * 500_000 + "TaskNotFoundError",
+    "domain": "a2a-protocol.org",
+}
+
+
 def test_peer_text_is_capped_where_the_error_is_built() -> None:
     """A 5 M-character reason and 200 huge metadata entries: kept short, so rendered short."""
     error = normalize(_HUGE_BODY)
@@ -183,6 +190,43 @@ def test_peer_text_is_capped_where_the_error_is_built() -> None:
     assert all(len(k) <= MAX_TEXT and len(v) <= MAX_TEXT for k, v in error.metadata.items())
     assert len(str(error)) < 2 * MAX_TEXT
     assert len(json.dumps(error.to_dict())) < 4 * MAX_ITEMS * 2 * MAX_TEXT  # was 11 MB
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "m", "data": [_LONG]}},
+        {"error": {"code": 404, "status": "NOT_FOUND", "message": "m", "details": [_LONG]}},
+    ],
+)
+def test_a_reason_longer_than_a_record_keeps_is_cut_and_never_read_as_a_known_one(
+    body: dict[str, Any],
+) -> None:
+    """A 1 M-character reason that ends like a known one: kept cut, unknown, never hashed whole."""
+    for status in (200, 404):
+        error = normalize(httpx.Response(status, content=json.dumps(body).encode()))
+        assert error is not None
+        assert error.reason == ("x." * 500_000)[: MAX_TEXT - 1] + "…"
+        assert not isinstance(error.reason, Reason)
+
+
+def test_a_status_name_longer_than_any_grpc_code_is_none() -> None:
+    """A million-character ``status`` names no gRPC code (and is never hashed to find out)."""
+    body = {"error": {"code": 400, "status": "NOT_FOUND" * 100_000, "message": "m"}}
+    error = normalize(httpx.Response(400, content=json.dumps(body).encode()))
+    assert error is not None
+    assert error.grpc_status is None
+
+
+def test_supported_versions_are_read_up_to_the_cap() -> None:
+    """A problem body listing a million versions: the first ones that are strings, no more."""
+    versions: list[Any] = [1, None, *(f"0.{i}" for i in range(1_000_000))]
+    body = {"type": "https://a2a-protocol.org/errors/version-not-supported", "status": 400}
+    body["supportedVersions"] = versions
+    error = normalize(httpx.Response(400, content=json.dumps(body).encode()))
+    assert error is not None
+    assert error.reason is Reason.VERSION_NOT_SUPPORTED
+    assert error.supported_versions == tuple(f"0.{i}" for i in range(MAX_ITEMS))
 
 
 def test_a_task_state_is_capped_too() -> None:

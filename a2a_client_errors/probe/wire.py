@@ -18,7 +18,13 @@ import httpx
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import AttemptCutShortError
-from a2a_client_errors.normalize import event_error, normalize, stream_error
+from a2a_client_errors.normalize import (
+    INVALID,
+    event_error,
+    normalize,
+    normalize_body,
+    stream_error,
+)
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.probe.expect import _random_id
 from a2a_client_errors.probe.report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, _capped
@@ -378,13 +384,10 @@ def _exchange(
         if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")
     ]
     full = httpx.Response(status, headers=kept, content=body, request=request)
-    error = normalize(full)
+    error, parsed = normalize_body(full)  # one parse: the answer's result is the body read
     payload: object = None
-    if error is None and body:
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            payload = None
+    if error is None and parsed is not INVALID:
+        payload = parsed
         if isinstance(payload, dict) and "jsonrpc" in payload:
             payload = payload.get("result")
     return _Answer(error, payload, hops, content_type, status)

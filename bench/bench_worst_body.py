@@ -1,0 +1,188 @@
+r"""What the worst bodies under ``Limits.max_body`` cost `classify`, next to one ``json.loads``.
+
+A hostile (or broken) peer may send any body up to the limit, and `classify` must read it:
+parse it once, walk no more of it than the caps allow, and never raise. Each body here is built
+just under ``Limits.max_body`` (32 MiB by default) and is one of:
+
+* a JSON-RPC error whose ``error.data`` holds ~1.2 million small details;
+* the same with one stray byte at its end (no longer JSON: refused only at its last byte);
+* the same with its last detail nested 300 levels deep (past jiter's 200);
+* the same with a lone surrogate escape (``"\ud800"``) in its last detail;
+* an ErrorInfo whose reason is one unknown string of the whole size;
+* an ErrorInfo whose metadata holds ~1.2 million entries;
+* an error whose message is nothing but ``\uXXXX`` escapes;
+* an HTTP+JSON ``{"error": Status}`` (HTTP 400) whose details hold ~1.2 million entries.
+
+The reference is one ``json.loads`` of the same bytes (what any client pays to read the body
+at all). Both run on the same bytes, taking turns round by round; the table reports the best
+round of each (a body this size is not disturbed by a few microseconds of noise, but by the
+allocator and the machine) and their ratio. Target (design.md): at most 1.5x.
+
+    python bench/bench_worst_body.py [--mb 31.5] [--rounds 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from a2a_client_errors import DEFAULT_LIMITS, classify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+HELP = b'{"@type":"type.googleapis.com/google.rpc.Help","links":[]}'
+TARGET = 1.5
+
+
+def _info(reason: bytes = b"TASK_NOT_FOUND", metadata: bytes = b"{}") -> bytes:
+    return (
+        b'{"@type":"' + ERROR_INFO.encode() + b'","reason":"' + reason + b'",'
+        b'"domain":"a2a-protocol.org","metadata":' + metadata + b"}"
+    )
+
+
+def _jsonrpc(data: bytes, message: bytes = b"Task not found") -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"'
+        + message
+        + b'","data":['
+        + data
+        + b"]}}"
+    )
+
+
+def _details(size: int) -> bytes:
+    """An ErrorInfo, then small details joined by commas, as many as fit in ``size``."""
+    count = (size - 400 - len(_info())) // (len(HELP) + 1)
+    return _info() + b"," + b",".join([HELP] * count)
+
+
+def _room(items: bytes, size: int) -> bytes:
+    """``items`` (comma-joined) less as many whole items as leave ``size`` bytes free."""
+    return items[: items.rindex(b",", 0, len(items) - size)]
+
+
+def _metadata(size: int) -> bytes:
+    keys = b",".join(b'"k%d":"v"' % i for i in range(size // 10))
+    return b"{" + keys[: keys.rindex(b",", 0, size - 400)] + b"}"
+
+
+DEEP = b'{"deep":' + b"[" * 300 + b"1" + b"]" * 300 + b"}"
+BODIES: dict[str, tuple[int, Callable[[int], bytes]]] = {
+    "1.2M small details in error.data": (200, lambda size: _jsonrpc(_details(size))),
+    "the same, one stray byte at its end": (200, lambda size: _jsonrpc(_details(size)) + b"x"),
+    "the same, the last detail 300 levels deep": (
+        200,
+        lambda size: _jsonrpc(_room(_details(size), len(DEEP)) + b"," + DEEP),
+    ),
+    "the same, a lone surrogate escape": (
+        200,
+        lambda size: _jsonrpc(_room(_details(size), 32) + b',{"note":"\\ud800"}'),
+    ),
+    "an unknown reason of the whole size": (
+        200,
+        lambda size: _jsonrpc(_info(b"R" * (size - 400))),
+    ),
+    "metadata of 1.2M entries": (200, lambda size: _jsonrpc(_info(metadata=_metadata(size)))),
+    "a message of \\u escapes only": (
+        200,
+        lambda size: _jsonrpc(_info(), message=b"\\u00e9" * ((size - 400) // 6)),
+    ),
+    "HTTP+JSON 400, 1.2M details": (
+        400,
+        lambda size: (
+            b'{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"no","details":['
+            + _details(size)
+            + b"]}}"
+        ),
+    ),
+}
+"""name -> (HTTP status, the body of a given size): built one at a time, as it is timed."""
+
+
+def _time(func: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def run(size: int, rounds: int) -> list[dict[str, Any]]:
+    """Time both on every body, taking turns; best round of each, in milliseconds."""
+    results = []
+    for name, (status, build) in BODIES.items():
+        body = build(size)
+        assert len(body) <= DEFAULT_LIMITS.max_body, (name, len(body))
+        response = httpx.Response(status, content=body)
+        ours: list[float] = []
+        theirs: list[float] = []
+        decision = classify(response)
+        for _ in range(rounds):
+            theirs.append(_time(lambda body=body: _loads(body)))
+            ours.append(_time(lambda response=response: classify(response)))
+        results.append(
+            {
+                "body": name,
+                "bytes": len(body),
+                "json_loads_ms": min(theirs) * 1e3,
+                "classify_ms": min(ours) * 1e3,
+                "ratio": min(ours) / min(theirs),
+                "action": decision.action.value,
+                "reason": _short(decision.reason),
+                "target": TARGET,
+            }
+        )
+        del response, body
+    return results
+
+
+def _short(reason: object) -> str | None:
+    """The reason for the table: a long unknown one by its head."""
+    if reason is None:
+        return None
+    text = str(reason)
+    return text if len(text) <= 24 else f"{text[:8]}… ({len(text)} chars kept)"
+
+
+def _loads(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except ValueError:  # the stray byte: the reference pays for the refusal too
+        return None
+
+
+def main() -> int:
+    """Run the benchmark and print the table (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--mb", type=float, default=31.5, help="size of each body, MiB")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = run(int(args.mb * 1024 * 1024), args.rounds)
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"Python {sys.version.split()[0]}, {args.rounds} rounds, best round of each")
+    print()
+    print("| body | bytes | one json.loads | classify | ratio | decision | target |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for r in results:
+        decision = r["action"] + (f" {r['reason']}" if r["reason"] else "")
+        print(
+            f"| {r['body']} | {r['bytes']:,} | {r['json_loads_ms']:.0f} ms | "
+            f"{r['classify_ms']:.0f} ms | {r['ratio']:.2f}x | {decision} | ≤ {r['target']}x |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
