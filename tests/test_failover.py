@@ -102,6 +102,14 @@ def _sdk_client(
     return ClientFactory(config).create(card)
 
 
+class _Refusing:
+    """A factory that can build no client: every other interface is left out."""
+
+    def create(self, card: Any, interceptors: Any) -> Any:
+        """Refuse, as a ClientFactory does for a binding it has no transport for."""
+        raise ValueError("no compatible transports found.")
+
+
 def _guard(hook: RecordingHook, clock: FakeClock, **kwargs: Any) -> Guard:
     return Guard(hooks=[hook], clock=clock.now, sleep=clock.sleep, random=lambda: 0.0, **kwargs)
 
@@ -175,13 +183,8 @@ async def test_an_interface_no_client_can_be_built_for_is_left_out(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A factory that refuses an interface: it is left out, logged once."""
-
-    class Refusing:
-        def create(self, card: Any, interceptors: Any) -> Any:
-            raise ValueError("no compatible transports found.")
-
     client = _sdk_client(Agent())
-    route = Route(client, route_of(client, None), Refusing())
+    route = Route(client, route_of(client, None), _Refusing())
     assert route.has_after(0)
     with caplog.at_level(logging.WARNING, "a2a_client_errors"):
         assert route.next_after(0) is None
@@ -193,15 +196,10 @@ async def test_an_interface_no_client_can_be_built_for_is_left_out(
 
 async def test_a_route_none_of_whose_others_can_be_built_retries_where_it_is() -> None:
     """Moving on finds no client to move to: the call goes on over the preferred interface."""
-
-    class Refusing:
-        def create(self, card: Any, interceptors: Any) -> Any:
-            raise ValueError("no compatible transports found.")
-
     clock, hook = FakeClock(), RecordingHook()
     agent = Agent(jsonrpc="dead")
     client = guard_client(
-        _sdk_client(agent), _guard(hook, clock, max_attempts=2), factory=Refusing()
+        _sdk_client(agent), _guard(hook, clock, max_attempts=2), factory=_Refusing()
     )
     try:
         with pytest.raises(RetryExhausted) as caught:

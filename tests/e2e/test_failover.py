@@ -102,7 +102,10 @@ def _client(
         timeout=10.0, headers={"A2A-Version": "1.0"}, event_hooks={"request": [sent]}
     )
     config = ClientConfig(
-        streaming=streaming, httpx_client=http, supported_protocol_bindings=bindings
+        streaming=streaming,
+        httpx_client=http,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        supported_protocol_bindings=bindings,
     )
     client = ClientFactory(config).create(card)
     guard = Guard(
@@ -328,24 +331,9 @@ async def test_a_dead_grpc_endpoint_fails_over_once_its_breaker_opens(
     finally:
         await made.close()
         await http_made.aclose()
-    http = httpx.AsyncClient(timeout=10.0, headers={"A2A-Version": "1.0"})
-    config = ClientConfig(
-        streaming=False,
-        httpx_client=http,
-        grpc_channel_factory=grpc.aio.insecure_channel,
-        supported_protocol_bindings=["GRPC", "JSONRPC"],
-    )
     breaker = CircuitBreaker(min_calls=2, cooldown=COOLDOWN, clock=clock.now, random=lambda: 0.0)
-    guard = Guard(
-        breaker=breaker,
-        clock=clock.now,
-        sleep=clock.sleep,
-        random=lambda: 0.0,
-        max_attempts=2,
-        hooks=[hook],
-    )
     card = _grpc_first(agent, f"127.0.0.1:{_dead_port()}")
-    client = guard_client(ClientFactory(config).create(card), guard)
+    client, http = _client(card, ["GRPC", "JSONRPC"], hook, clock, sent, breaker=breaker)
     request = a2a_pb2.GetTaskRequest(id=task_id)
     try:
         assert [i.binding for i in client.interfaces] == ["GRPC", "JSONRPC"]

@@ -161,7 +161,6 @@ class GuardedClient:
         self.client = client
         self.guard = guard
         self._given_peer = peer
-        self._factory = factory
         self._route = Route(client, route_of(client, peer), factory)
         self._retired: list[Any] = []  # clients of a card read before: closed with this one
         self._serving: Interface | None = None
@@ -226,7 +225,8 @@ class GuardedClient:
             self.client._card = card
             # The card's interfaces may have changed: the route is drawn again, on next use.
             self._retired.extend(self._route.built())
-            self._route = Route(self.client, route_of(self.client, self._given_peer), self._factory)
+            interfaces = route_of(self.client, self._given_peer)
+            self._route = Route(self.client, interfaces, self._route.factory)
         return card
 
     def _prepared(self, context: Any) -> Any:

@@ -107,7 +107,8 @@ def route_of(client: Any, peer: str | None) -> tuple[Interface, ...]:
     listed = list(getattr(card, "supported_interfaces", ()) or ())
     first = _preferred(client, listed) if listed else None
     if first is None:
-        return (Interface("", _fallback_url(listed), peer or _fallback_url(listed) or "a2a"),)
+        url = str(getattr(listed[0], "url", "")) if listed else ""
+        return (Interface("", url, peer or url or "a2a"),)
     config = getattr(client, "_config", None)
     speaks = set(getattr(config, "supported_protocol_bindings", None) or ()) or {JSONRPC}
     route: list[Interface] = []
@@ -121,10 +122,6 @@ def route_of(client: Any, peer: str | None) -> tuple[Interface, ...]:
         key = _key(binding, url, peer, first=not route, taken={i.peer for i in route})
         route.append(Interface(binding, url, key, proto.tenant, proto.protocol_version))
     return tuple(route)
-
-
-def _fallback_url(interfaces: Sequence[Any]) -> str:
-    return str(getattr(interfaces[0], "url", "")) if interfaces else ""
 
 
 def _key(binding: str, url: str, peer: str | None, *, first: bool, taken: set[str]) -> str:
