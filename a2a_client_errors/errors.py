@@ -209,6 +209,10 @@ _CALL_ERROR_FIELDS = (
 )
 
 
+_new: Final = object.__new__
+"""Bound once: ``object.__new__`` looked up through the type on every record costs more."""
+
+
 class _CallErrorSlots:
     """The storage of `CallError`: its slots, with no frozen guard, so that they fill fast.
 
@@ -419,7 +423,7 @@ def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on th
     record's cost. The record is filled as a plain slotted object and then becomes a ``cls``,
     whose ``__setattr__`` refuses every change.
     """
-    self: Any = object.__new__(_CallErrorSlots)
+    self: Any = _new(_CallErrorSlots)
     if type(reason) is str and len(reason) > MAX_TEXT:
         reason = cut(reason)
     # Metadata keys and values are cut as the map is built (`wire.string_map`); a map

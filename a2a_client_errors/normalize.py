@@ -33,14 +33,23 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, _filled
+from a2a_client_errors.errors import (
+    CallError,
+    ErrorKind,
+    Source,
+    WireShape,
+    _CallErrorSlots,
+    _filled,
+)
 from a2a_client_errors.parsing import INVALID, parse_json
+from a2a_client_errors.reasons import _ALIASES as _REASON_NAMES
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
     GRPC_CODES,
     GRPC_NAMES,
     JSONRPC_CODES,
+    UNKNOWN_DELIVERY_REASONS,
     Delivery,
     Reason,
     TransportFailure,
@@ -57,7 +66,14 @@ from a2a_client_errors.sse import (
     SSEParser,
     read_events,
 )
-from a2a_client_errors.wire import MAX_TEXT, RETRY_INFO_TYPE, cut, parse_duration, string_map
+from a2a_client_errors.wire import (
+    MAX_ITEMS,
+    MAX_TEXT,
+    RETRY_INFO_TYPE,
+    cut,
+    parse_duration,
+    string_map,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -137,6 +153,9 @@ _SOURCE_INVALID: Final = Source.INVALID_RESPONSE
 _WIRE_JSONRPC: Final = WireShape.JSONRPC
 _WIRE_STATUS: Final = WireShape.STATUS_JSON
 _WIRE_BARE: Final = WireShape.BARE_STATUS
+_UNKNOWN: Final = Delivery.UNKNOWN
+_NOT_PROCESSED: Final = Delivery.NOT_PROCESSED
+_new: Final = object.__new__
 
 
 def normalize(
@@ -794,7 +813,7 @@ def _from_response(
 _JSON_FIRST: Final = frozenset(b"{[")
 
 
-def _common_error(
+def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls between its parts)
     body: dict[str, Any], limits: Limits, http_status: int, hint: float | None
 ) -> CallError | None:
     """The two common error answers, read in one step; None for `_from_body` to read the rest.
@@ -844,28 +863,45 @@ def _common_error(
         return None
     info_reason: Reason | str | None = None
     domain: str | None = None
-    metadata: Mapping[str, str] = _NO_METADATA
+    metadata: Any = _NO_METADATA
     kept: tuple[dict[str, Any], ...] = ()
     if type(details) is list and details:
         if len(details) > limits.max_details:
             return None
+        max_metadata = limits.max_metadata
+        if max_metadata > MAX_ITEMS:  # noqa: PLR1730 (no call to min on the hot path)
+            max_metadata = MAX_ITEMS  # what a record keeps, whatever the limit
         for raw in details:
             if type(raw) is not dict:
                 return None
             type_url = raw.get("@type")
-            if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
-                if info_reason is None and raw.get("domain") == A2A_DOMAIN:
-                    reason_text = raw.get("reason")
-                    if type(reason_text) is str and reason_text:
-                        info_reason = (  # `_canonical`, inline
-                            canonical_reason(reason_text)
-                            if len(reason_text) <= MAX_TEXT
-                            else cut(reason_text.strip())
-                        )
-                        domain = A2A_DOMAIN
-                        metadata = string_map(raw.get("metadata"), limits.max_metadata)
-            elif type_url == RETRY_INFO_TYPE:
+            if type_url == RETRY_INFO_TYPE:
                 return None
+            if info_reason is not None or raw.get("domain") != A2A_DOMAIN:
+                continue  # the first ErrorInfo with the A2A domain, wherever it stands
+            if type_url != ERROR_INFO_TYPE and (type_url is not None or "reason" not in raw):
+                continue
+            reason_text = raw.get("reason")
+            if type(reason_text) is not str or not reason_text:
+                continue
+            # `_canonical`, inline, a reason sent by its name looked up first (a long one is
+            # never hashed: see `_canonical`).
+            info_reason = (
+                (_REASON_NAMES.get(reason_text) or canonical_reason(reason_text))
+                if len(reason_text) <= MAX_TEXT
+                else cut(reason_text.strip())
+            )
+            domain = A2A_DOMAIN
+            metadata = raw.get("metadata")
+            # `string_map`, inline: a map of short strings within the caps is kept as parsed
+            # (the record shares it with its detail); any other is rebuilt.
+            if type(metadata) is dict and len(metadata) <= max_metadata:
+                for key, item in metadata.items():
+                    if type(item) is not str or len(item) > MAX_TEXT or len(key) > MAX_TEXT:
+                        metadata = _metadata(metadata, limits)
+                        break
+            else:
+                metadata = _metadata(metadata, limits)
         kept = tuple(details)
     if info_reason is not None:
         if info_reason in _AUTH_REASONS:
@@ -875,25 +911,52 @@ def _common_error(
         reason, source = by_code, _SOURCE_CODE
     else:
         return None
-    return _filled(
-        CallError,
-        _KIND_PROTOCOL,
-        reason,
-        source,
-        wire,
-        jsonrpc_code,
-        http_status,
-        grpc_status,
-        message,
-        domain,
-        metadata,
-        kept,
-        hint,
-        (),
-        None,
-        None,
-        None,
-    )
+    if type(reason) is not Reason:
+        return _filled(
+            CallError,
+            _KIND_PROTOCOL,
+            reason,
+            source,
+            wire,
+            jsonrpc_code,
+            http_status,
+            grpc_status,
+            message,
+            domain,
+            metadata,
+            kept,
+            hint,
+            (),
+            None,
+            None,
+            None,
+        )
+    # `errors._filled`, inline, for a known reason and values already within the caps.
+    self: Any = _new(_CallErrorSlots)
+    self.kind = _KIND_PROTOCOL
+    self.reason = reason
+    self.source = source
+    self.wire = wire
+    self.jsonrpc_code = jsonrpc_code
+    self.http_status = http_status
+    self.grpc_status = grpc_status
+    self.message = message
+    self.domain = domain
+    self.metadata = metadata
+    self.raw_details = kept
+    self.retry_after = hint
+    self.supported_versions = ()
+    self.exception = None
+    self.transport = None
+    self.delivery = _UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else _NOT_PROCESSED
+    self._details = None
+    self.__class__ = CallError  # from here on, frozen
+    return self  # type: ignore[no-any-return]
+
+
+def _metadata(value: object, limits: Limits) -> dict[str, str]:
+    """An ErrorInfo's metadata as the record keeps it: strings, cut, within both caps."""
+    return string_map(value, min(limits.max_metadata, MAX_ITEMS))
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})

@@ -1,44 +1,44 @@
-r"""One parse per body: the JSON a peer sent, read by the one parser that can read it.
+r"""One parse per body: the JSON a peer sent, read by the one parser that reads it best.
 
 pydantic-core's parser (jiter) is the fast one, and it reads the same JSON as the standard
 library's ``json`` module, to the value, with three exceptions it refuses and ``json`` reads:
 
-* nesting deeper than 200 levels;
+* nesting deeper than `MAX_DEPTH` (200) levels;
 * a lone surrogate escape (``"\ud800"``, a high half with no low half after it, or a low half
   alone);
 * a number whose integer part has more than 4300 digits and a fraction or an exponent
   (``json`` reads it as ``inf``).
 
-Parsing with jiter, and again with ``json`` when it refuses, would read a large body twice: a
-30 MB body with one stray byte at its end is refused only at its end. So the parser is chosen
-before parsing, by a scan that can only err towards ``json`` and costs a fraction of a parse:
+A body nested deeper than 200 levels is refused: it is read as a body that is not JSON.
+That is the cap every JSON reader has (the standard library's is the interpreter's recursion
+limit, serde_json's 128, protobuf's ``json_format`` 100, which a2a-sdk reads every message
+through), and it is what lets a body be parsed once without being scanned first: no scan
+short of a parse tells how deep a body nests, and parsing with jiter and again with ``json``
+when jiter refuses would read a large body twice.
 
-* depth: a body of fewer than 402 bytes cannot nest 201 levels (each level takes an opening
-  and a closing byte); a longer one is read by jiter only if it holds at most 200 ``[`` and
-  ``{`` bytes in all;
-* surrogates: a body with no backslash holds no escape at all; a body with a backslash in
-  every 64 bytes or more goes to ``json`` (which reads escapes faster than jiter); otherwise
-  each ``\uD800``-``\uDFFF`` escape is looked at, and its pairing checked;
+The other two are found before parsing, at the speed of ``memchr``, and such a body goes to
+``json``:
+
+* surrogates: a body with no backslash holds no escape at all; otherwise each ``\u`` is
+  looked at, up to `_MAX_U_ESCAPES` of them (past that, ``json``, which reads ``\u`` escapes
+  twice as fast as jiter), and a surrogate's pairing is checked;
 * long numbers: a run of 4301 digits holds an aligned block of 2048 digits, looked for one
   block in 2048.
 
-Under 64 KiB the brackets and the backslashes are counted in one ``bytes.translate`` pass.
-From 64 KiB on, where a pass costs as much as a parse of a string-heavy body, only ``memchr``
-runs over the body: the brackets are found one by one up to the 201st, and a body with any
-backslash goes to ``json``, which reads it at the speed of the reference.
-
-Either way the body is parsed once, and the value is the one the two-step parse gave.
+``json`` reads what it is given to the interpreter's recursion limit, so a body it reads for
+one of those reasons is not held to the 200 levels. Either way the body is parsed once.
 """
 
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
-from typing import Final
+from typing import Any, Final, cast
 
 from pydantic_core import from_json
 
-__all__ = ["INVALID", "parse_json"]
+__all__ = ["INVALID", "MAX_DEPTH", "parse_json"]
 
 
 class _Invalid:
@@ -51,122 +51,104 @@ class _Invalid:
 
 
 INVALID: Final = _Invalid()
-"""What `parse_json` returns for bytes that are not JSON (UTF-8) to either parser."""
+"""What `parse_json` returns for bytes it does not read: not JSON, not UTF-8, or too deep."""
 
-_JITER_DEPTH: Final = 200
-"""The deepest nesting jiter reads (its recursion limit; objects refuse the 201st level)."""
-_SHALLOW: Final = 2 * (_JITER_DEPTH + 1)
-"""A body shorter than this cannot nest past `_JITER_DEPTH`."""
+MAX_DEPTH: Final = 200
+"""The deepest nesting of arrays and objects read (jiter's own limit)."""
+
 _MAX_DIGITS: Final = 4300
 """The longest integer part jiter reads (Python's ``int`` string conversion limit)."""
 _DIGIT_BLOCK: Final = 2048
 """A run of more than `_MAX_DIGITS` digits holds an aligned block of this many digits."""
-_MAX_SURROGATES: Final = 64
-"""Surrogate escapes looked at one by one; a body with more goes to ``json`` unexamined."""
-_MAX_RUN: Final = 64
-"""Backslashes counted before an escape; a longer run goes to ``json`` unexamined."""
+_MAX_ESCAPES: Final = 4
+_BYTES_PER_ESCAPE: Final = 4096
+"""Escapes read one by one: 4, and one more per 4096 bytes; a body with more goes to ``json``
+unexamined."""
 
 _SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LOW_SURROGATE: Final = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _HIGH_DIGITS: Final = frozenset(b"89abAB")
-_NOT_SCANNED: Final = bytes(byte for byte in range(256) if byte not in b"[{\\")
-"""Every byte but ``[``, ``{`` and the backslash: deleting them leaves the bytes counted."""
-_LARGE: Final = 64 * 1024
-"""From this size on, the scan uses memchr alone (``bytes.find``), never a pass of its own."""
-_DENSE_ESCAPES: Final = 64
-"""A body with a backslash in every 64 bytes or more goes to ``json``, unscanned: ``json``
-reads escapes faster than jiter, and the scan would look at each one."""
-_BACKSLASH: Final = 0x5C
+_U: Final = ord("u")
+_D: Final = frozenset(b"dD")
+_BACKSLASH: Final = ord("\\")
+"""An int, not a byte string: ``in`` tries a bytes operand as an index first (and raises)."""
 _DIGITS: Final = frozenset(b"0123456789")
+
+_scan_once: Final = json.scanner.make_scanner(cast("Any", json.JSONDecoder()))
+"""The standard library's scanner, as ``json.loads`` builds it (its C one, where there is)."""
+_SPACE: Final = " \t\n\r"
+"""What ``json`` skips before and after the value (``json.decoder.WHITESPACE``)."""
 
 
 def parse_json(raw: bytes) -> object:
-    """``raw`` parsed as JSON (strictly UTF-8), or `INVALID`; one parser, one parse.
+    r"""``raw`` parsed as JSON (strictly UTF-8), or `INVALID`; one parser, one parse.
 
-    The value is the one jiter gives when it reads ``raw``, else the one ``json.loads`` gives,
-    else `INVALID`: what parsing with the one and then the other gave, without the second
-    parse.
+    The value is the one jiter gives, else (for a lone surrogate escape or a 4300-digit number,
+    which jiter refuses, or many ``\u`` escapes, which it reads slower) the one
+    ``json.loads(raw.decode("utf-8"))`` gives, else `INVALID`. A body nested deeper than
+    `MAX_DEPTH` levels that jiter is given is `INVALID`.
     """
-    size = len(raw)
-    if size < _SHALLOW:
-        jiter = raw.find(b"\\") == -1 or not _may_hold_lone_surrogate(raw)
-    elif size < _LARGE:
-        # One pass keeps the opening brackets and the backslashes; counting them is cheap.
-        kept = raw.translate(None, _NOT_SCANNED)
-        escapes = kept.count(b"\\")
-        jiter = (
-            len(kept) - escapes <= _JITER_DEPTH
-            and (
-                not escapes
-                or (escapes <= size // _DENSE_ESCAPES and not _may_hold_lone_surrogate(raw))
-            )
-            and (size <= _MAX_DIGITS or not _may_hold_long_number(raw))
-        )
-    else:
-        # A pass over a large body costs as much as parsing it (strings, escapes): only
-        # memchr runs over it here, and a large body with any escape goes to json.
-        jiter = (
-            _at_most_opening(raw, _JITER_DEPTH)
-            and raw.find(b"\\") == -1
-            and not _may_hold_long_number(raw)
-        )
-    if jiter:
-        try:
-            return from_json(raw, cache_strings="keys")
-        except ValueError:
-            return INVALID
+    if (_BACKSLASH in raw and _escapes_for_json(raw)) or (
+        len(raw) > _MAX_DIGITS and _may_hold_long_number(raw)
+    ):
+        return _json_loads(raw)
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
+        return from_json(raw, cache_strings="keys")
+    except ValueError:
         return INVALID
 
 
-def _at_most_opening(raw: bytes, limit: int) -> bool:
-    """Whether ``raw`` holds at most ``limit`` ``[`` and ``{`` bytes, found one by one.
+def _json_loads(raw: bytes) -> object:
+    """``json.loads(raw.decode("utf-8"))``, or `INVALID`: its steps, without its wrappers.
 
-    Each is found with ``bytes.find`` (memchr), and the search stops past ``limit``: a large
-    body with few brackets costs two memchr runs, one with many costs ``limit`` calls.
+    The same decoding, the same refusal of a byte order mark, the same scanner and the same
+    whitespace rules before and after the value; what it spares is the calls around them
+    (about a microsecond, the most of a small body's cost).
     """
-    left = limit
-    for byte in (b"{", b"["):
-        at = raw.find(byte)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return INVALID
+    if text.startswith("\ufeff"):
+        return INVALID  # json.loads refuses a BOM in text ("decode using utf-8-sig")
+    try:
+        # lstrip() gives the text itself back when it starts with no whitespace: no copy.
+        value, end = _scan_once(text, len(text) - len(text.lstrip(_SPACE)))
+    except (StopIteration, ValueError, RecursionError):
+        return INVALID
+    if end != len(text) and text[end:].strip(_SPACE):
+        return INVALID  # "Extra data"
+    return value
+
+
+def _escapes_for_json(raw: bytes) -> bool:
+    r"""Whether ``raw``'s escapes send it to ``json``: a lone surrogate among them, or many.
+
+    The backslashes are found one by one (``memchr``) and read as the parsers read them, left
+    to right: ``\\`` is one escape, of a backslash (so ``\\ud800`` is text), and any other
+    escape is a backslash and the character after it. (A backslash outside a string is not
+    JSON to either parser, so the reading may start at the first.) A ``\uD800``-``\uDBFF``
+    escape followed at once by a ``\uDC00``-``\uDFFF`` one is a pair; any other surrogate
+    escape is lone.
+
+    Past `_MAX_ESCAPES` escapes and one more per `_BYTES_PER_ESCAPE` bytes, the answer is yes:
+    ``json`` reads escapes at the reference's speed (jiter reads ``\u`` escapes at half of it),
+    and reading them one by one here would cost more than that.
+    """
+    left = _MAX_ESCAPES + len(raw) // _BYTES_PER_ESCAPE
+    at = raw.find(b"\\")
+    try:
         while at != -1:
             left -= 1
             if left < 0:
-                return False
-            at = raw.find(byte, at + 1)
-    return True
-
-
-def _may_hold_lone_surrogate(raw: bytes) -> bool:
-    r"""Whether a ``\uD800``-``\uDFFF`` escape in ``raw`` may stand without its other half.
-
-    An escape is one when an odd run of backslashes ends at it (``\\ud800`` is an escaped
-    backslash, then text). A high half followed at once by a low half is a pair; any other
-    surrogate escape is lone. Past `_MAX_SURROGATES` escapes, or a run of more than `_MAX_RUN`
-    backslashes, the answer is yes: the scan stays short, and ``json`` reads the body.
-    """
-    paired_at = -1
-    looked = 0
-    for match in _SURROGATE.finditer(raw):
-        start = match.start()
-        if start == paired_at:
-            continue  # the low half of the pair just read
-        looked += 1
-        if looked > _MAX_SURROGATES:
-            return True
-        run = 1
-        while start - run >= 0 and raw[start - run] == _BACKSLASH:
-            run += 1
-            if run > _MAX_RUN:
                 return True
-        if not run % 2:
-            continue  # an escaped backslash, then the text "ud8..": no escape
-        end = match.end()
-        if raw[start + 3] in _HIGH_DIGITS and _LOW_SURROGATE.match(raw, end):
-            paired_at = end
-            continue
-        return True
+            if raw[at + 1] == _U and raw[at + 2] in _D and _SURROGATE.match(raw, at):
+                if raw[at + 3] not in _HIGH_DIGITS or not _LOW_SURROGATE.match(raw, at + 6):
+                    return True
+                at += 6  # the low half of the pair, read with it
+            at = raw.find(b"\\", at + 2)
+    except IndexError:
+        return True  # a backslash at the very end: not JSON, which json says as fast
     return False
 
 

@@ -90,6 +90,10 @@ _DECISION_FIELDS = (
 )
 
 
+_new: Final = object.__new__
+"""Bound once (see ``errors``)."""
+
+
 class _DecisionSlots:
     """The storage of `Decision`, filled without the frozen guard (see ``CallError``)."""
 
@@ -229,7 +233,7 @@ def _decided(  # noqa: PLR0917 (the fields in order: one call, no keywords, on t
     give_up: GiveUp | None,
 ) -> Decision:
     """``cls(...)`` with every field in order, built with no class call (see ``_filled``)."""
-    self: Any = object.__new__(_DecisionSlots)
+    self: Any = _new(_DecisionSlots)
     self.action = action
     self.reason = reason
     self.retry_after = retry_after
@@ -465,14 +469,15 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
         action = _REASON_ACTIONS.get(reason, _ACTION_REPORT)
     else:
         action = default_action(error)
-    return _decided(
-        Decision,
-        action,
-        reason,
-        error.retry_after,
-        error,
-        operation,
-        None,
-        None,
-        None,
-    )
+    # `_decided`, inline: the one record every classified error costs.
+    decision: Any = _new(_DecisionSlots)
+    decision.action = action
+    decision.reason = reason
+    decision.retry_after = error.retry_after
+    decision.error = error
+    decision.operation = operation
+    decision.attempt = None
+    decision.delay = None
+    decision.give_up = None
+    decision.__class__ = Decision  # from here on, frozen
+    return decision  # type: ignore[no-any-return]

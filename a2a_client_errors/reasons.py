@@ -266,13 +266,12 @@ PROBLEM_TYPES: Mapping[str, Reason] = MappingProxyType(
     {row.problem_type: row.reason for row in ROWS if row.problem_type is not None}
 )
 
-_ALIASES: Mapping[str, Reason] = MappingProxyType(
-    {
-        **{alias: row.reason for row in ROWS for alias in row.aliases},
-        **{row.error.upper(): row.reason for row in ROWS},
-        **{row.reason.value: row.reason for row in ROWS},
-    }
-)
+# A plain dict, not a read-only view: `canonical_reason` reads it for every reason classified.
+_ALIASES: Final[dict[str, Reason]] = {
+    **{alias: row.reason for row in ROWS for alias in row.aliases},
+    **{row.error.upper(): row.reason for row in ROWS},
+    **{row.reason.value: row.reason for row in ROWS},
+}
 
 GRPC_CODES: Mapping[str, int] = MappingProxyType(
     {

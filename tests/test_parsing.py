@@ -1,8 +1,9 @@
 """One parse per body: `parse_json` picks the parser first, and reads what the two-step parse read.
 
 The two-step parse these tests hold it to is the one it replaced: jiter, and ``json.loads``
-again whenever jiter refused. The counting tests wrap both parsers and count their calls, for
-a body read through every path that reads a peer's body.
+again whenever jiter refused. `parse_json` gives the same value, or refuses a body nested past
+`MAX_DEPTH` levels that the two-step parse read with ``json``. The counting tests wrap both
+parsers and count their calls, for a body read through every path that reads a peer's body.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from a2a_client_errors.cli import main
 from a2a_client_errors.http_lookup import HttpLookup
 from a2a_client_errors.lookup import GetTaskQuery
 from a2a_client_errors.normalize import INVALID, event_error, normalize_body
-from a2a_client_errors.parsing import parse_json
+from a2a_client_errors.parsing import MAX_DEPTH, parse_json
 from tests.conftest import error_info, jsonrpc_error, task
 
 # The module, not the function the package exports under the same name.
@@ -72,6 +73,30 @@ def same(a: object, b: object) -> bool:
         elif x != y:
             return False
     return True
+
+
+def depth(value: object) -> int:
+    """How deep arrays and objects nest in ``value`` (0 for a scalar), with a stack of its own."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, level)
+            pending.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, level)
+            pending.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def read_as_before(raw: bytes) -> None:
+    """The value of the two-step parse, or (only for a body nested past 200 levels) INVALID."""
+    value, before = parse_json(raw), two_step(raw)
+    if value is INVALID and before is not INVALID:
+        assert depth(before) > MAX_DEPTH, raw[:80]
+    else:
+        assert same(value, before), raw[:80]
 
 
 # --- the value: the same as the two-step parse ----------------------------------------------
@@ -185,17 +210,17 @@ long_numbers = st.builds(
 @example(b"1" * 5000 + b".0")
 def test_parse_json_reads_what_the_two_step_parse_read(raw: bytes) -> None:
     """Any bytes: the same value (or the same refusal) as jiter-then-json, to the type."""
-    assert same(parse_json(raw), two_step(raw))
+    read_as_before(raw)
 
 
 @settings(deadline=None, max_examples=120)
 @given(st.one_of(nested, long_numbers))
 def test_deep_bodies_and_long_numbers_read_as_before(raw: bytes) -> None:
-    """Past jiter's 200 levels, around 4300 digits, aligned or not: the same as before."""
-    assert same(parse_json(raw), two_step(raw))
+    """Around 200 levels and 4300 digits, aligned or not: as before, or refused as too deep."""
+    read_as_before(raw)
 
 
-LARGE = parsing._LARGE
+LARGE = 64 * 1024
 
 
 @settings(
@@ -208,7 +233,7 @@ LARGE = parsing._LARGE
     st.sampled_from(["spaces before", "a string before", "escapes before", "brackets before"]),
 )
 def test_large_bodies_read_as_before(raw: bytes, padding: str) -> None:
-    """Past 64 KiB, where the scan is memchr alone: the same value as the two-step parse."""
+    """Past 64 KiB, behind a string, escapes or brackets: read as before, or too deep."""
     filler = {
         "spaces before": b" " * LARGE + raw,
         "a string before": b'["' + b"p" * LARGE + b'", ' + raw + b"]",
@@ -216,26 +241,56 @@ def test_large_bodies_read_as_before(raw: bytes, padding: str) -> None:
         "brackets before": b"[" + b"[], " * (LARGE // 4) + raw + b"]",
     }[padding]
     assert len(filler) >= LARGE
-    assert same(parse_json(filler), two_step(filler))
+    read_as_before(filler)
 
 
 @pytest.mark.parametrize(
     "raw",
     [
-        b"[" * 201 + b"1" + b"]" * 201,
-        b" " * (64 * 1024) + b"[" * 201 + b"1" + b"]" * 201,
         b'["' + b"x" * (64 * 1024) + b'", "\\ud800"]',
-        b'{"a":' * 300 + b"1" + b"}" * 300,
         b'["\\ud800"]',
         b'{"message": "\\udc00 lone"}',
+        b'{"message": "\\ud800\\\\\\udc00"}',  # a high half, an escaped backslash, a low half
         b"[" + b"7" * 5000 + b".5]",
+        b" " * 5000 + b"[" + b"7" * 4301 + b"e2]",
     ],
 )
 def test_bodies_jiter_refuses_are_read_by_the_standard_library(raw: bytes) -> None:
-    """Deeper than 200 levels, a lone surrogate, an integer part past 4300 digits: still JSON."""
-    with pytest.raises(ValueError, match=r"recursion limit|surrogate|hex escape|out of range"):
+    """A lone surrogate, an integer part past 4300 digits: still JSON, read by ``json`` alone."""
+    with pytest.raises(ValueError, match=r"surrogate|hex escape|out of range"):
         from_json(raw)
     assert parse_json(raw) is not INVALID
+    assert same(parse_json(raw), json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"[" * 202 + b"1" + b"]" * 202,
+        b'{"a":' * 201 + b"1" + b"}" * 201,
+        b'{"a":' * 300 + b"1" + b"}" * 300,
+        b" " * (64 * 1024) + b"[" * 250 + b"]" * 250,
+        b'{"message": "\\n\\t ok", "data": ' + b"[" * 250 + b"]" * 250 + b"}",
+    ],
+)
+def test_a_body_nested_past_200_levels_is_not_read(raw: bytes) -> None:
+    """Deeper than `MAX_DEPTH`: refused as a body that is not JSON, with one parse."""
+    assert json.loads(raw) is not None  # the standard library would read it
+    assert parse_json(raw) is INVALID
+
+
+def test_200_levels_are_read() -> None:
+    """At `MAX_DEPTH` levels of objects and of arrays, the body is read."""
+    objects = b'{"a":' * MAX_DEPTH + b"1" + b"}" * MAX_DEPTH
+    arrays = b"[" * MAX_DEPTH + b"1" + b"]" * MAX_DEPTH
+    for raw in (objects, arrays):
+        assert depth(parse_json(raw)) == MAX_DEPTH
+
+
+def test_a_deep_body_json_reads_for_another_reason_is_read_whole() -> None:
+    """A lone surrogate sends a body to ``json``, which reads it to its own depth (documented)."""
+    raw = b'["\\ud800", ' + b"[" * 300 + b"]" * 300 + b"]"
+    assert depth(parse_json(raw)) == 301
     assert same(parse_json(raw), json.loads(raw))
 
 
@@ -249,7 +304,8 @@ def test_bodies_jiter_refuses_are_read_by_the_standard_library(raw: bytes) -> No
         b'{"a": "\xff"}',
         b'{"a": "\xed\xa0\x80"}',  # a surrogate encoded as bytes: not UTF-8
         b'{"a": 1} x',
-        b"[" * 5000 + b"]" * 5000,  # deeper than the standard library reads, too
+        b"[" * 5000 + b"]" * 5000,  # deeper than either reads
+        b'["\\ud800", ' + b"[" * 5000 + b"]" * 5000 + b"]",  # json's own limit
         b"1" * 4301,
     ],
 )
@@ -279,17 +335,22 @@ class Calls:
 def calls_fixture(monkeypatch: pytest.MonkeyPatch) -> Calls:
     """Count the calls of both parsers, wherever a body is parsed."""
     calls = Calls()
-    real_jiter, real_loads = parsing.from_json, json.loads
+    real_jiter, real_scan, real_loads = parsing.from_json, parsing._scan_once, json.loads
 
     def counting_jiter(data: Any, **kwargs: Any) -> Any:
         calls.jiter += 1
         return real_jiter(data, **kwargs)
+
+    def counting_scan(text: str, at: int) -> Any:
+        calls.stdlib += 1
+        return real_scan(text, at)
 
     def counting_loads(text: Any, **kwargs: Any) -> Any:
         calls.stdlib += 1
         return real_loads(text, **kwargs)
 
     monkeypatch.setattr(parsing, "from_json", counting_jiter)
+    monkeypatch.setattr(parsing, "_scan_once", counting_scan)
     monkeypatch.setattr(json, "loads", counting_loads)
     return calls
 
@@ -307,7 +368,6 @@ BODIES: dict[str, bytes] = {
     "a plain error": _error_body([error_info("TASK_NOT_FOUND", metadata={"taskId": "t-1"})]),
     "a large error with one stray byte at its end": _error_body(SMALL_DETAILS, tail=b"x"),
     "a large error, well formed": _error_body(SMALL_DETAILS),
-    "an error 300 levels deep": _error_body([error_info("TASK_NOT_FOUND"), {"deep": DEEP}]),
     "a lone surrogate in the message": json.dumps(
         jsonrpc_error(-32001, "\ud800 gone"), ensure_ascii=True
     ).encode(),
@@ -318,7 +378,11 @@ BODIES: dict[str, bytes] = {
         {"jsonrpc": "2.0", "id": 1, "result": task("TASK_STATE_FAILED")}
     ).encode(),
     "not JSON at all": b"{not json",
+    "an error with escapes": _error_body([error_info("TASK_NOT_FOUND")]).replace(
+        b"Task not found", b'Task \\"t-1\\" not found\\n' * 8
+    ),
 }
+DEEP_ERROR = _error_body([error_info("TASK_NOT_FOUND"), {"deep": DEEP}])
 
 
 def _old_normalize(response: httpx.Response, monkeypatch: pytest.MonkeyPatch) -> object:
@@ -346,16 +410,36 @@ def test_every_body_is_parsed_once_and_read_as_before(
     assert calls.total == 1
 
 
+@pytest.mark.parametrize("status", [200, 400])
+def test_an_error_nested_past_200_levels_is_read_as_not_json(status: int, calls: Calls) -> None:
+    """One parse; at 200 the answer is INVALID_AGENT_RESPONSE, at 400 the status alone."""
+    response = httpx.Response(status, content=DEEP_ERROR)
+    error = normalize(response)
+    assert calls.total == 1
+    assert error is not None
+    if status == 200:
+        assert error.reason == "INVALID_AGENT_RESPONSE"
+    else:
+        assert error.wire == "bare_status"
+        assert error.http_status == 400
+
+
 def test_the_parser_is_chosen_by_the_body(calls: Calls) -> None:
-    """Jiter reads a plain body; the standard library alone a deep or a lone-surrogate one."""
+    """Jiter reads a plain body; the standard library alone a lone-surrogate or escaped one."""
     parse_json(BODIES["a plain error"])
     assert (calls.jiter, calls.stdlib) == (1, 0)
-    parse_json(BODIES["an error 300 levels deep"])
-    assert (calls.jiter, calls.stdlib) == (1, 1)
+    parse_json(DEEP_ERROR)
+    assert (calls.jiter, calls.stdlib) == (2, 0)  # refused by jiter, not read again
     parse_json(BODIES["a lone surrogate in the message"])
-    assert (calls.jiter, calls.stdlib) == (1, 2)
+    assert (calls.jiter, calls.stdlib) == (2, 1)
     parse_json(BODIES["a large error with one stray byte at its end"])
-    assert (calls.jiter, calls.stdlib) == (1, 3)  # more than 200 opening bytes: json alone
+    assert (calls.jiter, calls.stdlib) == (3, 1)
+    parse_json(BODIES["a 5000-digit number in the data"])
+    assert (calls.jiter, calls.stdlib) == (3, 2)
+    parse_json(BODIES["an error with escapes"])  # 24 escapes: past what is looked at
+    assert (calls.jiter, calls.stdlib) == (3, 3)
+    parse_json(b'{"message": "a \\"quoted\\" \\ud83d\\ude00 pair", "x": "\\\\ud800"}')
+    assert (calls.jiter, calls.stdlib) == (4, 3)  # few escapes, a pair, an escaped backslash
 
 
 @pytest.mark.parametrize("name", list(BODIES))
@@ -431,27 +515,69 @@ def test_the_cli_reads_a_capture_once(
 
 
 def test_a_task_outcome_reads_what_normalize_reads() -> None:
-    """A task 250 levels deep in its metadata is still a task, as `normalize` reads it."""
-    deep: Any = "x"
-    for _ in range(250):
-        deep = {"k": deep}
-    body = {**task("TASK_STATE_REJECTED"), "metadata": deep}
-    response = httpx.Response(200, content=json.dumps(body).encode())
-    assert normalize(response) is None
-    outcome = task_outcome(response)
-    assert outcome is not None
-    assert outcome.state == "TASK_STATE_REJECTED"
+    """A task 250 levels deep in its metadata is not read, by either; 150 levels deep is."""
+    for levels, read in ((150, True), (250, False)):
+        deep: Any = "x"
+        for _ in range(levels):
+            deep = {"k": deep}
+        body = {**task("TASK_STATE_REJECTED"), "metadata": deep}
+        response = httpx.Response(200, content=json.dumps(body).encode())
+        error = normalize(response)
+        outcome = task_outcome(response)
+        if read:
+            assert error is None
+            assert outcome is not None
+            assert outcome.state == "TASK_STATE_REJECTED"
+        else:
+            assert error is not None
+            assert error.reason == "INVALID_AGENT_RESPONSE"
+            assert outcome is None
 
 
-def test_the_surrogate_scan_stays_short_and_errs_towards_the_standard_library() -> None:
-    """Many surrogate escapes, or a long run of backslashes: json reads it, the same value."""
+def test_the_escape_scan_stays_short_and_errs_towards_the_standard_library() -> None:
+    """Many escapes, or a lone surrogate however it is written: json reads it, the same value."""
     many_pairs = b'["' + b"\\ud83d\\ude00" * 100 + b'"]'
+    many_newlines = b'["' + b"line\\n" * 10_000 + b'"]'
     long_run = b'["' + b"\\\\" * 40 + b"\\ud800" + b'"]'
-    for raw in (many_pairs, long_run):
-        assert parsing._may_hold_lone_surrogate(raw)
+    lone_at_the_end = b'["\\n", "' + b"p" * 100_000 + b'\\ud800"]'
+    for raw in (many_pairs, many_newlines, long_run, lone_at_the_end):
+        assert parsing._escapes_for_json(raw)
         assert same(parse_json(raw), two_step(raw))
-    assert not parsing._may_hold_lone_surrogate(b'["\\ud83d\\ude00", "\\\\ud800"]')
+    # A few escapes, spread over a large body: looked at one by one, and jiter reads it.
+    sparse = b'["' + (b"p" * 5000 + b"\\n") * 20 + b'"]'
+    assert not parsing._escapes_for_json(sparse)
+    assert not parsing._escapes_for_json(b'["\\ud83d\\ude00", "\\\\ud800"]')
+    assert parsing._escapes_for_json(b'["\\ud83d\\ude00", "\\\\\\ud800"]')
+    assert parsing._escapes_for_json(b'["a\\')  # a backslash at the very end
     assert repr(INVALID) == "INVALID"
+
+
+stdlib_bodies = st.one_of(
+    st.binary(max_size=48),
+    token_bodies,
+    st.builds(
+        lambda before, body, after: before + body + after,
+        st.sampled_from([b"", b" ", b"\t\n", b"\xef\xbb\xbf", b"\x0c"]),
+        dumped,
+        st.sampled_from([b"", b" ", b"\r\n", b" x", b"]", b"\x00"]),
+    ),
+)
+
+
+@PROPERTY
+@given(stdlib_bodies)
+@example(b"")
+@example(b" ")
+@example(b"\xef\xbb\xbf{}")
+@example(b"[1] [2]")
+@example(b"NaN")
+def test_the_standard_library_path_is_json_loads(raw: bytes) -> None:
+    """`_json_loads` gives what ``json.loads(raw.decode("utf-8"))`` gives, or INVALID."""
+    try:
+        expected: object = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        expected = INVALID
+    assert same(parsing._json_loads(raw), expected)
 
 
 def test_a_reader_that_raises_still_gives_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
