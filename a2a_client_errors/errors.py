@@ -242,7 +242,8 @@ class CallError(_CallErrorSlots):
         grpc_status: the gRPC status name (``"NOT_FOUND"``), if any.
         message: the peer's message, for humans; never parse it.
         domain: the ErrorInfo domain the reason came from, if any.
-        metadata: the ErrorInfo metadata (str -> str).
+        metadata: the ErrorInfo metadata (str -> str); it may be the very map found in
+            ``raw_details``, as parsed: read both, never change them.
         raw_details: every detail the peer sent, as ProtoJSON objects (gRPC details too).
         details: the same as typed models (parsed on first access).
         retry_after: the server's hint, in seconds (Retry-After, retry-after-ms, RetryInfo,

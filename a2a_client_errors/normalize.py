@@ -130,6 +130,7 @@ _AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
 _CODE_REASONS: Final = dict(JSONRPC_CODES)
 _GRPC_NAME: Final = max(map(len, GRPC_CODES))
+_GRPC_STATUS_NAMES: Final = frozenset(GRPC_CODES)  # a set, not the read-only view: read per answer
 """The longest gRPC code name: a longer ``status`` is none, and is never hashed to find out."""
 _INVALID: Final = INVALID
 _NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
@@ -848,9 +849,8 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
         wire = _WIRE_STATUS
         jsonrpc_code = by_code = None
         name = error.get("status")
-        grpc_status = (
-            name if type(name) is str and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
-        )
+        known = type(name) is str and len(name) <= _GRPC_NAME and name in _GRPC_STATUS_NAMES
+        grpc_status = name if known else None
         details = error.get("details")
     message = error.get("message")
     if (
@@ -897,7 +897,8 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
             # (the record shares it with its detail); any other is rebuilt.
             if type(metadata) is dict and len(metadata) <= max_metadata:
                 for key, item in metadata.items():
-                    if type(item) is not str or len(item) > MAX_TEXT or len(key) > MAX_TEXT:
+                    # One sum for both caps: a pair it refuses is rebuilt, to the same map.
+                    if type(item) is not str or len(item) + len(key) > MAX_TEXT:
                         metadata = _metadata(metadata, limits)
                         break
             else:

@@ -6,12 +6,18 @@ just under ``Limits.max_body`` (32 MiB by default) and is one of:
 
 * a JSON-RPC error whose ``error.data`` holds ~1.2 million small details;
 * the same with one stray byte at its end (no longer JSON: refused only at its last byte);
-* the same with its last detail nested 300 levels deep (past jiter's 200);
+* the same with its last detail nested 300 levels deep (past the 200 levels read: refused);
 * the same with a lone surrogate escape (``"\ud800"``) in its last detail;
 * an ErrorInfo whose reason is one unknown string of the whole size;
 * an ErrorInfo whose metadata holds ~1.2 million entries;
 * an error whose message is nothing but ``\uXXXX`` escapes;
 * an HTTP+JSON ``{"error": Status}`` (HTTP 400) whose details hold ~1.2 million entries.
+
+A second table crafts smaller bodies (4 KiB and 256 KiB), where a scan before the parse costs
+as much as the parse of a string: a JSON-RPC error whose data is one long string, small
+details, ``\n`` escapes or ``\u`` escapes, ending in a plain value, a stray byte, 300 levels
+of nesting, a lone surrogate escape or a 5000-digit number. It reports each body's ratio and
+the worst of each size.
 
 The reference is one ``json.loads`` of the same bytes (what any client pays to read the body
 at all). Both run on the same bytes, taking turns round by round; the table reports the best
@@ -28,6 +34,7 @@ import gc
 import json
 import sys
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -144,6 +151,47 @@ def run(size: int, rounds: int) -> list[dict[str, Any]]:
     return results
 
 
+FILLERS: dict[str, Callable[[int], bytes]] = {
+    "a string": lambda size: b'"' + b"x" * size + b'"',
+    "small details": lambda size: b",".join([HELP] * (size // (len(HELP) + 1))),
+    "\\n escapes": lambda size: b'"' + b"line\\n" * (size // 6) + b'"',
+    "\\u escapes": lambda size: b'"' + b"\\u00e9" * (size // 6) + b'"',
+}
+TAILS: dict[str, bytes] = {
+    "plain": b"1",
+    "stray byte": b"1]x",
+    "300 deep": b"[" * 300 + b"]" * 300,
+    "lone surrogate": b'"\\ud800"',
+    "5000 digits": b"7" * 5000 + b".5",
+}
+MID_SIZES = (4 * 1024, 256 * 1024)
+
+
+def _repeat(func: Callable[[Any], object], arg: object, number: int) -> None:
+    for _ in range(number):
+        func(arg)
+
+
+def run_mid(rounds: int) -> list[dict[str, Any]]:
+    """Crafted bodies of 4 KiB and 256 KiB: each filler, each tail; best round of each."""
+    results = []
+    for size in MID_SIZES:
+        number = max(3, 4_000_000 // size)
+        for filler_name, fill in FILLERS.items():
+            row: dict[str, Any] = {"bytes": size, "filler": filler_name, "ratios": {}}
+            for tail_name, tail in TAILS.items():
+                body = _jsonrpc(fill(size) + b"," + tail)
+                response = httpx.Response(200, content=body)
+                ours: list[float] = []
+                theirs: list[float] = []
+                for _ in range(rounds):
+                    theirs.append(_time(partial(_repeat, _loads, body, number)))
+                    ours.append(_time(partial(_repeat, classify, response, number)))
+                row["ratios"][tail_name] = min(ours) / min(theirs)
+            results.append(row)
+    return results
+
+
 def _short(reason: object) -> str | None:
     """The reason for the table: a long unknown one by its head."""
     if reason is None:
@@ -167,8 +215,9 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = run(int(args.mb * 1024 * 1024), args.rounds)
+    mid = run_mid(max(3, args.rounds))
     if args.json:
-        json.dump(results, sys.stdout, indent=2)
+        json.dump({"max_body": results, "mid_size": mid}, sys.stdout, indent=2)
         print()
         return 0
     print(f"Python {sys.version.split()[0]}, {args.rounds} rounds, best round of each")
@@ -181,6 +230,17 @@ def main() -> int:
             f"| {r['body']} | {r['bytes']:,} | {r['json_loads_ms']:.0f} ms | "
             f"{r['classify_ms']:.0f} ms | {r['ratio']:.2f}x | {decision} | ≤ {r['target']}x |"
         )
+    print()
+    print("Crafted bodies of 4 KiB and 256 KiB (classify / one json.loads, best of rounds):")
+    print()
+    print("| size | the data | " + " | ".join(TAILS) + " |")
+    print("|---|---|" + "---:|" * len(TAILS))
+    for row in mid:
+        cells = " | ".join(f"{row['ratios'][tail]:.2f}x" for tail in TAILS)
+        print(f"| {row['bytes'] // 1024} KiB | {row['filler']} | {cells} |")
+    for size in MID_SIZES:
+        worst = max(max(row["ratios"].values()) for row in mid if row["bytes"] == size)
+        print(f"\nworst at {size // 1024} KiB: {worst:.2f}x (target ≤ {TARGET}x)")
     return 0
 
 
