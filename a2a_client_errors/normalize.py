@@ -96,6 +96,9 @@ __all__ = [
 class Limits:
     """Caps on what `normalize` reads from a peer; everything past them is ignored.
 
+    One more is fixed: a body nested deeper than 200 levels (``parsing.MAX_DEPTH``) is read as
+    one that is not JSON.
+
     Attributes:
         max_body: bytes of a body that are parsed at all. A larger error body is read by its
             status alone; a larger success body is not inspected (and gives None).
@@ -873,7 +876,7 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
             max_metadata = MAX_ITEMS  # what a record keeps, whatever the limit
         for raw in details:
             if type(raw) is not dict:
-                return None
+                return _objects_only(body, error, details, limits, http_status, hint)
             type_url = raw.get("@type")
             if type_url == RETRY_INFO_TYPE:
                 return None
@@ -953,6 +956,24 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
     self._details = None
     self.__class__ = CallError  # from here on, frozen
     return self  # type: ignore[no-any-return]
+
+
+def _objects_only(  # noqa: PLR0917 (`_common_error`'s arguments, and what it found)
+    body: dict[str, Any],
+    error: dict[str, Any],
+    details: list[Any],
+    limits: Limits,
+    http_status: int,
+    hint: float | None,
+) -> CallError | None:
+    """`_common_error` of the same body with only the objects among its details.
+
+    The general reader keeps a detail that is not an object out of the record (``_build``),
+    and so does this, without a second path through the general reader for such a body.
+    """
+    key = "data" if "jsonrpc" in body else "details"
+    objects = [raw for raw in details if type(raw) is dict]
+    return _common_error({**body, "error": {**error, key: objects}}, limits, http_status, hint)
 
 
 def _metadata(value: object, limits: Limits) -> dict[str, str]:

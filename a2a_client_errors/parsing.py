@@ -19,9 +19,11 @@ when jiter refuses would read a large body twice.
 The other two are found before parsing, at the speed of ``memchr``, and such a body goes to
 ``json``:
 
-* surrogates: a body with no backslash holds no escape at all; otherwise each ``\u`` is
-  looked at, up to `_MAX_U_ESCAPES` of them (past that, ``json``, which reads ``\u`` escapes
-  twice as fast as jiter), and a surrogate's pairing is checked;
+* surrogates: a body with no backslash holds no escape at all; otherwise its escapes are read
+  one by one from the first, as the parsers read them, up to `_MAX_ESCAPES` (and one more per
+  `_BYTES_PER_ESCAPE` bytes): past that the body goes to ``json`` unexamined (it reads
+  ``\u`` escapes twice as fast as jiter), and a surrogate escape among them sends it there
+  unless its other half follows;
 * long numbers: a run of 4301 digits holds an aligned block of 2048 digits, looked for one
   block in 2048.
 
@@ -33,7 +35,6 @@ from __future__ import annotations
 
 import json
 import json.scanner
-import re
 from typing import Any, Final, cast
 
 from pydantic_core import from_json
@@ -65,11 +66,12 @@ _BYTES_PER_ESCAPE: Final = 4096
 """Escapes read one by one: 4, and one more per 4096 bytes; a body with more goes to ``json``
 unexamined."""
 
-_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LOW_SURROGATE: Final = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-_HIGH_DIGITS: Final = frozenset(b"89abAB")
 _U: Final = ord("u")
 _D: Final = frozenset(b"dD")
+_SURROGATE_DIGITS: Final = frozenset(b"89abcdefABCDEF")
+r"""The third digit of a surrogate escape, ``\uD800`` to ``\uDFFF``."""
+_HIGH_DIGITS: Final = frozenset(b"89abAB")
+_LOW_DIGITS: Final = frozenset(b"cdefCDEF")
 _BACKSLASH: Final = ord("\\")
 """An int, not a byte string: ``in`` tries a bytes operand as an index first (and raises)."""
 _DIGITS: Final = frozenset(b"0123456789")
@@ -142,8 +144,16 @@ def _escapes_for_json(raw: bytes) -> bool:
             left -= 1
             if left < 0:
                 return True
-            if raw[at + 1] == _U and raw[at + 2] in _D and _SURROGATE.match(raw, at):
-                if raw[at + 3] not in _HIGH_DIGITS or not _LOW_SURROGATE.match(raw, at + 6):
+            if raw[at + 1] == _U and raw[at + 2] in _D and raw[at + 3] in _SURROGATE_DIGITS:
+                # A surrogate escape (its last two digits are the parsers' to check: with bad
+                # ones, the body is not JSON to either), and a low half after a high one?
+                if not (
+                    raw[at + 3] in _HIGH_DIGITS
+                    and raw[at + 6] == _BACKSLASH
+                    and raw[at + 7] == _U
+                    and raw[at + 8] in _D
+                    and raw[at + 9] in _LOW_DIGITS
+                ):
                     return True
                 at += 6  # the low half of the pair, read with it
             at = raw.find(b"\\", at + 2)
