@@ -2090,7 +2090,19 @@ def test_the_one_step_reader_reads_the_common_errors() -> None:
         jsonrpc_error(-32001, "Task not found", [error_info("TASK_NOT_FOUND")]),
         jsonrpc_error(-32603, "boom"),
         status_body(400, "FAILED_PRECONDITION", "no", [error_info("TASK_NOT_CANCELABLE")]),
+        jsonrpc_error(-32001, "m", ["junk", 7, *_INFO]),  # entries that are not objects: left out
+        status_body(400, "NOT_FOUND", "no", [None, *_INFO]),
     ]
     for body in bodies:
         raw = json.dumps(body).encode()
         assert _normalize_module._common_error(json.loads(raw), Limits(), 400, None) is not None
+
+
+def test_details_that_are_not_objects_are_left_out_of_the_record() -> None:
+    """Strings, numbers and nulls among the details: the record keeps the objects alone."""
+    body = jsonrpc_error(-32001, "m", ["junk", 7, None, *_INFO, [1]])
+    error = normalize(httpx.Response(200, json=body))
+    assert error is not None
+    assert error.reason == "TASK_NOT_FOUND"
+    assert error.raw_details == tuple(_INFO)
+    assert error.metadata == {"taskId": "t-1"}
