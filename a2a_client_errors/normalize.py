@@ -133,8 +133,9 @@ _AUTH_GRPC: Final = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 _AUTH_REASONS: Final = frozenset({Reason.UNAUTHENTICATED, Reason.UNAUTHORIZED})
 _CODE_REASONS: Final = dict(JSONRPC_CODES)
 _GRPC_NAME: Final = max(map(len, GRPC_CODES))
-_GRPC_STATUS_NAMES: Final = frozenset(GRPC_CODES)  # a set, not the read-only view: read per answer
 """The longest gRPC code name: a longer ``status`` is none, and is never hashed to find out."""
+_GRPC_STATUS_NAMES: Final = frozenset(GRPC_CODES)
+"""The gRPC code names as a set: a read-only view is slower to ask, once per answer."""
 _INVALID: Final = INVALID
 _NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
 _STATUS_DETAILS_KEY: Final = "grpc-status-details-bin"
