@@ -824,10 +824,11 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
     """The two common error answers, read in one step; None for `_from_body` to read the rest.
 
     A JSON-RPC error envelope, or an HTTP+JSON ``{"error": Status}`` body, as a parser gave it
-    (plain dicts, lists and strings), whose message fits, whose details are objects with no
-    RetryInfo among them and fit the caps, that carries no auth signal, and whose reason comes
-    from its ErrorInfo or its JSON-RPC code: the `CallError` that `_from_body` and `_build`
-    give for it, without the checks and the calls that such a body never needs.
+    (plain dicts, lists and strings), whose message fits, whose details fit the caps and hold
+    no RetryInfo (those that are not objects are left out, as the general reader leaves them
+    out), that carries no auth signal, and whose known reason comes from its ErrorInfo or its
+    JSON-RPC code: the `CallError` that `_from_body` and `_build` give for it, without the
+    checks and the calls that such a body never needs.
     ``tests/test_normalize.py`` holds the two to the same answers.
     """
     error = body.get("error")
@@ -917,25 +918,7 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
     else:
         return None
     if type(reason) is not Reason:
-        return _filled(
-            CallError,
-            _KIND_PROTOCOL,
-            reason,
-            source,
-            wire,
-            jsonrpc_code,
-            http_status,
-            grpc_status,
-            message,
-            domain,
-            metadata,
-            kept,
-            hint,
-            (),
-            None,
-            None,
-            None,
-        )
+        return None  # a reason this package does not know: the general reader says what it is
     # `errors._filled`, inline, for a known reason and values already within the caps.
     self: Any = _new(_CallErrorSlots)
     self.kind = _KIND_PROTOCOL
