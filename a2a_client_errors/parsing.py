@@ -21,9 +21,10 @@ The other two are found before parsing, at the speed of ``memchr``, and such a b
 
 * surrogates: a body with no backslash holds no escape at all; otherwise its escapes are read
   one by one from the first, as the parsers read them, up to `_MAX_ESCAPES` (and one more per
-  `_BYTES_PER_ESCAPE` bytes): past that the body goes to ``json`` unexamined (it reads
-  ``\u`` escapes twice as fast as jiter), and a surrogate escape among them sends it there
-  unless its other half follows;
+  `_BYTES_PER_ESCAPE` bytes), and a surrogate escape among them sends the body to ``json``
+  unless its other half follows. A body with more escapes, or more than `_MAX_ESCAPES` in
+  the 64 bytes from the first, goes there unexamined (``json`` reads ``\u`` escapes twice as
+  fast as jiter);
 * long numbers: a run of 4301 digits holds an aligned block of 2048 digits, looked for one
   block in 2048.
 
@@ -65,6 +66,8 @@ _MAX_ESCAPES: Final = 4
 _BYTES_PER_ESCAPE: Final = 4096
 """Escapes read one by one: 4, and one more per 4096 bytes; a body with more goes to ``json``
 unexamined."""
+_DENSE_SPAN: Final = 64
+"""More than `_MAX_ESCAPES` backslashes in the 64 bytes from the first: ``json``, unread."""
 
 _U: Final = ord("u")
 _D: Final = frozenset(b"dD")
@@ -137,8 +140,10 @@ def _escapes_for_json(raw: bytes) -> bool:
     ``json`` reads escapes at the reference's speed (jiter reads ``\u`` escapes at half of it),
     and reading them one by one here would cost more than that.
     """
-    left = _MAX_ESCAPES + len(raw) // _BYTES_PER_ESCAPE
     at = raw.find(b"\\")
+    if raw.count(b"\\", at, at + _DENSE_SPAN) > _MAX_ESCAPES:
+        return True  # escapes packed together from the first: more than are worth reading
+    left = _MAX_ESCAPES + len(raw) // _BYTES_PER_ESCAPE
     try:
         while at != -1:
             left -= 1

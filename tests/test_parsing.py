@@ -438,8 +438,13 @@ def test_the_parser_is_chosen_by_the_body(calls: Calls) -> None:
     assert (calls.jiter, calls.stdlib) == (3, 2)
     parse_json(BODIES["an error with escapes"])  # 24 escapes: past what is looked at
     assert (calls.jiter, calls.stdlib) == (3, 3)
-    parse_json(b'{"message": "a \\"quoted\\" \\ud83d\\ude00 pair", "x": "\\\\ud800"}')
+    spread = (
+        b'{"message": "a \\"quoted\\" text", "pad": "%s", "e": "\\ud83d\\ude00", "x": "\\\\ud800"}'
+    )
+    parse_json(spread % (b"p" * 80))
     assert (calls.jiter, calls.stdlib) == (4, 3)  # few escapes, a pair, an escaped backslash
+    parse_json(b'{"message": "\\u041d\\u0435\\u0442 \\u0437\\u0430\\u0434\\u0430\\u0447\\u0438"}')
+    assert (calls.jiter, calls.stdlib) == (4, 4)  # escapes packed together: json, unread
 
 
 @pytest.mark.parametrize("name", list(BODIES))
