@@ -80,9 +80,7 @@ class _Tee(httpx.SyncByteStream):
         self._kept = kept
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._chunks:
-            self._kept.append(chunk)
-            yield chunk
+        return _kept(self._chunks, self._kept)
 
 
 class _AsyncTee(httpx.AsyncByteStream):
@@ -92,9 +90,27 @@ class _AsyncTee(httpx.AsyncByteStream):
         self._chunks = chunks
         self._kept = kept
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._chunks:
-            self._kept.append(chunk)
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _akept(self._chunks, self._kept)
+
+
+def _kept(chunks: Iterator[bytes], kept: list[bytes]) -> Iterator[bytes]:
+    """``chunks`` but the empty ones, each kept in ``kept`` as it passes.
+
+    With no content coding these are the body's bytes, as ``iter_bytes`` would give them (it
+    gives no empty chunk either).
+    """
+    for chunk in chunks:
+        if chunk:
+            kept.append(chunk)
+            yield chunk
+
+
+async def _akept(chunks: AsyncIterator[bytes], kept: list[bytes]) -> AsyncIterator[bytes]:
+    """The async twin of `_kept`."""
+    async for chunk in chunks:
+        if chunk:
+            kept.append(chunk)
             yield chunk
 
 
@@ -133,12 +149,17 @@ def read_within(
         raise TypeError("read_within() needs a sync response; use aread_within()")
     raw: list[bytes] = []
     pulled = iter(source)
-    decoding = httpx.Response(
-        response.status_code, headers=response.headers, stream=_Tee(pulled, raw)
+    # With no content coding the bytes read are the body; with one, they are counted decoded.
+    decoded = (
+        httpx.Response(
+            response.status_code, headers=response.headers, stream=_Tee(pulled, raw)
+        ).iter_bytes()
+        if "content-encoding" in response.headers
+        else _kept(pulled, raw)
     )
     size = 0
     try:
-        for chunk in decoding.iter_bytes():
+        for chunk in decoded:
             size += len(chunk)
             if size > limit:
                 response.stream = _Replay(raw, pulled, source)
@@ -169,12 +190,16 @@ async def aread_within(
         raise TypeError("aread_within() needs an async response; use read_within()")
     raw: list[bytes] = []
     pulled = aiter(source)
-    decoding = httpx.Response(
-        response.status_code, headers=response.headers, stream=_AsyncTee(pulled, raw)
+    decoded = (
+        httpx.Response(
+            response.status_code, headers=response.headers, stream=_AsyncTee(pulled, raw)
+        ).aiter_bytes()
+        if "content-encoding" in response.headers
+        else _akept(pulled, raw)
     )
     size = 0
     try:
-        async for chunk in decoding.aiter_bytes():
+        async for chunk in decoded:
             size += len(chunk)
             if size > limit:
                 response.stream = _AsyncReplay(raw, pulled, source)
