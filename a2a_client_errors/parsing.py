@@ -89,7 +89,7 @@ def parse_json(raw: bytes) -> object:
     r"""``raw`` parsed as JSON (strictly UTF-8), or `INVALID`; one parser, one parse.
 
     The value is the one jiter gives, else (for a lone surrogate escape or a 4300-digit number,
-    which jiter refuses, or many ``\u`` escapes, which it reads slower) the one
+    which jiter refuses, or more escapes than are worth looking at one by one) the one
     ``json.loads(raw.decode("utf-8"))`` gives, else `INVALID`. A body nested deeper than
     `MAX_DEPTH` levels that jiter is given is `INVALID`.
     """
