@@ -370,26 +370,8 @@ def _from_body(
     if "jsonrpc" in body or ("id" in body and ("result" in body or "error" in body)):
         has_result = "result" in body
         if isinstance(error, dict) and not (has_result and body["result"] is not None):
-            # `_jsonrpc`, inline: the most common error of all.
-            code = error.get("code")
-            data = error.get("data")
-            if type(data) is not list:
-                if isinstance(data, dict):
-                    data = [data] if "@type" in data or "reason" in data else None
-                elif not isinstance(data, list):
-                    data = None
-            return _build(
-                _WIRE_JSONRPC,
-                limits,
-                http_status,
-                None,
-                code if type(code) is int else None,
-                error.get("message"),
-                data,
-                None,
-                None,
-                hint,
-            )
+            # The common JSON-RPC errors never come here (`_common_error` reads them first).
+            return _jsonrpc(error, limits, http_status, hint)
         if has_result and error is None:
             return None
         what = "both result and error" if has_result else "neither result nor a valid error"
