@@ -51,13 +51,23 @@ from a2a_client_errors.failures import (
 )
 from a2a_client_errors.lookup import (
     WORK_OPERATIONS,
+    AgentFacts,
     ExactlyOnce,
     Found,
+    GetTaskQuery,
+    ListTasksQuery,
     LookupResult,
     NotFound,
+    Query,
+    ReadFailedError,
     Resolution,
     SentMessage,
+    TaskReader,
     Unresolved,
+    adrive,
+    drive,
+    find_sent,
+    reading,
 )
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
@@ -67,11 +77,12 @@ from a2a_client_errors.retry import (
     BudgetFallback,
     BudgetRegistry,
     BudgetRegistryLike,
+    IdlePeers,
     RetryBudgetLike,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Awaitable, Callable, Generator, Iterable
 
 __all__ = [
     "CallShape",
@@ -87,6 +98,7 @@ __all__ = [
 
 _log = logging.getLogger("a2a_client_errors")
 T = TypeVar("T")
+R = TypeVar("R")
 
 _FAILURES: Final[dict[Action, type[CallFailed]]] = {
     Action.RETRY: RetryExhausted,
@@ -296,11 +308,17 @@ class FailoverEvent:
         return "not_sent"
 
 
-Lookup: TypeAlias = "Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
-"""A look-up for what an attempt with an unknown outcome made: given the seconds it may take
-(None: no bound), it returns `Found` (the call's answer), `NotFound` (a resend is safe) or
-`Unresolved`. It may be a coroutine function in ``acall``; what it raises counts as
-`Unresolved`."""
+Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
+"""A look-up for what an attempt with an unknown outcome made.
+
+A `TaskReader` (how to ask one GetTask or ListTasks of the agent): the Guard runs the search
+(`a2a_client_errors.lookup.find_sent`) with it, each read retried as any read, paid for from
+the peer's budget and ended by the deadline. Or a function of your own: given the seconds it
+may take (None: no bound), it returns `Found` (the call's answer), `NotFound` (absence
+proven: a resend is safe) or `Unresolved`; it may be a coroutine function in ``acall``, and
+what it raises counts as `Unresolved`. Either way the look-up is paid for with one retry
+token of the peer's budget first (it is one more request caused by a failure): a spent
+budget leaves it unmade (`Unresolved`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +339,8 @@ class CallShape:
             a retry of an attempt that was not sent (nothing reached the agent) is not made
             here, the call ends at once with give-up ``failover`` for the caller to move on
             (and an open breaker's `PeerUnavailable` tells no ``on_give_up``: the call goes on).
+        answered: told the successful answer of a call whose shape is known by then (for a
+            door to learn what the agent answers sends with, see `AgentFacts`).
 
     """
 
@@ -330,6 +350,7 @@ class CallShape:
     sent: SentMessage | None = None
     lookup: Lookup | None = None
     failover: bool = False
+    answered: Callable[[Any], None] | None = None
 
     @property
     def makes_work(self) -> bool:
@@ -347,6 +368,10 @@ _NEVER_RESENT: Final = frozenset(
 )
 _NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
 _NO_TIME: Final = Unresolved("the deadline left no time to look")
+_NO_BUDGET: Final = Unresolved("the retry budget is spent: no look-up was made")
+_ELSEWHERE: Final = Unresolved(
+    "not there on another interface of the agent, which may keep its own task store"
+)
 
 
 @dataclass(slots=True)
@@ -451,6 +476,7 @@ class Guard:
         self.refresh_credentials = refresh_credentials
         self.override = override
         self.exactly_once = exactly_once if exactly_once is not None else ExactlyOnce()
+        self._facts: IdlePeers[AgentFacts] = IdlePeers(lambda _peer: AgentFacts(), clock=self.clock)
         self._observers = {
             name: tuple(
                 getattr(hook, name)
@@ -477,6 +503,79 @@ class Guard:
             return self._registry.get(peer)
         assert self._budget is not None  # noqa: S101 (one of the two is set)
         return self._budget
+
+    def facts(self, peer: str) -> AgentFacts:
+        """What the doors have learnt of ``peer`` (see `AgentFacts`): the same object per peer.
+
+        Forgotten once the peer goes unused for ten minutes, as its budget is.
+        """
+        return self._facts.get(peer)
+
+    def run_reads(
+        self,
+        search: Generator[Query, Any, R],
+        ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+        *,
+        peer: str,
+        deadline_at: float | None = None,
+    ) -> R | Unresolved:
+        """Run a sans-IO search of an agent's tasks, each query a read under this Guard.
+
+        For doors: ``search`` is `a2a_client_errors.lookup.find_sent` or
+        `a2a_client_errors.lookup.follow_task`; ``ask`` asks one query (one request, no retry;
+        a raised `ReadFailedError` or transport error is judged). A failed read is retried as the
+        policy retries any read of ``peer``, each retry paid for from its budget, and nothing
+        waits past ``deadline_at`` (this Guard's clock): the search then ends `Unresolved`.
+        """
+        effects = reading(
+            search, self._read_judge(peer, deadline_at), clock=self.clock, deadline_at=deadline_at
+        )
+        return drive(effects, ask, self._sleep_sync, self.budget_for(peer).try_spend)
+
+    async def arun_reads(
+        self,
+        search: Generator[Query, Any, R],
+        ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+        *,
+        peer: str,
+        deadline_at: float | None = None,
+    ) -> R | Unresolved:
+        """`run_reads`, awaiting ``ask`` (a coroutine function), the sleep and the budget."""
+        effects = reading(
+            search, self._read_judge(peer, deadline_at), clock=self.clock, deadline_at=deadline_at
+        )
+        budget = self.budget_for(peer)
+        spend = getattr(budget, "atry_spend", None) or budget.try_spend
+        return await adrive(effects, ask, self._sleep_async, spend)
+
+    def _read_judge(
+        self, peer: str, deadline_at: float | None
+    ) -> Callable[[GetTaskQuery | ListTasksQuery, Exception, int], float | str]:
+        """How a failed read of a search is judged: the pause before its retry, or why not."""
+
+        def judge(query: GetTaskQuery | ListTasksQuery, exc: Exception, asked: int) -> float | str:
+            operation = "GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
+            error = exc.error if isinstance(exc, ReadFailedError) else None
+            if error is None and not isinstance(exc, ReadFailedError):
+                error = normalize(exc, limits=self.policy.limits, operation=operation)
+            if error is None:
+                return f"the look-up's {operation} was not answered as asked ({exc})"
+            time_left = None if deadline_at is None else deadline_at - self.clock()
+            decision = self.policy.decide(
+                error,
+                operation=operation,
+                attempt=asked,
+                max_attempts=self.max_attempts,
+                time_left=time_left,
+                draw=self.random(),
+            )
+            if decision.will_retry:
+                return decision.delay or 0.0
+            if operation == "ListTasks" and decision.action is not Action.RETRY:
+                self.facts(peer).unlisted = True  # refused, not unwell: it will not list
+            return f"the look-up's {operation} failed ({error.reason or error.kind})"
+
+        return judge
 
     def _budget_fallback(self, event: BudgetFallback) -> None:
         self._emit("on_budget_fallback", event)
@@ -961,8 +1060,7 @@ class _Call:
         left = deadline_at - self.guard.clock()
         if self.shape.makes_work:
             # Keep part of the deadline for the look-up, should this attempt's answer be lost.
-            reserve = self.guard.exactly_once.reserve * (self.limit or 0.0)
-            left = left - reserve if left > 2 * reserve else left
+            left = self.guard.exactly_once.attempt_time(left, self.limit)
         return await _aattempt(fn, args, kwargs, max(left, 0.0))
 
     # --- unknown outcomes of calls that create work ------------------------------------------
@@ -986,28 +1084,37 @@ class _Call:
         if decision.action is not Action.RETRY:
             # Never resent: looked up only where a look-up exists, for the task it may be.
             return self.shape.lookup is not None
-        if self.guard.exactly_once.deduplicates(self.peer):
+        guard = self.guard
+        if guard.exactly_once.deduplicates(self.peer) or guard.facts(self.peer).deduplicates:
             self.resolution = Resolution.DEDUPLICATING
             return False
         return True
 
-    def _look_time(self) -> float | None:
-        """How long the look-up may take: the deadline's time left, capped (None: no look)."""
-        cap = self.guard.exactly_once.timeout
+    def _look_until(self) -> float | None:
+        """When the look-up must end (the Guard's clock): the deadline, or its own timeout."""
+        now = self.guard.clock()
+        until = now + self.guard.exactly_once.timeout
         if self.deadline_at is None:
-            return cap
-        left = self.deadline_at - self.guard.clock()
-        return min(cap, left) if left > 0 else None
+            return until
+        return min(until, self.deadline_at) if self.deadline_at > now else None
 
     def _look(self) -> LookupResult:
         lookup = self.shape.lookup
         if lookup is None:
             return _NO_LOOKUP
-        time_left = self._look_time()
-        if time_left is None:
+        until = self._look_until()
+        if until is None:
             return _NO_TIME
+        if not self._budget().try_spend():
+            return _NO_BUDGET
+        guard = self.guard
         try:
-            result = lookup(time_left)
+            if isinstance(lookup, TaskReader):
+                searched = guard.run_reads(
+                    self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
+                )
+                return self._searched(lookup, searched, lookup.found)
+            result = lookup(until - guard.clock())
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
         # Misuse, not a failed look: said to the caller, as for ``fn``.
@@ -1018,17 +1125,53 @@ class _Call:
         lookup = self.shape.lookup
         if lookup is None:
             return _NO_LOOKUP
-        time_left = self._look_time()
-        if time_left is None:
+        until = self._look_until()
+        if until is None:
             return _NO_TIME
+        budget = self._budget()
+        atry_spend = getattr(budget, "atry_spend", None)
+        if not (await atry_spend() if atry_spend is not None else budget.try_spend()):
+            return _NO_BUDGET
+        guard = self.guard
         try:
-            result = lookup(time_left)
-            if inspect.isawaitable(result):
-                result = await asyncio.wait_for(result, time_left)
+            if isinstance(lookup, TaskReader):
+                searched = await guard.arun_reads(
+                    self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
+                )
+                found = self._searched(lookup, searched, lookup.found)
+                if isinstance(found, Found) and inspect.isawaitable(found.value):
+                    return Found(await found.value)
+                return found
+            time_left = until - guard.clock()
+            looked = lookup(time_left)
+            result: LookupResult = (
+                await asyncio.wait_for(looked, time_left) if inspect.isawaitable(looked) else looked
+            )
         except asyncio.TimeoutError:
             return Unresolved("the look-up did not finish in time")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        return result
+
+    def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
+        """The search for what ``reader.sent`` made, knowing what the peer answers with."""
+        facts = self.guard.facts(self.peer)
+        return find_sent(
+            reader.sent,
+            self.guard.exactly_once,
+            reader.view,
+            answers_with_messages=facts.answers_with_messages,
+        )
+
+    @staticmethod
+    def _searched(
+        reader: TaskReader, result: LookupResult, found: Callable[[Any], Any]
+    ) -> LookupResult:
+        """The search's result as the look-up's: "not there" only where the message went."""
+        if isinstance(result, Found):
+            return Found(found(result.value))
+        if isinstance(result, NotFound) and reader.elsewhere:
+            return _ELSEWHERE
         return result
 
     def _looked(self, decision: Decision, result: LookupResult) -> Decision | None:
@@ -1113,6 +1256,9 @@ class _Call:
         if error is None:
             self._verdict(Verdict.HEALTHY)
             self._succeeded()
+            answered = self.shape.answered
+            if answered is not None:
+                _observe(answered, "answered", outcome.value)
             return None
         self._verdict(verdict_of(error), error)
         self._know()

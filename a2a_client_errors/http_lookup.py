@@ -1,37 +1,50 @@
 """The look-up of a raw JSON-RPC or HTTP+JSON SendMessage whose answer was lost.
 
-`HttpLookup` turns the queries of `a2a_client_errors.lookup.find_sent` into requests of the
-same binding, to the same agent, with the original request's headers (its credentials and
-service parameters included), and reads their answers; the transports send them through
-their inner transport. When the task is found, it also builds what the lost answer would have
-been: the SendMessage response holding the task, or, for a stream, the stream's one event
-(a task already final) or the request that subscribes to it (a task still working).
+`HttpLookup` turns the queries of `a2a_client_errors.lookup.find_sent` (and
+`follow_task`) into requests of the same binding, to the same agent, with the original
+request's headers (its credentials and service parameters included), and reads their
+answers; the transports send them through their inner transport. When the task is found, it
+also builds what the lost answer would have been: the SendMessage response holding the task,
+or, for a stream, the stream's one event (a task already final) or the request that
+subscribes to it (a task still working).
 
 JSON-RPC follows the method names of the request (1.0 ``SendMessage`` or 0.3
 ``message/send``); HTTP+JSON takes its routes from the request's path, under the same prefix
-(a tenant, a ``/v1``).
+(a tenant, a ``/v1``). A2A 0.3 has no ListTasks: a request in 0.3 method names is looked up
+only through a follow-up's task (an HTTP+JSON route does not tell its version: ListTasks is
+tried, and an agent without it is learnt as such).
+
+It also builds the non-blocking twin of a unary send (`HttpLookup.non_blocking`): the same
+message with A2A 1.0 ``configuration.returnImmediately`` (0.3 ``blocking: false``), whose task
+is then waited for with reads.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.lookup import GetTaskQuery, ListTasksQuery, SentMessage, TaskPage
+from a2a_client_errors.lookup import (
+    GetTaskQuery,
+    ListTasksQuery,
+    ReadFailedError,
+    SentMessage,
+    TaskPage,
+    TaskView,
+    parse_timestamp,
+)
 from a2a_client_errors.normalize import INVALID, normalize_body
 from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors.parsing import parse_json
 from a2a_client_errors.reasons import Reason
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from a2a_client_errors.errors import CallError
 
-__all__ = ["CannotLookError", "HttpLookup", "message_ids", "sent_message"]
+__all__ = ["CannotLookError", "HttpLookup", "answer_kind", "sent_message", "task_view"]
 
 _SEND_METHODS: Final = {
     "SendMessage": False,
@@ -44,10 +57,12 @@ _SEND_ROUTES: Final = {"message:send": False, "message:stream": True}
 _DROPPED_HEADERS: Final = frozenset({"content-length", "content-type", "transfer-encoding", "host"})
 _SSE: Final = "text/event-stream"
 _FRESH: Final = object()  # a look-up's own request id, not the caller's
+_USER_ROLES: Final = frozenset({"ROLE_USER", "user", "USER"})
+_NO_VIEW: Final = TaskView()
 
 
 class CannotLookError(Exception):
-    """An answer to a look-up query that does not say whether the task is there."""
+    """A request that is not a SendMessage this module can look up."""
 
 
 def _message_of(body: object) -> dict[str, Any] | None:
@@ -78,19 +93,60 @@ def sent_message(body: object, sent_at: float | None) -> SentMessage | None:
     )
 
 
-def message_ids(task: object) -> Iterable[str]:
-    """The messageIds in a JSON task's history."""
-    history = task.get("history") if isinstance(task, dict) else None
-    if not isinstance(history, list):
-        return ()
-    found = (m.get("messageId", m.get("message_id")) for m in history if isinstance(m, dict))
-    return [message_id for message_id in found if isinstance(message_id, str)]
+def task_view(task: object) -> TaskView:
+    """What a look-up reads of a JSON task (1.0 ProtoJSON or 0.3 names); never raises."""
+    if not isinstance(task, dict):
+        return _NO_VIEW
+    status = task.get("status")
+    history = task.get("history")
+    entries: list[tuple[str, bool]] = []
+    if isinstance(history, list):
+        for message in history:
+            if not isinstance(message, dict):
+                continue
+            message_id = message.get("messageId", message.get("message_id"))
+            role = message.get("role")
+            entries.append(
+                (
+                    message_id if isinstance(message_id, str) else "",
+                    role in _USER_ROLES if isinstance(role, str) else role == 1,
+                )
+            )
+    task_id = task.get("id")
+    context_id = task.get("contextId", task.get("context_id"))
+    outcome = task_outcome(task)
+    return TaskView(
+        task_id if isinstance(task_id, str) else "",
+        context_id if isinstance(context_id, str) else "",
+        parse_timestamp(status.get("timestamp")) if isinstance(status, dict) else None,
+        tuple(entries),
+        outcome is not None and outcome.is_final,
+    )
 
 
-def _timestamp(seconds: float) -> str:
-    """RFC 3339 in UTC, as ProtoJSON writes a Timestamp."""
-    moment = datetime.fromtimestamp(max(seconds, 0.0), tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+def answer_kind(body: object) -> str | None:
+    """What a SendMessage answer (JSON) holds: ``"task"``, ``"message"``, or None (neither).
+
+    Reads the 1.0 shapes (``{"task": ...}``, ``{"message": ...}``, in a JSON-RPC ``result``
+    or as the HTTP+JSON body) and the 0.3 ones (the Task or Message itself, with ``kind``; the
+    0.3 HTTP+JSON ``{"msg": ...}``).
+    """
+    if not isinstance(body, dict):
+        return None
+    value = body.get("result") if "jsonrpc" in body else body
+    if not isinstance(value, dict):
+        return None
+    for key, kind in (("task", "task"), ("message", "message"), ("msg", "message")):
+        if isinstance(value.get(key), dict):
+            return kind
+    declared = value.get("kind")
+    if declared in ("task", "message"):
+        return str(declared)
+    if isinstance(value.get("status"), dict):
+        return "task"
+    if "role" in value and isinstance(value.get("parts"), list):
+        return "message"
+    return None
 
 
 class HttpLookup:
@@ -100,6 +156,10 @@ class HttpLookup:
         request: the SendMessage (or SendStreamingMessage) request whose answer was lost.
         body: its parsed JSON body.
 
+    Attributes:
+        lists: whether the agent's binding has ListTasks (A2A 0.3 has none).
+        streams: whether the request is a streaming send.
+
     Raises:
         CannotLookError: the request is not a SendMessage this module can look up.
 
@@ -107,6 +167,7 @@ class HttpLookup:
 
     def __init__(self, request: httpx.Request, body: object) -> None:
         self.request = request
+        self.body = body
         self.headers = [
             (name, value)
             for name, value in request.headers.raw
@@ -122,6 +183,7 @@ class HttpLookup:
             self.rpc_id = body.get("id")
             self.streams = _SEND_METHODS[method]
             self.prefix = ""
+            self.legacy = method in _LEGACY
         else:
             path = request.url.path
             head, _, last = path.rpartition("/")
@@ -129,17 +191,25 @@ class HttpLookup:
                 raise CannotLookError(path)
             self.streams = _SEND_ROUTES[last]
             self.prefix = head
+            self.legacy = False  # a route prefix does not tell the version: ListTasks is tried
+        self.lists = not self.legacy
 
     # --- queries ----------------------------------------------------------------------------
 
     def query(self, query: GetTaskQuery | ListTasksQuery) -> httpx.Request:
-        """The request that asks ``query`` of the agent."""
+        """The request that asks ``query`` of the agent.
+
+        Raises:
+            ReadFailedError: ListTasks of an A2A 0.3 agent, which has none.
+
+        """
+        if isinstance(query, ListTasksQuery) and not self.lists:
+            raise ReadFailedError("A2A 0.3 has no ListTasks")
         if self.method is not None:
-            legacy = self.method in _LEGACY
             if isinstance(query, GetTaskQuery):
-                name, params = ("tasks/get" if legacy else "GetTask"), {"id": query.task_id}
+                name, params = ("tasks/get" if self.legacy else "GetTask"), {"id": query.task_id}
             else:
-                name, params = ("tasks/list" if legacy else "ListTasks"), self._list_params(query)
+                name, params = "ListTasks", self._list_params(query)
             return self._rpc(name, params)
         if isinstance(query, GetTaskQuery):
             return self._get(f"{self.prefix}/tasks/{query.task_id}", {})
@@ -147,11 +217,11 @@ class HttpLookup:
 
     @staticmethod
     def _list_params(query: ListTasksQuery) -> dict[str, Any]:
-        params: dict[str, Any] = {"pageSize": query.page_size, "includeArtifacts": True}
+        params: dict[str, Any] = {"pageSize": query.page_size, "includeArtifacts": False}
         if query.context_id:
             params["contextId"] = query.context_id
-        if query.status_after is not None:
-            params["statusTimestampAfter"] = _timestamp(query.status_after)
+        if query.history_length is not None:
+            params["historyLength"] = query.history_length
         if query.page_token:
             params["pageToken"] = query.page_token
         return params
@@ -179,31 +249,36 @@ class HttpLookup:
         """The answer ``response`` gives ``query``: a task (or None: not found), a `TaskPage`.
 
         Raises:
-            CannotLookError: the answer is an error, or not the shape the query returns.
+            ReadFailedError: the answer is an error (its `CallError` attached, for the Guard to
+                judge), or not the shape the query returns.
 
         """
         # One parse: the body `normalize` read is the one read here.
         error, body = normalize_body(
-            response, operation="GetTask" if isinstance(query, GetTaskQuery) else None
+            response, operation="GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
         )
         if error is not None:
             if isinstance(query, GetTaskQuery) and _names_missing_task(error):
                 return None
-            raise CannotLookError(str(error.reason or error.kind))
+            raise ReadFailedError(str(error.reason or error.kind), error)
         if body is INVALID:
-            raise CannotLookError("the answer is not JSON")
+            raise ReadFailedError("the answer is not JSON")
         if self.method is not None:
             body = body.get("result") if isinstance(body, dict) else None
         if isinstance(query, GetTaskQuery):
             if not isinstance(body, dict) or task_outcome(body) is None:
-                raise CannotLookError("GetTask did not answer with a task")
+                raise ReadFailedError("GetTask did not answer with a task")
             return body
         if not isinstance(body, dict) or not isinstance(body.get("tasks"), list):
-            raise CannotLookError("ListTasks did not answer with tasks")
+            raise ReadFailedError("ListTasks did not answer with tasks")
         tasks: list[Any] = body["tasks"]
         token = body.get("nextPageToken")
+        total = body.get("totalSize")
         return TaskPage(
-            tuple(t for t in tasks if isinstance(t, dict)), token if isinstance(token, str) else ""
+            tuple(t for t in tasks if isinstance(t, dict)),
+            token if isinstance(token, str) else "",
+            total if isinstance(total, int) and not isinstance(total, bool) else None,
+            len(response.content),
         )
 
     # --- the answer that was lost -----------------------------------------------------------
@@ -236,7 +311,7 @@ class HttpLookup:
         if not self.streams or outcome is None or outcome.is_final or not isinstance(task_id, str):
             return None
         if self.method is not None:
-            method = "tasks/resubscribe" if self.method in _LEGACY else "SubscribeToTask"
+            method = "tasks/resubscribe" if self.legacy else "SubscribeToTask"
             # The stream answers the caller's request: its events carry the caller's id.
             return self._rpc(method, {"id": task_id}, self.rpc_id)
         url = self.request.url.copy_with(
@@ -252,6 +327,55 @@ class HttpLookup:
         return 200 <= response.status_code < 300 and response.headers.get(
             "content-type", ""
         ).startswith(_SSE)
+
+    # --- sending without blocking -------------------------------------------------------------
+
+    def non_blocking(self) -> httpx.Request | None:
+        """The same unary send, asked not to block; None when it is a stream or does not block.
+
+        A copy: the caller's request and body are left as they are. The message (its
+        messageId) is the same; only ``configuration.returnImmediately`` (1.0) or
+        ``configuration.blocking`` (0.3) is set.
+        """
+        if self.streams or not isinstance(self.body, dict):
+            return None
+        body = json.loads(json.dumps(self.body))  # a deep copy, of JSON only
+        params = body.get("params") if self.method is not None else body
+        if not isinstance(params, dict):
+            return None
+        configuration = params.get("configuration")
+        if configuration is None:
+            configuration = params["configuration"] = {}
+        if not isinstance(configuration, dict):
+            return None
+        if self.legacy:
+            if configuration.get("blocking") is False:
+                return None
+            configuration["blocking"] = False
+        else:
+            if configuration.get("returnImmediately") is True:
+                return None
+            configuration["returnImmediately"] = True
+        return httpx.Request(
+            self.request.method,
+            self.request.url,
+            headers=[*self.headers, (b"content-type", b"application/json")],
+            content=json.dumps(body).encode(),
+            extensions=dict(self.request.extensions),
+        )
+
+    def task_of(self, response: httpx.Response) -> dict[str, Any] | None:
+        """The task a unary send's successful answer holds (None: a Message, or unreadable)."""
+        try:
+            body = parse_json(response.content)
+        except Exception:  # an unreadable answer holds no task to wait for
+            return None
+        value = body.get("result") if self.method is not None and isinstance(body, dict) else body
+        if isinstance(value, dict) and isinstance(value.get("task"), dict):
+            value = value["task"]
+        if not isinstance(value, dict) or task_outcome(value) is None:
+            return None
+        return value
 
 
 def _names_missing_task(error: CallError) -> bool:

@@ -25,17 +25,24 @@ from a2a_client_errors.guard import (
     _attempt,
     _Outcome,
 )
-from a2a_client_errors.http_lookup import CannotLookError, HttpLookup, message_ids, sent_message
+from a2a_client_errors.http_lookup import (
+    CannotLookError,
+    HttpLookup,
+    answer_kind,
+    sent_message,
+    task_view,
+)
 from a2a_client_errors.lookup import (
     WORK_OPERATIONS,
-    Found,
+    GetTaskQuery,
+    ListTasksQuery,
     LookupResult,
+    ReadFailedError,
     SentMessage,
     Unresolved,
-    adrive,
-    drive,
-    find_sent,
+    follow_task,
 )
+from a2a_client_errors.parsing import parse_json
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.reading import aread_within, read_within
 
@@ -177,14 +184,197 @@ def _cannot_look(time_left: float | None) -> LookupResult:
     return _BATCH
 
 
-def _too_large() -> Any:
-    """A look-up answer past max_body: it cannot be read, so nothing can be told from it."""
-    raise CannotLookError("the answer is larger than max_body")
-
-
 def _peer_of(request: httpx.Request) -> str:
     url = request.url
     return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+
+def _learn(guard: Guard, peer: str) -> Callable[[Any], None]:
+    """What a send's successful answer teaches about ``peer``: a task, or a Message."""
+
+    def answered(response: Any) -> None:
+        if not isinstance(response, httpx.Response) or _TransportBase.is_stream(response):
+            return
+        kind = answer_kind(parse_json(response.content))
+        facts = guard.facts(peer)
+        if kind == "message":
+            facts.answers_with_messages = True
+        elif kind == "task":
+            facts.answers_with_tasks = True
+
+    return answered
+
+
+class _Reader:
+    """What the transports share of a look-up's `TaskReader`: the queries and the answers.
+
+    Each query is one request through the transport's inner transport, with the original
+    request's headers, its body read within the look-up's byte bound.
+    """
+
+    view = staticmethod(task_view)
+
+    def __init__(
+        self,
+        transport: _TransportBase,
+        finder: HttpLookup,
+        sent: SentMessage,
+        *,
+        peer: str,
+        deadline_at: float | None,
+    ) -> None:
+        self.transport = transport
+        self.finder = finder
+        self.sent = sent
+        self.peer = peer
+        self.deadline_at = deadline_at  # the call's: a found task is waited for until then
+        self.elsewhere = False  # one interface: the one the message went to
+        self.latest: Any = None  # the last task read, should waiting for it be cut short
+
+    @property
+    def limit(self) -> int:
+        """Bytes of one answer that are read (the Guard's ``max_body``, the look-up's bound)."""
+        guard = self.transport.guard
+        return min(guard.policy.limits.max_body, guard.exactly_once.max_bytes)
+
+    def prepared(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        """The request that asks ``query``, its timeouts no longer than ``timeout``."""
+        request = self.finder.query(query)
+        if timeout is not None:
+            _bound_to(request, timeout)
+        return request
+
+    def answered(self, query: GetTaskQuery | ListTasksQuery, response: httpx.Response) -> Any:
+        """The answer to ``query`` (the body was read), the task kept as the latest seen."""
+        answer = self.finder.read(query, response)
+        if isinstance(query, GetTaskQuery) and answer is not None:
+            self.latest = answer
+        return answer
+
+    def too_large(self) -> ReadFailedError:
+        """An answer past the bound cannot be read, so nothing can be told from it."""
+        return ReadFailedError(f"the answer is larger than {self.limit} bytes")
+
+
+_UNSET: Final = object()
+
+
+def _restore(request: httpx.Request, timeout: object) -> None:
+    """Give the caller's request back the timeouts it came with (attempts bound their own)."""
+    if timeout is _UNSET:
+        request.extensions.pop("timeout", None)
+    else:
+        request.extensions["timeout"] = timeout
+
+
+def _bound_to(request: httpx.Request, seconds: float) -> None:
+    """Give a request the timeouts it has, or ``seconds`` where they are longer or unset."""
+    left = max(0.0, seconds)
+    current = request.extensions.get("timeout") or {}
+    request.extensions["timeout"] = {
+        phase: left if current.get(phase) is None else min(current[phase], left)
+        for phase in ("connect", "read", "write", "pool")
+    }
+
+
+class _SyncReader(_Reader):
+    """The look-up's reads through `GuardTransport`'s inner transport (a `TaskReader`)."""
+
+    transport: GuardTransport
+
+    def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        """One request, read within the bound (see `TaskReader.ask`)."""
+        transport = self.transport
+        clock = transport.guard.clock
+        response = transport.inner.handle_request(self.prepared(query, timeout))
+        try:
+            until = None if timeout is None else clock() + timeout
+            read = read_within(response, self.limit, deadline_at=until, clock=clock)
+        finally:
+            response.close()
+        if not read:
+            raise self.too_large()
+        return self.answered(query, response)
+
+    def found(self, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer (see `GuardTransport`)."""
+        finder = self.finder
+        if not finder.streams:
+            return finder.answer(self.settled(task))
+        subscribe = finder.subscription(task)
+        if subscribe is not None:
+            try:
+                response = self.transport.inner.handle_request(subscribe)
+            except httpx.HTTPError:
+                return finder.answer(task)
+            if finder.opened(response):
+                return response
+            response.close()
+        return finder.answer(task)
+
+    def settled(self, task: dict[str, Any]) -> dict[str, Any]:
+        """``task`` once settled, read again until then (or the latest read by the deadline)."""
+        if task_view(task).settled:
+            return task
+        self.latest = task
+        guard = self.transport.guard
+        waited = guard.run_reads(
+            follow_task(task, guard.exactly_once, task_view),
+            self.ask,
+            peer=self.peer,
+            deadline_at=self.deadline_at,
+        )
+        return waited if isinstance(waited, dict) else self.latest
+
+
+class _AsyncReader(_Reader):
+    """The look-up's reads through `AsyncGuardTransport`'s inner transport."""
+
+    transport: AsyncGuardTransport
+
+    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        """One request, read within the bound (see `TaskReader.ask`)."""
+        transport = self.transport
+        clock = transport.guard.clock
+        response = await transport.inner.handle_async_request(self.prepared(query, timeout))
+        try:
+            until = None if timeout is None else clock() + timeout
+            read = await aread_within(response, self.limit, deadline_at=until, clock=clock)
+        finally:
+            await response.aclose()
+        if not read:
+            raise self.too_large()
+        return self.answered(query, response)
+
+    async def found(self, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer (see `GuardTransport`)."""
+        finder = self.finder
+        if not finder.streams:
+            return finder.answer(await self.settled(task))
+        subscribe = finder.subscription(task)
+        if subscribe is not None:
+            try:
+                response = await self.transport.inner.handle_async_request(subscribe)
+            except httpx.HTTPError:
+                return finder.answer(task)
+            if finder.opened(response):
+                return response
+            await response.aclose()
+        return finder.answer(task)
+
+    async def settled(self, task: dict[str, Any]) -> dict[str, Any]:
+        """``task`` once settled (see `_SyncReader.settled`)."""
+        if task_view(task).settled:
+            return task
+        self.latest = task
+        guard = self.transport.guard
+        waited = await guard.arun_reads(
+            follow_task(task, guard.exactly_once, task_view),
+            self.ask,
+            peer=self.peer,
+            deadline_at=self.deadline_at,
+        )
+        return waited if isinstance(waited, dict) else self.latest
 
 
 class _TransportBase:
@@ -194,7 +384,9 @@ class _TransportBase:
         self.guard = guard
         self.raise_failures = raise_failures
 
-    def _describe(self, request: httpx.Request, sent_at: float) -> CallShape:
+    def _describe(
+        self, request: httpx.Request, sent_at: float, deadline_at: float | None
+    ) -> CallShape:
         """The operation, why a resend would be unsafe (if it would be), and the look-up.
 
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
@@ -214,15 +406,22 @@ class _TransportBase:
             return CallShape(operation, GiveUp.NO_MESSAGE_ID)
         if operation not in WORK_OPERATIONS:
             return CallShape(operation)
+        peer = _peer_of(request)
         sent = sent_message(body, sent_at)
+        answered = _learn(self.guard, peer)
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
-            return CallShape(operation, sent=sent)
+            return CallShape(operation, sent=sent, answered=answered)
+        if not finder.lists:
+            self.guard.facts(peer).unlisted = True  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
-        return CallShape(operation, sent=sent, lookup=self._lookup(finder, sent))
+        reader = self._reader(finder, sent, peer, deadline_at)
+        return CallShape(operation, sent=sent, lookup=reader, answered=answered)
 
-    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
+    def _reader(
+        self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
+    ) -> Lookup:
         raise NotImplementedError
 
     @property
@@ -261,6 +460,7 @@ class _TransportBase:
         plain: Callable[[Any], bool] | None,
         first: _Outcome | None,
         start: float,
+        deadline_at: float | None,
     ) -> dict[str, Any]:
         """How the Guard's loop is to run ``request`` (after ``first``, if it was tried)."""
         guard = self.guard
@@ -268,37 +468,63 @@ class _TransportBase:
         sent_at = guard.exactly_once.wall_clock() - (guard.clock() - start)
         return {
             "peer": _peer_of(request),
-            "describe": lambda: self._describe(request, sent_at),
+            "describe": lambda: self._describe(request, sent_at, deadline_at),
             "plain": plain,
             "first": first,
             "start": start,
         }
 
     @staticmethod
-    def _is_stream(response: httpx.Response) -> bool:
+    def is_stream(response: httpx.Response) -> bool:
+        """Whether a response is a successful event stream (handed over unread)."""
         return 200 <= response.status_code < 300 and response.headers.get(
             "content-type", ""
         ).startswith("text/event-stream")
 
-    def _window(self) -> tuple[float, float | None]:
-        """When the call starts, and the Guard's deadline for it (None: none)."""
+    def _window(self, request: httpx.Request) -> tuple[float, float | None, float | None]:
+        """When the call starts, its deadline, and its attempts' (a share kept for a look-up).
+
+        (None: no deadline.) Only a call that creates work keeps a share of its deadline for
+        the look-up of a lost answer (`ExactlyOnce.reserve`); telling one needs its body read,
+        which is done only under a deadline.
+        """
         guard = self.guard
         start = guard.clock()
-        return start, None if guard.deadline is None else start + guard.deadline
+        limit = guard.deadline
+        if limit is None:
+            return start, None, None
+        deadline_at = start + limit
+        if operation_of(request) not in WORK_OPERATIONS:
+            return start, deadline_at, deadline_at
+        return start, deadline_at, start + guard.exactly_once.attempt_time(limit, limit)
 
-    def _bound(self, request: httpx.Request, deadline_at: float | None) -> None:
-        """Give one attempt no more than the time left before the Guard's deadline.
+    def _bound(self, request: httpx.Request, attempt_until: float | None) -> None:
+        """Give one attempt no more than its time left before the call's deadline.
 
         The request's own timeouts stay when they are shorter; the bytes sent never change.
         """
-        if deadline_at is None:
-            return
-        left = max(0.0, deadline_at - self.guard.clock())
-        current = request.extensions.get("timeout") or {}
-        request.extensions["timeout"] = {
-            phase: left if current.get(phase) is None else min(current[phase], left)
-            for phase in ("connect", "read", "write", "pool")
-        }
+        if attempt_until is not None:
+            _bound_to(request, attempt_until - self.guard.clock())
+
+    def _non_blocking(self, request: httpx.Request, peer: str) -> HttpLookup | None:
+        """The look-up of a unary send to go without blocking (see `ExactlyOnce.non_blocking`).
+
+        None for every other request, and when sends block: by default, sends block unless
+        the agent's tasks cannot be listed (then a lost answer could never be found).
+        """
+        wanted = self.guard.exactly_once.non_blocking
+        if wanted is False or (wanted is None and not self.guard.facts(peer).unlisted):
+            return None
+        if not isinstance(request.stream, httpx.ByteStream):
+            return None
+        body = _json_body(request)
+        if operation_of(request, body) != "SendMessage" or not _message_id("SendMessage", body):
+            return None
+        try:
+            finder = HttpLookup(request, body)
+        except CannotLookError:
+            return None
+        return finder if finder.non_blocking() is not None else None
 
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
@@ -324,6 +550,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
     It never retries a request whose body is a stream it cannot replay, nor a SendMessage
     whose message has no messageId. Successful event streams are handed over unread.
 
+    A SendMessage whose answer was lost is looked up first, with the same headers, through
+    ``inner`` (see `a2a_client_errors.lookup`): found, the task is the answer (a unary send's
+    once it settles, as a blocking send's would be; a stream's subscribed to while it works);
+    proven absent, the same bytes are resent; otherwise `OutcomeUnknown`. A unary send may go
+    without blocking (`ExactlyOnce.non_blocking`): the agent answers with its task at once,
+    the transport reads it until it settles, and the caller gets what the blocking send would
+    have answered.
+
     When the final decision is not ok, the transport hands back the last response (or raises
     the last transport exception) as the client would have seen it without a guard, so the
     client's own error handling runs; hooks have seen every decision. With
@@ -341,64 +575,41 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         self.inner = inner if inner is not None else httpx.HTTPTransport()
 
     def _send(
-        self, request: httpx.Request, deadline_at: float | None, held: list[httpx.Response]
+        self, request: httpx.Request, until: float | None, held: list[httpx.Response]
     ) -> httpx.Response:
         while held:  # the previous attempt's answer, left unread: this attempt replaces it
             held.pop().close()
-        self._bound(request, deadline_at)
+        self._bound(request, until)
         response = self.inner.handle_request(request)
-        if not self._is_stream(response):
+        if not self.is_stream(response):
             # Read here, to be judged; the client finds the content read and does not read
             # the stream again. A body past max_body is handed on unread (judged by its
             # status), and closed if another attempt follows.
             limit = self._max_answer
-            if not read_within(response, limit, deadline_at=deadline_at, clock=self.guard.clock):
+            if not read_within(response, limit, deadline_at=until, clock=self.guard.clock):
                 held.append(response)
         return response
 
-    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
-        """The look-up of ``sent``, through the inner transport (see `HttpLookup`)."""
-        guard = self.guard
-
-        def look(time_left: float | None) -> LookupResult:
-            deadline_at = None if time_left is None else guard.clock() + time_left
-
-            def answer(query: Any) -> Any:
-                request = finder.query(query)
-                self._bound(request, deadline_at)
-                response = self.inner.handle_request(request)
-                try:
-                    read = read_within(
-                        response, self._max_answer, deadline_at=deadline_at, clock=guard.clock
-                    )
-                finally:
-                    response.close()
-                return finder.read(query, response) if read else _too_large()
-
-            search = find_sent(sent, guard.exactly_once, message_ids)
-            result = drive(search, answer, guard._sleep_sync)
-            return Found(self._found(finder, result.value)) if isinstance(result, Found) else result
-
-        return look
-
-    def _found(self, finder: HttpLookup, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer: a stream still working is subscribed to."""
-        subscribe = finder.subscription(task)
-        if subscribe is not None:
-            try:
-                response = self.inner.handle_request(subscribe)
-            except httpx.HTTPError:
-                return finder.answer(task)
-            if finder.opened(response):
-                return response
-            response.close()
-        return finder.answer(task)
+    def _reader(
+        self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
+    ) -> Lookup:
+        return _SyncReader(self, finder, sent, peer=peer, deadline_at=deadline_at)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        start, deadline_at = self._window()
+        timeout = request.extensions.get("timeout", _UNSET)
+        try:
+            return self._handle(request)
+        finally:
+            _restore(request, timeout)
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
+        start, deadline_at, until = self._window(request)
+        finder = self._non_blocking(request, _peer_of(request))
+        if finder is not None:
+            return self._without_blocking(finder, start, deadline_at, until)
         plain = self._plain_success()
-        args: tuple[Any, ...] = (request, deadline_at, [])
+        args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = _attempt(self._send, args, _NO_KWARGS)
@@ -406,10 +617,32 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
                 return first.value  # type: ignore[no-any-return]
         try:
             return self.guard._call_with(  # one loop, two doors
-                self._send, args, **self._loop(request, plain, first, start)
+                self._send, args, **self._loop(request, plain, first, start, deadline_at)
             )
         except CallFailed as failure:
             return self._failed(failure)
+
+    def _without_blocking(
+        self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
+    ) -> httpx.Response:
+        """The send asked not to block, its task read until it settles, answered as blocking."""
+        copy = finder.non_blocking()
+        assert copy is not None  # noqa: S101 (checked by _non_blocking)
+        try:
+            response = self.guard._call_with(
+                self._send,
+                (copy, until, []),
+                **self._loop(copy, None, None, start, deadline_at),
+            )
+        except CallFailed as failure:
+            return self._failed(failure)
+        task = finder.task_of(response)
+        if task is None or task_view(task).settled:
+            return response
+        sent = sent_message(finder.body, None)
+        assert sent is not None  # noqa: S101 (a send with a messageId)
+        reader = _SyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
+        return finder.answer(reader.settled(task))
 
     def close(self) -> None:
         """Close the inner transport."""
@@ -430,79 +663,74 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
 
     async def _send(
-        self, request: httpx.Request, deadline_at: float | None, held: list[httpx.Response]
+        self, request: httpx.Request, until: float | None, held: list[httpx.Response]
     ) -> httpx.Response:
         while held:  # the previous attempt's answer, left unread (see GuardTransport._send)
             await held.pop().aclose()
-        self._bound(request, deadline_at)
+        self._bound(request, until)
         response = await self.inner.handle_async_request(request)
-        if not self._is_stream(response):
+        if not self.is_stream(response):
             # Read here, to be judged (see GuardTransport._send).
             limit = self._max_answer
-            read = await aread_within(
-                response, limit, deadline_at=deadline_at, clock=self.guard.clock
-            )
+            read = await aread_within(response, limit, deadline_at=until, clock=self.guard.clock)
             if not read:
                 held.append(response)
         return response
 
-    def _lookup(self, finder: HttpLookup, sent: SentMessage) -> Lookup:
-        """The look-up of ``sent``, through the inner transport (see `HttpLookup`)."""
-        guard = self.guard
-
-        async def look(time_left: float | None) -> LookupResult:
-            deadline_at = None if time_left is None else guard.clock() + time_left
-
-            async def answer(query: Any) -> Any:
-                request = finder.query(query)
-                self._bound(request, deadline_at)
-                response = await self.inner.handle_async_request(request)
-                try:
-                    read = await aread_within(
-                        response, self._max_answer, deadline_at=deadline_at, clock=guard.clock
-                    )
-                finally:
-                    await response.aclose()
-                return finder.read(query, response) if read else _too_large()
-
-            search = find_sent(sent, guard.exactly_once, message_ids)
-            result = await adrive(search, answer, guard._sleep_async)
-            if isinstance(result, Found):
-                return Found(await self._found(finder, result.value))
-            return result
-
-        return look
-
-    async def _found(self, finder: HttpLookup, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer (see `GuardTransport._found`)."""
-        subscribe = finder.subscription(task)
-        if subscribe is not None:
-            try:
-                response = await self.inner.handle_async_request(subscribe)
-            except httpx.HTTPError:
-                return finder.answer(task)
-            if finder.opened(response):
-                return response
-            await response.aclose()
-        return finder.answer(task)
+    def _reader(
+        self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
+    ) -> Lookup:
+        return _AsyncReader(self, finder, sent, peer=peer, deadline_at=deadline_at)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
-        start, deadline_at = self._window()
+        timeout = request.extensions.get("timeout", _UNSET)
+        try:
+            return await self._handle(request)
+        finally:
+            _restore(request, timeout)
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        start, deadline_at, until = self._window(request)
+        finder = self._non_blocking(request, _peer_of(request))
+        if finder is not None:
+            return await self._without_blocking(finder, start, deadline_at, until)
         plain = self._plain_success()
-        args: tuple[Any, ...] = (request, deadline_at, [])
+        args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            left = None if deadline_at is None else max(0.0, deadline_at - self.guard.clock())
+            left = None if until is None else max(0.0, until - self.guard.clock())
             first = await _aattempt(self._send, args, _NO_KWARGS, left)
             if self._credited(request, first, plain):
                 return first.value  # type: ignore[no-any-return]
         try:
             return await self.guard._acall_with(  # one loop, two doors
-                self._send, args, **self._loop(request, plain, first, start)
+                self._send, args, **self._loop(request, plain, first, start, deadline_at)
             )
         except CallFailed as failure:
             return self._failed(failure)
+
+    async def _without_blocking(
+        self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
+    ) -> httpx.Response:
+        """The send asked not to block (see `GuardTransport._without_blocking`)."""
+        copy = finder.non_blocking()
+        assert copy is not None  # noqa: S101 (checked by _non_blocking)
+        try:
+            response: httpx.Response = await self.guard._acall_with(
+                self._send,
+                (copy, until, []),
+                **self._loop(copy, None, None, start, deadline_at),
+            )
+        except CallFailed as failure:
+            return self._failed(failure)
+        task = finder.task_of(response)
+        if task is None or task_view(task).settled:
+            return response
+        sent = sent_message(finder.body, None)
+        assert sent is not None  # noqa: S101 (a send with a messageId)
+        reader = _AsyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
+        return finder.answer(await reader.settled(task))
 
     async def aclose(self) -> None:
         """Close the inner transport."""

@@ -107,7 +107,7 @@ class Silent(Scripted):
         tasks = []
         if self.made:
             done = a2a_pb2.TaskStatus(state=a2a_pb2.TASK_STATE_COMPLETED)
-            history = [a2a_pb2.Message(message_id=self.sent[0])]
+            history = [a2a_pb2.Message(message_id=self.sent[0], role=a2a_pb2.ROLE_USER)]
             tasks.append(a2a_pb2.Task(id="t-9", status=done, history=history))
         return a2a_pb2.ListTasksResponse(tasks=tasks)
 

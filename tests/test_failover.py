@@ -23,7 +23,6 @@ from a2a_client_errors import (
     BreakerState,
     CallShape,
     CircuitBreaker,
-    ExactlyOnce,
     GiveUp,
     Guard,
     PeerUnavailable,
@@ -34,7 +33,7 @@ from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, Interface, guard_client
 from a2a_client_errors.integrations.a2a_sdk.interfaces import Route, route_of
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup
-from a2a_client_errors.lookup import Found
+from a2a_client_errors.lookup import ListTasksQuery
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.metrics_support import scrape, value
 
@@ -475,11 +474,11 @@ async def test_a_look_up_asks_the_next_interface_when_one_is_unwell() -> None:
     """A look-up query refused by one interface is asked over the next."""
     dead = _Answering(httpx.ConnectError("refused"))
     live = _Answering()
-    lookup = SdkLookup(dead, a2a_pb2, None, ExactlyOnce(), _no_sleep, others=[live])
-    result = await lookup.find(SentMessage("m1", "c1", None, 0.0))
-    assert isinstance(result, Found)
-    assert result.value.id == "t1"
+    lookup = SdkLookup(dead, a2a_pb2, None, SentMessage("m1", "c1", None, 0.0), others=[live])
+    page = await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
+    assert [task.id for task in page.tasks] == ["t1"]
     assert (dead.asked, live.asked) == (1, 1)
+    assert lookup.elsewhere
 
 
 async def test_a_look_up_the_agent_refuses_does_not_move() -> None:
@@ -487,10 +486,11 @@ async def test_a_look_up_the_agent_refuses_does_not_move() -> None:
     denied = httpx.HTTPStatusError("no", request=_req(), response=httpx.Response(401))
     refusing = _Answering(denied)
     live = _Answering()
-    lookup = SdkLookup(refusing, a2a_pb2, None, ExactlyOnce(), _no_sleep, others=[live])
+    lookup = SdkLookup(refusing, a2a_pb2, None, SentMessage("m1", "c1", None, 0.0), others=[live])
     with pytest.raises(httpx.HTTPStatusError):
-        await lookup.find(SentMessage("m1", "c1", None, 0.0))
+        await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
     assert live.asked == 0
+    assert not lookup.elsewhere
 
 
 def _req() -> httpx.Request:

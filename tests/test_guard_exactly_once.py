@@ -168,7 +168,7 @@ async def test_found_is_the_answer_after_one_attempt(mode: str, clock: FakeClock
     assert hook.names() == ["decision", "decision"]
     assert hook.actions == ["retry", "ok"]
     assert budget.credits == 1
-    assert budget.spent == 0
+    assert budget.spent == 1  # the look-up: one more request, paid as a retry is
 
 
 @MODES
@@ -194,7 +194,7 @@ async def test_not_found_is_resent(mode: str, clock: FakeClock) -> None:
     assert peer.calls == 2
     assert hook.resolutions == [Resolution.RESENT]
     assert hook.names() == ["decision", "retry", "decision"]
-    assert budget.spent == 1
+    assert budget.spent == 2  # the look-up, then the resend
 
 
 @MODES
@@ -222,12 +222,33 @@ async def test_not_found_and_the_budget_refuses_is_told_not_found(
     mode: str, clock: FakeClock
 ) -> None:
     """Not found, but the budget refuses the resend: BudgetExhausted, told NOT_FOUND."""
+
+    class OneToken(Budget):
+        def try_spend(self) -> bool:
+            return super().try_spend() and self.spent == 1  # the look-up's, then none
+
     hook = Hook()
-    g = guard(clock, hook, budget=Budget(pays=False))
+    g = guard(clock, hook, budget=OneToken())
     with pytest.raises(RetryExhausted) as caught:
         await run(mode, g, Peer(lost()), Looker(NotFound()))
     assert caught.value.decision.give_up is GiveUp.BUDGET
     assert hook.resolutions == [Resolution.NOT_FOUND]
+
+
+@MODES
+async def test_a_spent_budget_makes_no_lookup_and_resends_nothing(
+    mode: str, clock: FakeClock
+) -> None:
+    """The look-up is one more request: with no token left it is not made (OutcomeUnknown)."""
+    hook = Hook()
+    g = guard(clock, hook, budget=Budget(pays=False))
+    peer, looker = Peer(lost(), "never"), Looker(NotFound())
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, peer, looker)
+    assert peer.calls == 1
+    assert looker.times == []
+    assert caught.value.why == "the retry budget is spent: no look-up was made"
+    assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
 # --- cannot look ---------------------------------------------------------------------------------

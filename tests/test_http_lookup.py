@@ -9,14 +9,27 @@ import httpx
 import pytest
 
 from a2a_client_errors import DEFAULT_LIMITS
-from a2a_client_errors.http_lookup import CannotLookError, HttpLookup, message_ids, sent_message
-from a2a_client_errors.lookup import GetTaskQuery, ListTasksQuery, SentMessage, TaskPage
+from a2a_client_errors.http_lookup import (
+    CannotLookError,
+    HttpLookup,
+    answer_kind,
+    sent_message,
+    task_view,
+)
+from a2a_client_errors.lookup import (
+    GetTaskQuery,
+    ListTasksQuery,
+    ReadFailedError,
+    SentMessage,
+    TaskPage,
+    TaskView,
+)
 from tests.conftest import error_info, jsonrpc_error, jsonrpc_result, status_body
 
 URL = "https://agent.test/a2a"
 SECRET = "Bearer tok-SECRET-19ab"
 MESSAGE = {"messageId": "msg-0001", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-LIST = ListTasksQuery("ctx-1", None, "", 100)
+LIST = ListTasksQuery("ctx-1", "", 100, 20)
 GET = GetTaskQuery("task-1")
 
 
@@ -95,28 +108,69 @@ def test_sent_message_without_a_message_id_is_none(body: Any) -> None:
     assert sent_message(body, 1.0) is None
 
 
-def test_message_ids_of_a_json_task() -> None:
-    """The messageIds of a JSON task's history, both spellings; anything else gives none."""
-    history = [{"messageId": "a"}, {"message_id": "b"}, {"messageId": 3}, "x"]
-    assert list(message_ids({"history": history})) == ["a", "b"]
-    assert list(message_ids({"history": "x"})) == []
-    assert list(message_ids("task")) == []
+def test_task_view_of_a_json_task() -> None:
+    """Id, context, status timestamp, history (both spellings, user or not) and settledness."""
+    history = [
+        {"messageId": "a", "role": "ROLE_USER"},
+        {"message_id": "b", "role": "agent"},
+        {"messageId": 3, "role": "user"},
+        {"messageId": "d", "role": 1},
+        "x",
+    ]
+    raw = {
+        "id": "t",
+        "contextId": "c",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "1970-01-01T00:00:05Z"},
+        "history": history,
+    }
+    assert task_view(raw) == TaskView(
+        "t", "c", 5.0, (("a", True), ("b", False), ("", True), ("d", True)), False
+    )
+    assert task_view({"status": {"state": "completed"}, "context_id": "c"}).settled
+
+
+@pytest.mark.parametrize("raw", ["task", None, [], {"history": "x", "status": "y", "id": 4}])
+def test_task_view_of_anything_else_shows_nothing(raw: Any) -> None:
+    """What is not a task gives a view with no id, no history, no time."""
+    seen = task_view(raw)
+    assert (seen.task_id, seen.history, seen.updated_at, seen.settled) == ("", (), None, False)
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (jsonrpc_result({"task": {"id": "t"}}), "task"),
+        (jsonrpc_result({"message": {"messageId": "m"}}), "message"),
+        (jsonrpc_result({"kind": "task", "id": "t"}), "task"),
+        (jsonrpc_result({"kind": "message", "role": "agent"}), "message"),
+        ({"task": {}}, "task"),
+        ({"msg": {}}, "message"),
+        ({"id": "t", "status": {"state": "completed"}}, "task"),
+        ({"role": "agent", "parts": []}, "message"),
+        ({"other": 1}, None),
+        (jsonrpc_result("text"), None),
+        ("body", None),
+    ],
+)
+def test_answer_kind_of_a_send(body: Any, kind: str | None) -> None:
+    """Whether a send's answer holds a task or a Message, in 1.0 and 0.3 shapes."""
+    assert answer_kind(body) == kind
 
 
 # --- JSON-RPC queries --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("method", "get", "list_", "streams"),
+    ("method", "get", "streams"),
     [
-        ("SendMessage", "GetTask", "ListTasks", False),
-        ("SendStreamingMessage", "GetTask", "ListTasks", True),
-        ("message/send", "tasks/get", "tasks/list", False),
-        ("message/stream", "tasks/get", "tasks/list", True),
+        ("SendMessage", "GetTask", False),
+        ("SendStreamingMessage", "GetTask", True),
+        ("message/send", "tasks/get", False),
+        ("message/stream", "tasks/get", True),
     ],
 )
 def test_jsonrpc_queries_follow_the_request_method_names(
-    method: str, get: str, list_: str, streams: bool
+    method: str, get: str, streams: bool
 ) -> None:
     """1.0 method names for a 1.0 request, 0.3 names for a 0.3 one, to the same URL."""
     request, body = rpc_request(method)
@@ -126,13 +180,31 @@ def test_jsonrpc_queries_follow_the_request_method_names(
     assert (got.method, str(got.url)) == ("POST", URL)
     assert rpc_body(got)["method"] == get
     assert rpc_body(got)["params"] == {"id": "task-1"}
+
+
+def test_jsonrpc_list_asks_no_artifacts_and_bounded_history() -> None:
+    """ListTasks asks for no artifacts, the history bound, the context, no timestamp filter."""
+    request, body = rpc_request()
+    lookup = HttpLookup(request, body)
+    assert lookup.lists
     listed = lookup.query(LIST)
-    assert rpc_body(listed)["method"] == list_
+    assert rpc_body(listed)["method"] == "ListTasks"
     assert rpc_body(listed)["params"] == {
         "pageSize": 100,
-        "includeArtifacts": True,
+        "includeArtifacts": False,
         "contextId": "ctx-1",
+        "historyLength": 20,
     }
+
+
+@pytest.mark.parametrize("method", ["message/send", "message/stream"])
+def test_a_03_request_has_no_list_tasks(method: str) -> None:
+    """A2A 0.3 has no ListTasks: the query is refused before anything is sent."""
+    request, body = rpc_request(method)
+    lookup = HttpLookup(request, body)
+    assert not lookup.lists
+    with pytest.raises(ReadFailedError, match=r"0\.3 has no ListTasks"):
+        lookup.query(LIST)
 
 
 def test_jsonrpc_query_has_its_own_id_and_version() -> None:
@@ -145,24 +217,12 @@ def test_jsonrpc_query_has_its_own_id_and_version() -> None:
     assert 7 not in (first["id"], second["id"])
 
 
-def test_jsonrpc_list_params_with_timestamp_and_token() -> None:
-    """The status timestamp filter is RFC 3339 UTC with milliseconds; the page token is passed."""
+def test_jsonrpc_list_params_with_token_and_no_history_bound() -> None:
+    """The page token is passed; a history bound of None asks for the agent's default."""
     request, body = rpc_request()
-    query = ListTasksQuery(None, 1_700_000_000.25, "page-2", 20)
+    query = ListTasksQuery(None, "page-2", 20, None)
     params = rpc_body(HttpLookup(request, body).query(query))["params"]
-    assert params == {
-        "pageSize": 20,
-        "includeArtifacts": True,
-        "statusTimestampAfter": "2023-11-14T22:13:20.250Z",
-        "pageToken": "page-2",
-    }
-
-
-def test_timestamp_before_the_epoch_is_the_epoch() -> None:
-    """A filter time before 1970 (a huge clock skew) is sent as the epoch."""
-    request, body = rpc_request()
-    params = rpc_body(HttpLookup(request, body).query(ListTasksQuery(None, -5.0, "", 1)))["params"]
-    assert params["statusTimestampAfter"] == "1970-01-01T00:00:00.000Z"
+    assert params == {"pageSize": 20, "includeArtifacts": False, "pageToken": "page-2"}
 
 
 def test_jsonrpc_query_keeps_the_headers_but_the_body_ones() -> None:
@@ -210,19 +270,20 @@ def test_rest_queries_stay_under_the_prefix(path: str, prefix: str, streams: boo
     assert listed.url.path == f"{prefix}/tasks"
     assert dict(listed.url.params) == {
         "pageSize": "100",
-        "includeArtifacts": "true",
+        "includeArtifacts": "false",
         "contextId": "ctx-1",
+        "historyLength": "20",
     }
 
 
-def test_rest_list_query_string_with_timestamp_and_token() -> None:
-    """The REST list query carries statusTimestampAfter and pageToken as query parameters."""
+def test_rest_list_query_string_with_token() -> None:
+    """The REST list query carries pageToken as a query parameter."""
     request, body = rest_request()
-    listed = HttpLookup(request, body).query(ListTasksQuery(None, 0.0, "tok", 5))
+    listed = HttpLookup(request, body).query(ListTasksQuery(None, "tok", 5, 3))
     assert dict(listed.url.params) == {
         "pageSize": "5",
-        "includeArtifacts": "true",
-        "statusTimestampAfter": "1970-01-01T00:00:00.000Z",
+        "includeArtifacts": "false",
+        "historyLength": "3",
         "pageToken": "tok",
     }
 
@@ -283,7 +344,7 @@ def test_read_get_task_not_found_in_the_agents_words_is_none(response: httpx.Res
 def test_read_get_task_bare_404_cannot_look(response: httpx.Response) -> None:
     """A bare 404 (a wrong URL, a proxy's page) does not say the task is missing."""
     request, body = rest_request()
-    with pytest.raises(CannotLookError):
+    with pytest.raises(ReadFailedError):
         HttpLookup(request, body).read(GET, response)
 
 
@@ -298,12 +359,13 @@ def test_read_get_task_bare_404_cannot_look(response: httpx.Response) -> None:
     ids=["503", "internal", "unsupported", "401"],
 )
 def test_read_an_error_cannot_look(response: httpx.Response) -> None:
-    """Any other error answer, to either query, is CannotLookError."""
+    """Any other error answer, to either query, fails with the error attached (to judge)."""
     request, body = rpc_request()
     lookup = HttpLookup(request, body)
     for query in (GET, LIST):
-        with pytest.raises(CannotLookError):
+        with pytest.raises(ReadFailedError) as caught:
             lookup.read(query, response)
+        assert caught.value.error is not None
 
 
 @pytest.mark.parametrize(
@@ -312,64 +374,71 @@ def test_read_an_error_cannot_look(response: httpx.Response) -> None:
     ids=["message", "no-status", "string", "list"],
 )
 def test_read_get_task_that_is_not_a_task_cannot_look(result: Any) -> None:
-    """A GetTask result that is not a task is CannotLookError."""
+    """A GetTask result that is not a task fails."""
     request, body = rpc_request()
-    with pytest.raises(CannotLookError):
+    with pytest.raises(ReadFailedError):
         HttpLookup(request, body).read(GET, answer(200, jsonrpc_result(result)))
 
 
 def test_read_rest_get_task_list_body_cannot_look() -> None:
-    """A REST GetTask answer that is JSON but not an object is CannotLookError."""
+    """A REST GetTask answer that is JSON but not an object fails."""
     request, body = rest_request()
-    with pytest.raises(CannotLookError, match="GetTask"):
+    with pytest.raises(ReadFailedError, match="GetTask"):
         HttpLookup(request, body).read(GET, answer(200, []))
 
 
 def test_read_get_task_non_json_cannot_look() -> None:
     """A 200 that is not JSON cannot say anything about the task."""
     request, body = rest_request()
-    with pytest.raises(CannotLookError):
+    with pytest.raises(ReadFailedError):
         HttpLookup(request, body).read(GET, httpx.Response(200, text="ok"))
 
 
 def test_read_a_huge_body_that_is_not_json_cannot_look() -> None:
-    """A 2xx body too big to be judged, and not JSON, is CannotLookError."""
+    """A 2xx body too big to be judged, and not JSON, fails."""
     request, body = rest_request()
     huge = httpx.Response(200, content=b"x" * (DEFAULT_LIMITS.max_body + 1))
-    with pytest.raises(CannotLookError, match="not JSON"):
+    with pytest.raises(ReadFailedError, match="not JSON"):
         HttpLookup(request, body).read(LIST, huge)
 
 
 def test_read_list_tasks_page_jsonrpc_and_rest() -> None:
     """A ListTasks answer is a page: its task objects and the next page token."""
     page = {"tasks": [task(), "junk", task(task_id="task-2")], "nextPageToken": "p2"}
-    expected = TaskPage((task(), task(task_id="task-2")), "p2")
+    tasks = (task(), task(task_id="task-2"))
     rpc, rpc_sent = rpc_request()
     rest, rest_sent = rest_request()
-    assert HttpLookup(rpc, rpc_sent).read(LIST, answer(200, jsonrpc_result(page))) == expected
-    assert HttpLookup(rest, rest_sent).read(LIST, answer(200, page)) == expected
+    wrapped = answer(200, jsonrpc_result(page))
+    assert HttpLookup(rpc, rpc_sent).read(LIST, wrapped) == TaskPage(
+        tasks, "p2", None, len(wrapped.content)
+    )
+    bare = answer(200, {**page, "totalSize": 9})
+    assert HttpLookup(rest, rest_sent).read(LIST, bare) == TaskPage(
+        tasks, "p2", 9, len(bare.content)
+    )
 
 
 def test_read_list_tasks_last_page_has_no_token() -> None:
     """A page without (or with a non-string) nextPageToken is the last one."""
     request, body = rest_request()
     lookup = HttpLookup(request, body)
-    assert lookup.read(LIST, answer(200, {"tasks": []})) == TaskPage(())
-    assert lookup.read(LIST, answer(200, {"tasks": [], "nextPageToken": 3})) == TaskPage(())
+    for page in ({"tasks": []}, {"tasks": [], "nextPageToken": 3, "totalSize": True}):
+        read = lookup.read(LIST, answer(200, page))
+        assert (read.tasks, read.next_page_token, read.total_size) == ((), "", None)
 
 
 @pytest.mark.parametrize("body", [{"task": task()}, {"tasks": "x"}, [], {}])
 def test_read_list_tasks_without_tasks_cannot_look(body: Any) -> None:
-    """A ListTasks answer without a list of tasks is CannotLookError."""
+    """A ListTasks answer without a list of tasks fails (read against the call it answers)."""
     request, sent = rest_request()
-    with pytest.raises(CannotLookError, match="ListTasks"):
+    with pytest.raises(ReadFailedError, match=r"ListTasks|INVALID_AGENT_RESPONSE"):
         HttpLookup(request, sent).read(LIST, answer(200, body))
 
 
 def test_read_list_tasks_bare_404_cannot_look() -> None:
-    """A bare 404 to ListTasks (not served here) is CannotLookError, not an empty list."""
+    """A bare 404 to ListTasks (not served here) fails, not an empty list."""
     request, body = rest_request()
-    with pytest.raises(CannotLookError):
+    with pytest.raises(ReadFailedError):
         HttpLookup(request, body).read(LIST, httpx.Response(404, text="no"))
 
 
@@ -480,3 +549,73 @@ def test_opened_only_for_a_2xx_event_stream() -> None:
     assert HttpLookup.opened(httpx.Response(200, headers=sse))
     assert not HttpLookup.opened(httpx.Response(404, headers=sse))
     assert not HttpLookup.opened(httpx.Response(200, json={}))
+
+
+# --- sending without blocking ------------------------------------------------------------------
+
+
+def test_non_blocking_copy_of_a_10_send_asks_to_return_immediately() -> None:
+    """The copy sets configuration.returnImmediately; the caller's request is untouched."""
+    request, body = rpc_request()
+    before = (request.content, dict(request.headers), json.dumps(body))
+    copy = HttpLookup(request, body).non_blocking()
+    assert copy is not None
+    sent = rpc_body(copy)
+    assert sent["params"]["configuration"] == {"returnImmediately": True}
+    assert sent["params"]["message"] == MESSAGE
+    assert sent["id"] == 7
+    assert copy.headers["authorization"] == SECRET
+    assert (request.content, dict(request.headers), json.dumps(body)) == before
+
+
+def test_non_blocking_copy_of_a_03_send_sets_blocking_false() -> None:
+    """A 0.3 message/send asks not to block with configuration.blocking = false."""
+    request, body = rpc_request("message/send")
+    body["params"]["configuration"] = {"acceptedOutputModes": ["text/plain"]}
+    copy = HttpLookup(request, body).non_blocking()
+    assert copy is not None
+    assert rpc_body(copy)["params"]["configuration"] == {
+        "acceptedOutputModes": ["text/plain"],
+        "blocking": False,
+    }
+    assert body["params"]["configuration"] == {"acceptedOutputModes": ["text/plain"]}
+
+
+def test_non_blocking_copy_of_a_rest_send() -> None:
+    """An HTTP+JSON send's copy carries returnImmediately in its body, to the same URL."""
+    request, body = rest_request()
+    copy = HttpLookup(request, body).non_blocking()
+    assert copy is not None
+    assert copy.url == request.url
+    assert json.loads(copy.content)["configuration"] == {"returnImmediately": True}
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [{"returnImmediately": True}, "not an object"],
+    ids=["already", "unreadable"],
+)
+def test_no_non_blocking_copy_when_it_does_not_block_or_cannot_say(configuration: Any) -> None:
+    """A send that already returns at once, or whose configuration is not an object: none."""
+    request, body = rpc_request()
+    body["params"]["configuration"] = configuration
+    assert HttpLookup(request, body).non_blocking() is None
+
+
+def test_no_non_blocking_copy_of_a_stream() -> None:
+    """A streaming send answers at once anyway: no copy."""
+    request, body = rpc_request("SendStreamingMessage")
+    assert HttpLookup(request, body).non_blocking() is None
+
+
+def test_task_of_a_send_answer() -> None:
+    """The task a unary send answered with, in either binding; None for a Message or junk."""
+    rpc, rpc_sent = rpc_request()
+    rest, rest_sent = rest_request()
+    legacy, legacy_sent = rpc_request("message/send")
+    assert HttpLookup(rpc, rpc_sent).task_of(answer(200, jsonrpc_result({"task": task()})))
+    assert HttpLookup(rest, rest_sent).task_of(answer(200, {"task": task()})) == task()
+    assert HttpLookup(legacy, legacy_sent).task_of(answer(200, jsonrpc_result(task()))) == task()
+    message = jsonrpc_result({"message": MESSAGE})
+    assert HttpLookup(rpc, rpc_sent).task_of(answer(200, message)) is None
+    assert HttpLookup(rpc, rpc_sent).task_of(httpx.Response(200, text="junk")) is None

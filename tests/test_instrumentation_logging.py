@@ -54,8 +54,15 @@ def test_no_body_no_token_no_control_character_reaches_the_log(
 
     def peer(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        if json.loads(request.content)["method"] == "ListTasks":  # the look-up: nothing there
-            return httpx.Response(200, json={"jsonrpc": "2.0", "id": 2, "result": {"tasks": []}})
+        if json.loads(request.content)["method"] == "ListTasks":  # the look-up: not there
+            other = {
+                "id": "t-0",
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "history": [{"messageId": "m-0", "role": "ROLE_USER"}],
+            }
+            return httpx.Response(
+                200, json={"jsonrpc": "2.0", "id": 2, "result": {"tasks": [other]}}
+            )
         return next(answers)
 
     guard = _guard()

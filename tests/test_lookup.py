@@ -1,4 +1,4 @@
-"""The sans-IO look-up: find_sent's queries and results, its drivers, and ExactlyOnce."""
+"""The sans-IO look-up: what find_sent proves, follow_task, the retrying reads and drivers."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from a2a_client_errors.lookup import (
     WORK_OPERATIONS,
+    Ask,
     ExactlyOnce,
+    Failed,
     Found,
     GetTaskQuery,
     ListTasksQuery,
@@ -17,110 +21,166 @@ from a2a_client_errors.lookup import (
     Pause,
     Resolution,
     SentMessage,
+    Spend,
     TaskPage,
+    TaskView,
     Unresolved,
     adrive,
     drive,
     find_sent,
+    follow_task,
+    parse_timestamp,
+    reading,
 )
+from a2a_client_errors.testing import FakeClock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable
+    from collections.abc import Callable, Generator
 
 MID = "msg-0001"
+SETTINGS = ExactlyOnce(history_length=None)
 
 
-def ids(task: Any) -> Iterable[str]:
-    """The messageIds of a test task: ``{"id": ..., "history": [messageId, ...]}``."""
-    return list(task["history"])
+def user(message_id: str) -> tuple[str, bool]:
+    """A user message of a test task's history."""
+    return (message_id, True)
 
 
-def made(task_id: str, *message_ids: str) -> dict[str, Any]:
-    """A test task whose history holds ``message_ids``."""
-    return {"id": task_id, "history": list(message_ids)}
+def agent(message_id: str = "a-1") -> tuple[str, bool]:
+    """An agent message of a test task's history."""
+    return (message_id, False)
+
+
+def made(
+    task_id: str,
+    *history: tuple[str, bool],
+    at: float | None = None,
+    context: str = "",
+    settled: bool = True,
+) -> dict[str, Any]:
+    """A test task: its view is written out (see `view`)."""
+    return {
+        "id": task_id,
+        "context": context,
+        "at": at,
+        "history": tuple(history),
+        "settled": settled,
+    }
+
+
+def view(task: Any) -> TaskView:
+    """The view of a test task."""
+    return TaskView(task["id"], task["context"], task["at"], task["history"], task["settled"])
 
 
 def run(
     sent: SentMessage,
     settings: ExactlyOnce,
     answers: Callable[[GetTaskQuery | ListTasksQuery], Any],
+    *,
+    messages: bool = False,
 ) -> tuple[Any, list[Any]]:
     """Drive ``find_sent`` by hand: the result and every query it yielded, in order."""
-    search = find_sent(sent, settings, ids)
+    return steps(find_sent(sent, settings, view, answers_with_messages=messages), answers)
+
+
+def steps(search: Generator[Any, Any, Any], answers: Callable[[Any], Any]) -> tuple[Any, list[Any]]:
+    """Run a search, answering each query with ``answers`` (pauses with None)."""
     queries: list[Any] = []
-    reply: Any = None
     try:
         query = next(search)
         while True:
             queries.append(query)
-            reply = None if isinstance(query, Pause) else answers(query)
-            query = search.send(reply)
+            query = search.send(None if isinstance(query, Pause) else answers(query))
     except StopIteration as stop:
         return stop.value, queries
 
 
-def pages(*contents: tuple[dict[str, Any], ...]) -> Callable[[Any], TaskPage]:
+def pages(*contents: tuple[dict[str, Any], ...], total: int | None = None) -> Callable[[Any], Any]:
     """Answers ListTasks with ``contents`` as consecutive pages, by page token."""
 
     def answer(query: Any) -> TaskPage:
         assert isinstance(query, ListTasksQuery)
         index = int(query.page_token or "0")
         following = str(index + 1) if index + 1 < len(contents) else ""
-        return TaskPage(contents[index], following)
+        return TaskPage(contents[index], following, total, 100)
 
     return answer
 
 
-# --- new tasks: ListTasks -------------------------------------------------------------------
+# --- new tasks: the listing ----------------------------------------------------------------
 
 
-def test_new_task_is_looked_for_by_context_id() -> None:
-    """A new message with a contextId is looked for by that context, with no timestamp filter."""
+def test_new_task_is_looked_for_in_its_context_without_artifacts_or_time_filter() -> None:
+    """A new message with a contextId lists that context, pages of page_size, history bound."""
     sent = SentMessage(MID, context_id="ctx-1", sent_at=1_000.0)
-    found, queries = run(sent, ExactlyOnce(page_size=50), pages((made("t1", MID),)))
-    assert found == Found(made("t1", MID))
-    assert queries == [ListTasksQuery("ctx-1", None, "", 50)]
+    found, queries = run(sent, ExactlyOnce(page_size=20), pages((made("t1", user(MID)),)))
+    assert found == Found(made("t1", user(MID)))
+    assert queries == [ListTasksQuery("ctx-1", "", 20, 20)]
 
 
-def test_new_task_without_context_is_filtered_by_status_time_less_skew() -> None:
-    """Without a contextId the filter is the time of sending less the clock skew."""
-    sent = SentMessage(MID, sent_at=1_000.0)
-    _, queries = run(sent, ExactlyOnce(clock_skew=30.0), pages((made("t1", MID),)))
-    assert queries == [ListTasksQuery(None, 970.0, "", 100)]
-
-
-def test_no_context_and_no_time_lists_without_a_filter() -> None:
-    """Without a contextId nor a time of sending, the list is not filtered."""
-    _, queries = run(SentMessage(MID), ExactlyOnce(), pages((made("t1", MID),)))
-    assert queries == [ListTasksQuery(None, None, "", 100)]
+def test_no_context_lists_every_task() -> None:
+    """Without a contextId, the whole listing is searched (no timestamp filter drops any)."""
+    _, queries = run(SentMessage(MID, sent_at=5.0), SETTINGS, pages((made("t1", user(MID)),)))
+    assert queries == [ListTasksQuery(None, "", 50, None)]
 
 
 def test_found_on_the_third_page_follows_the_page_tokens() -> None:
     """Pages are read in turn, each with the previous page's token, until the task is found."""
-    answer = pages((made("a", "x"),), (made("b", "y"),), (made("c", "z"), made("d", MID)))
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(), answer)
-    assert found == Found(made("d", MID))
+    answer = pages(
+        (made("a", user("x")),),
+        (made("b", user("y")),),
+        (made("c", user("z")), made("d", user(MID))),
+    )
+    found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Found(made("d", user(MID)))
     assert [q.page_token for q in queries] == ["", "1", "2"]
 
 
 def test_found_on_the_first_page_reads_no_more() -> None:
-    """The first page holding the messageId ends the search at once."""
-    answer = pages((made("a", "x"), made("b", MID)), (made("c", MID),))
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(), answer)
-    assert found == Found(made("b", MID))
+    """The page holding the task the message started ends the search."""
+    answer = pages((made("a", user("x")), made("b", user(MID))), (made("c", user("y")),))
+    found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Found(made("b", user(MID)))
     assert len(queries) == 1
 
 
-def test_not_found_pauses_then_looks_again_then_is_not_found() -> None:
-    """Nothing found: a pause of recheck_after, a second full look, then NotFound."""
-    answer = pages((made("a", "x"),))
+def test_a_task_without_a_status_timestamp_is_a_candidate() -> None:
+    """A task with no status timestamp (optional in A2A) is found like any other."""
+    found, _ = run(
+        SentMessage(MID, sent_at=1_000.0), SETTINGS, pages((made("t", user(MID), at=None),))
+    )
+    assert found == Found(made("t", user(MID)))
+
+
+def test_the_task_the_message_started_is_found_whatever_its_timestamp() -> None:
+    """A match is the task even with a status timestamp before the window (clocks differ)."""
+    task = made("t", user(MID), at=1.0)
+    found, _ = run(SentMessage(MID, sent_at=1_000.0), SETTINGS, pages((task,)))
+    assert found == Found(task)
+
+
+def test_tasks_started_by_other_messages_prove_absence_after_two_looks() -> None:
+    """Every candidate shows its start and none is the message's: not there, looked twice."""
+    answer = pages(
+        (made("a", user("x"), agent()), made("b", user("y"))),
+    )
     found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0.25), answer)
     assert found == NotFound()
     assert queries == [
-        ListTasksQuery("ctx-1", None, "", 100),
+        ListTasksQuery("ctx-1", "", 50, 20),
         Pause(0.25),
-        ListTasksQuery("ctx-1", None, "", 100),
+        ListTasksQuery("ctx-1", "", 50, 20),
     ]
+
+
+def test_recheck_after_zero_looks_once() -> None:
+    """recheck_after=0: one look, no pause."""
+    found, queries = run(
+        SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0), pages((made("a", user("x")),))
+    )
+    assert found == NotFound()
+    assert len(queries) == 1
 
 
 def test_found_on_the_second_look() -> None:
@@ -129,157 +189,407 @@ def test_found_on_the_second_look() -> None:
 
     def answer(query: Any) -> TaskPage:
         looks.append(1)
-        return TaskPage((made("a", MID),) if len(looks) == 2 else ())
+        tasks = (made("a", user(MID)),) if len(looks) == 2 else (made("b", user("x")),)
+        return TaskPage(tasks)
 
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(), answer)
-    assert found == Found(made("a", MID))
+    found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Found(made("a", user(MID)))
     assert [type(q) for q in queries] == [ListTasksQuery, Pause, ListTasksQuery]
 
 
-def test_recheck_after_zero_looks_once() -> None:
-    """recheck_after=0: one look, no pause, then NotFound."""
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0), pages(()))
-    assert found == NotFound()
-    assert queries == [ListTasksQuery("ctx-1", None, "", 100)]
+def test_an_inconclusive_first_look_is_found_by_the_second() -> None:
+    """A blind first look does not stop the second from finding the task."""
+    looks: list[int] = []
+
+    def answer(query: Any) -> TaskPage:
+        looks.append(1)
+        return TaskPage((made("a", user(MID)),) if len(looks) == 2 else (made("b"),))
+
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Found(made("a", user(MID)))
 
 
-def test_empty_pages_are_not_found() -> None:
-    """Empty pages (with or without a next token) hold nothing: NotFound after both looks."""
-    answer = pages((), ())
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(), answer)
+@pytest.mark.parametrize(
+    "history",
+    [(), (agent(),), (agent(), agent("a-2"))],
+    ids=["no history", "agent only", "trimmed to the agent's"],
+)
+def test_a_candidate_that_does_not_show_its_start_leaves_it_unresolved(
+    history: tuple[tuple[str, bool], ...],
+) -> None:
+    """No history, or history without the user's message first: nothing can be proven."""
+    answer = pages(
+        (made("a", user("x")), made("b", *history)),
+    )
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert isinstance(found, Unresolved)
+    assert "do not show how they started" in found.why
+
+
+def test_a_blind_task_older_than_the_window_is_not_a_candidate() -> None:
+    """A task whose status changed before the message was sent (less the skew) cannot be it."""
+    sent = SentMessage(MID, sent_at=1_000.0)
+    answer = pages((made("a", user("x"), at=999.0), made("b", at=600.0)))
+    found, _ = run(sent, ExactlyOnce(clock_skew=300.0), answer)
     assert found == NotFound()
-    assert [getattr(q, "page_token", None) for q in queries] == ["", "1", None, "", "1"]
+
+
+def test_a_blind_task_just_inside_the_skew_is_a_candidate() -> None:
+    """The window starts at the time of sending less the clock skew."""
+    sent = SentMessage(MID, sent_at=1_000.0)
+    found, _ = run(
+        sent, ExactlyOnce(clock_skew=300.0), pages((made("a", user("x")), made("b", at=700.0)))
+    )
+    assert isinstance(found, Unresolved)
+
+
+def test_a_sub_task_holding_the_message_id_is_not_taken_for_the_task() -> None:
+    """The task the message started is the one, not a more recent sub-task echoing it."""
+    sub = made("sub", agent(), user(MID))
+    parent = made("parent", user(MID), agent())
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, pages((sub, parent)))
+    assert found == Found(parent)
+
+
+def test_two_tasks_started_by_the_message_id_are_unresolved() -> None:
+    """Two tasks whose first message is the message's: which one cannot be told."""
+    answer = pages(
+        (made("a", user(MID)), made("b", user(MID))),
+    )
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Unresolved("more than one task was started by this messageId")
+
+
+def test_a_task_holding_the_id_without_having_started_is_unresolved() -> None:
+    """The messageId only echoed in a task it did not start: no proof either way."""
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, pages((made("s", agent(), user(MID)),)))
+    assert isinstance(found, Unresolved)
+    assert "without having been started by it" in found.why
+
+
+def test_a_listing_that_ignores_its_context_filter_is_unresolved() -> None:
+    """A task of another context in a listing asked for one context: the listing is a stub."""
+    answer = pages((made("a", user("x"), context="ctx-other"),))
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    assert found == Unresolved("the listing does not keep to the contextId it was asked for")
 
 
 def test_more_pages_than_max_pages_is_unresolved() -> None:
-    """A context with more pages than max_pages cannot be searched: Unresolved, no second look."""
-
-    def endless(query: Any) -> TaskPage:
-        return TaskPage((made("x", "other"),), "more")
-
-    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=3), endless)
-    assert isinstance(found, Unresolved)
-    assert "3 pages" in found.why
+    """A listing that goes on past max_pages is inconclusive."""
+    answer = pages(*[(made(f"t{i}", user("x")),) for i in range(4)])
+    found, queries = run(
+        SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=3, recheck_after=0), answer
+    )
+    assert found == Unresolved("more than 3 pages of tasks to search")
     assert len(queries) == 3
-    assert not any(isinstance(q, Pause) for q in queries)
 
 
 def test_exactly_max_pages_is_searched_in_full() -> None:
-    """A last page without a token at max_pages is a full search: NotFound, not Unresolved."""
-    answer = pages((made("a", "x"),), (made("b", "y"),))
-    found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=2, recheck_after=0), answer)
+    """max_pages pages, the last without a token: the listing was read to its end."""
+    answer = pages(*[(made(f"t{i}", user("x")),) for i in range(3)])
+    found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=3), answer)
     assert found == NotFound()
 
 
-def test_task_whose_history_lacks_the_id_is_not_it() -> None:
-    """A task in the context whose history does not hold the messageId is not the one made."""
-    answer = pages((made("a", "msg-0002"), made("b")))
-    found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0), answer)
-    assert found == NotFound()
+def test_a_listing_larger_than_max_bytes_is_unresolved() -> None:
+    """Pages that add up past max_bytes end the look (100 bytes a page here)."""
+    answer = pages(*[(made(f"t{i}", user("x")),) for i in range(20)])
+    found, queries = run(
+        SentMessage(MID, "ctx-1"), ExactlyOnce(max_bytes=1024, max_pages=50), answer
+    )
+    assert found == Unresolved("the listing is larger than 1024 bytes")
+    assert len(queries) == 11 * 2 + 1  # two looks of 11 pages, a pause between
 
 
-# --- follow-ups: GetTask ----------------------------------------------------------------------
+def test_a_listing_that_ends_before_its_count_is_unresolved() -> None:
+    """A last page whose listing says it holds more tasks than were read stopped early."""
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, pages((made("a", user("x")),), total=7))
+    assert found == Unresolved("the listing ended before the tasks it counts")
 
 
-def test_follow_up_is_looked_for_by_get_task() -> None:
-    """A follow-up (taskId) reads its task; found when its history holds the messageId."""
-    sent = SentMessage(MID, "ctx-1", "task-7")
-    found, queries = run(sent, ExactlyOnce(), lambda q: made("task-7", "m0", MID))
-    assert found == Found(made("task-7", "m0", MID))
-    assert queries == [GetTaskQuery("task-7")]
-
-
-def test_follow_up_not_in_history_looks_twice_then_not_found() -> None:
-    """The task without the messageId: pause, GetTask again, NotFound."""
-    sent = SentMessage(MID, task_id="task-7")
-    found, queries = run(sent, ExactlyOnce(recheck_after=1.0), lambda q: made("task-7", "m0"))
-    assert found == NotFound()
-    assert queries == [GetTaskQuery("task-7"), Pause(1.0), GetTaskQuery("task-7")]
-
-
-def test_follow_up_whose_task_is_missing_is_not_found() -> None:
-    """GetTask answered None (the task is not there): NotFound."""
-    found, _ = run(SentMessage(MID, task_id="t"), ExactlyOnce(recheck_after=0), lambda q: None)
-    assert found == NotFound()
-
-
-# --- drivers -----------------------------------------------------------------------------------
-
-
-def test_drive_sends_pauses_to_sleep_and_queries_to_answer() -> None:
-    """drive: each Pause goes to sleep, each query to answer, and the result is returned."""
-    slept: list[float] = []
-    asked: list[Any] = []
+def test_an_empty_context_is_not_there_when_the_agent_lists_tasks() -> None:
+    """An empty listing of a (new) context: one task anywhere shows the listing works."""
+    asked: list[ListTasksQuery] = []
 
     def answer(query: Any) -> TaskPage:
         asked.append(query)
-        return TaskPage(())
+        return TaskPage(() if query.context_id else (made("other", user("x")),))
 
-    search = find_sent(SentMessage(MID, "c"), ExactlyOnce(recheck_after=0.75), ids)
-    assert drive(search, answer, slept.append) == NotFound()
-    assert slept == [0.75]
-    assert len(asked) == 2
-
-
-def test_drive_lets_an_answer_exception_propagate() -> None:
-    """drive: what answer raises ends the search and reaches the caller."""
-
-    def answer(query: Any) -> TaskPage:
-        raise ConnectionResetError
-
-    with pytest.raises(ConnectionResetError):
-        drive(find_sent(SentMessage(MID, "c"), ExactlyOnce(), ids), answer, lambda s: None)
+    found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0), answer)
+    assert found == NotFound()
+    assert asked == [ListTasksQuery("ctx-1", "", 50, 20), ListTasksQuery(None, "", 1, 1)]
 
 
-def test_drive_returns_found() -> None:
-    """Driving a search returns Found with the task as the binding gave it."""
-    search = find_sent(SentMessage(MID, task_id="t"), ExactlyOnce(), ids)
-    assert drive(search, lambda q: made("t", MID), lambda s: None) == Found(made("t", MID))
+@pytest.mark.parametrize("context", ["ctx-1", None])
+def test_an_agent_that_lists_nothing_proves_nothing(context: str | None) -> None:
+    """A listing empty everywhere (a stub, or no task visible to this caller) is unresolved."""
+    found, _ = run(SentMessage(MID, context), SETTINGS, lambda query: TaskPage(()))
+    assert found == Unresolved("the agent lists no task at all (an empty listing proves nothing)")
 
 
-async def test_adrive_awaits_answers_and_sleeps() -> None:
-    """adrive: answers and sleeps are awaited; pauses go to sleep."""
+def test_an_agent_that_answers_with_messages_proves_nothing() -> None:
+    """A Message answer leaves no task: nothing found is then no proof."""
+    found, _ = run(
+        SentMessage(MID, "ctx-1"), SETTINGS, pages((made("a", user("x")),)), messages=True
+    )
+    assert isinstance(found, Unresolved)
+    assert "answers messages with a Message" in found.why
+
+
+def test_an_agent_that_answers_with_messages_is_still_searched() -> None:
+    """A task the message did start is found there too."""
+    found, _ = run(
+        SentMessage(MID, "ctx-1"), SETTINGS, pages((made("a", user(MID)),)), messages=True
+    )
+    assert found == Found(made("a", user(MID)))
+
+
+# --- follow-ups: GetTask ---------------------------------------------------------------------
+
+
+def test_follow_up_is_looked_for_in_its_task() -> None:
+    """A message naming a taskId is looked for by GetTask of that task, in its history."""
+    task = made("task-9", user("first"), agent(), user(MID))
+    found, queries = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
+    assert found == Found(task)
+    assert queries == [GetTaskQuery("task-9")]
+
+
+def test_follow_up_absent_from_a_whole_history_is_not_there_after_two_looks() -> None:
+    """A history that starts with the user's message and lacks the follow-up proves absence."""
+    task = made("task-9", user("first"), agent())
+    found, queries = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
+    assert found == NotFound()
+    assert queries == [GetTaskQuery("task-9"), Pause(0.5), GetTaskQuery("task-9")]
+
+
+def test_follow_up_held_only_by_an_agent_message_is_not_it() -> None:
+    """The messageId on an agent's message is not the user's follow-up."""
+    task = made("task-9", user("first"), agent(MID))
+    found, _ = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
+    assert found == NotFound()
+
+
+def test_follow_up_in_a_trimmed_history_is_unresolved() -> None:
+    """A history that does not reach back to the task's start cannot prove absence."""
+    task = made("task-9", agent())
+    found, _ = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
+    assert found == Unresolved(
+        "the task's history does not go back to its start (trimmed or absent)"
+    )
+
+
+def test_follow_up_whose_task_the_agent_does_not_know_is_not_there() -> None:
+    """The agent says the task is not there: nothing was added to it."""
+    found, _ = run(SentMessage(MID, task_id="gone"), SETTINGS, lambda q: None)
+    assert found == NotFound()
+
+
+# --- follow_task ------------------------------------------------------------------------------
+
+
+def test_follow_task_returns_a_settled_task_without_reading() -> None:
+    """A task already terminal or interrupted is waited for no longer."""
+    task = made("t", settled=True)
+    result, queries = steps(follow_task(task, SETTINGS, view), lambda q: None)
+    assert result is task
+    assert queries == []
+
+
+def test_follow_task_reads_with_doubling_pauses_until_settled() -> None:
+    """GetTask after pauses from poll_initial, doubling up to poll_max, until it settles."""
+    reads = iter([made("t", settled=False)] * 3 + [made("t", settled=True)])
+    settings = ExactlyOnce(poll_initial=0.5, poll_max=1.5)
+    result, queries = steps(
+        follow_task(made("t", settled=False), settings, view), lambda q: next(reads)
+    )
+    assert result == made("t", settled=True)
+    assert queries == [
+        Pause(0.5), GetTaskQuery("t"), Pause(1.0), GetTaskQuery("t"),
+        Pause(1.5), GetTaskQuery("t"), Pause(1.5), GetTaskQuery("t"),
+    ]  # fmt: skip
+
+
+def test_follow_task_ends_with_the_last_task_when_the_agent_forgets_it() -> None:
+    """A task the agent no longer knows ends the wait with the last one read."""
+    first = made("t", settled=False)
+    result, _ = steps(follow_task(first, SETTINGS, view), lambda q: None)
+    assert result is first
+
+
+# --- reads that retry ------------------------------------------------------------------------
+
+
+def effects_of(
+    search: Generator[Any, Any, Any],
+    replies: Callable[[Any], Any],
+    *,
+    judge: Callable[[Any, Exception, int], float | str] = lambda q, e, n: 0.25,
+    clock: FakeClock | None = None,
+    deadline_at: float | None = None,
+) -> tuple[Any, list[Any]]:
+    """Run `reading` by hand: each effect answered by ``replies``; the result and the effects."""
+    clock = clock or FakeClock()
+    gen = reading(search, judge, clock=clock, deadline_at=deadline_at)
+    seen: list[Any] = []
+    try:
+        effect = next(gen)
+        while True:
+            seen.append(effect)
+            if isinstance(effect, Pause):
+                clock.advance(effect.seconds)
+            effect = gen.send(replies(effect))
+    except StopIteration as stop:
+        return stop.value, seen
+
+
+def one_get() -> Generator[Any, Any, Any]:
+    """A search of one GetTask, returning its answer."""
+    answer = yield GetTaskQuery("t")
+    return answer
+
+
+def test_reading_asks_each_query_with_the_time_left() -> None:
+    """Each query is an Ask bounded by the time left before the deadline."""
+    result, seen = effects_of(one_get(), lambda e: "task", deadline_at=10.0)
+    assert result == "task"
+    assert seen == [Ask(GetTaskQuery("t"), 10.0)]
+
+
+def test_reading_retries_a_failed_read_after_a_paid_pause() -> None:
+    """A failure the judge retries: a Spend, the judge's pause, then the same query again."""
+    replies = iter([Failed(OSError("reset")), True, None, "task"])
+    result, seen = effects_of(one_get(), lambda e: next(replies))
+    assert result == "task"
+    assert seen == [
+        Ask(GetTaskQuery("t"), None),
+        Spend(),
+        Pause(0.25),
+        Ask(GetTaskQuery("t"), None),
+    ]
+
+
+def test_reading_tells_the_judge_how_often_a_query_was_asked() -> None:
+    """The judge sees the query, the exception and the count of asks."""
+    calls: list[tuple[Any, str, int]] = []
+    failure = OSError("reset")
+
+    def judge(query: Any, exc: Exception, asked: int) -> float | str:
+        calls.append((query, str(exc), asked))
+        return 0.1 if asked < 2 else "given up"
+
+    replies = iter([Failed(failure), True, None, Failed(failure)])
+    result, _ = effects_of(one_get(), lambda e: next(replies), judge=judge)
+    assert result == Unresolved("given up")
+    assert calls == [(GetTaskQuery("t"), "reset", 1), (GetTaskQuery("t"), "reset", 2)]
+
+
+def test_reading_ends_unresolved_when_the_budget_refuses_a_retry() -> None:
+    """No token for the retry: the read is not asked again."""
+    replies = iter([Failed(OSError()), False])
+    result, _ = effects_of(one_get(), lambda e: next(replies))
+    assert result == Unresolved("the retry budget is spent: the look-up's read failed")
+
+
+def test_reading_never_pauses_past_the_deadline() -> None:
+    """A pause the deadline would cut ends the search instead."""
+
+    def search() -> Generator[Any, Any, Any]:
+        yield Pause(5.0)
+        return "never"
+
+    result, seen = effects_of(search(), lambda e: None, deadline_at=3.0)
+    assert result == Unresolved("the deadline came before the look-up ended")
+    assert seen == []
+
+
+def test_reading_does_not_retry_past_the_deadline() -> None:
+    """A retry whose pause would cross the deadline is not made."""
+    result, _ = effects_of(
+        one_get(), lambda e: Failed(OSError()), judge=lambda q, e, n: 5.0, deadline_at=3.0
+    )
+    assert result == Unresolved("the deadline came before the look-up's read was retried")
+
+
+def test_reading_asks_nothing_once_the_deadline_passed() -> None:
+    """No time left: nothing is asked."""
+    clock = FakeClock(start=20.0)
+    result, seen = effects_of(one_get(), lambda e: "task", clock=clock, deadline_at=10.0)
+    assert result == Unresolved("the deadline came before the look-up ended")
+    assert seen == []
+
+
+# --- the drivers ------------------------------------------------------------------------------
+
+
+def test_drive_carries_out_each_effect() -> None:
+    """Ask calls ask(query, timeout), Pause sleeps, Spend spends; a failure is sent back."""
     slept: list[float] = []
+    asked: list[tuple[Any, float | None]] = []
+    answers = iter([OSError("reset"), "task"])
 
-    async def answer(query: Any) -> TaskPage:
-        await asyncio.sleep(0)
-        return TaskPage(())
+    def ask(query: Any, timeout: float | None) -> Any:
+        asked.append((query, timeout))
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
+    assert drive(effects, ask, slept.append, lambda: True) == "task"
+    assert slept == [0.5]
+    assert asked == [(GetTaskQuery("t"), None)] * 2
+
+
+async def test_adrive_awaits_asks_sleeps_and_spends() -> None:
+    """The async driver awaits what returns awaitables, and sends failures back."""
+    slept: list[float] = []
+    answers = iter([OSError("reset"), "task"])
+
+    async def ask(query: Any, timeout: float | None) -> Any:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    search = find_sent(SentMessage(MID, "c"), ExactlyOnce(recheck_after=0.5), ids)
-    assert await adrive(search, answer, sleep) == NotFound()
+    async def spend() -> bool:
+        return True
+
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
+    assert await adrive(effects, ask, sleep, spend) == "task"
     assert slept == [0.5]
 
 
-async def test_adrive_lets_an_answer_exception_propagate() -> None:
-    """adrive: what answer raises reaches the caller."""
-
-    async def answer(query: Any) -> TaskPage:
-        raise TimeoutError
+async def test_adrive_lets_a_failing_sleep_propagate() -> None:
+    """Only a failed ask is judged: a sleep that raises (a cancellation, a bug) propagates."""
 
     async def sleep(seconds: float) -> None:
-        return None
+        raise asyncio.CancelledError
 
-    with pytest.raises(TimeoutError):
-        await adrive(find_sent(SentMessage(MID, "c"), ExactlyOnce(), ids), answer, sleep)
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
 
+    def ask(query: Any, timeout: float | None) -> Any:
+        raise OSError
 
-async def test_adrive_returns_found() -> None:
-    """Driving a search async returns Found from a page."""
-
-    async def answer(query: Any) -> TaskPage:
-        return TaskPage((made("t", MID),))
-
-    async def sleep(seconds: float) -> None:
-        return None
-
-    search: Generator[Any, Any, Any] = find_sent(SentMessage(MID), ExactlyOnce(), ids)
-    assert await adrive(search, answer, sleep) == Found(made("t", MID))
+    with pytest.raises(asyncio.CancelledError):
+        await adrive(effects, ask, sleep, lambda: True)
 
 
-# --- settings ----------------------------------------------------------------------------------
+# --- settings, views, timestamps --------------------------------------------------------------
+
+
+def test_exactly_once_defaults() -> None:
+    """Five pages of 50 tasks, 20 history entries, 1 MiB, two looks half a second apart."""
+    settings = ExactlyOnce()
+    assert (settings.max_pages, settings.page_size, settings.history_length) == (5, 50, 20)
+    assert settings.max_bytes == 1024 * 1024
+    assert (settings.recheck_after, settings.clock_skew, settings.timeout) == (0.5, 300.0, 10.0)
+    assert (settings.reserve, settings.non_blocking) == (0.2, None)
+    assert (settings.poll_initial, settings.poll_max) == (0.5, 5.0)
+    assert settings.deduplicating == ()
 
 
 @pytest.mark.parametrize(
@@ -288,78 +598,86 @@ async def test_adrive_returns_found() -> None:
         {"max_pages": 0},
         {"page_size": 0},
         {"page_size": 101},
-        {"recheck_after": -0.1},
+        {"history_length": 0},
+        {"max_bytes": 10},
+        {"recheck_after": -1.0},
         {"clock_skew": -1.0},
         {"timeout": 0.0},
-        {"timeout": -1.0},
-        {"reserve": -0.1},
         {"reserve": 1.0},
+        {"poll_initial": 0.0},
+        {"poll_initial": 6.0},
     ],
-    ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()),
 )
-def test_exactly_once_refuses_bad_settings(kwargs: dict[str, Any]) -> None:
-    """Settings outside their ranges raise ValueError."""
-    with pytest.raises(ValueError, match=next(iter(kwargs)).split("_")[0]):
+def test_exactly_once_refuses_nonsense(kwargs: dict[str, Any]) -> None:
+    """Settings outside their ranges are refused at once."""
+    with pytest.raises(ValueError, match="must"):
         ExactlyOnce(**kwargs)
 
 
+def test_attempt_time_keeps_the_reserve_unless_too_little_is_left() -> None:
+    """An attempt gets the time left less the reserve, or all of it when little is left."""
+    settings = ExactlyOnce(reserve=0.2)
+    assert settings.attempt_time(10.0, 10.0) == pytest.approx(8.0)
+    assert settings.attempt_time(3.0, 10.0) == 3.0
+    assert settings.attempt_time(5.0, None) == 5.0
+    assert settings.attempt_time(-1.0, 10.0) == 0.0
+
+
+def test_deduplicating_by_name_or_rule() -> None:
+    """Peers declared to deduplicate, by a collection of keys or a function of the key."""
+    assert ExactlyOnce(deduplicating={"a"}).deduplicates("a")
+    assert not ExactlyOnce(deduplicating={"a"}).deduplicates("b")
+    assert ExactlyOnce(deduplicating=lambda peer: peer.endswith(".x")).deduplicates("p.x")
+
+
+def test_task_view_predicates() -> None:
+    """shows_start, started_by, holds and holds_users read the history as given."""
+    view_ = TaskView("t", history=(user(MID), agent("b"), user("c")))
+    assert view_.shows_start
+    assert view_.started_by(MID)
+    assert not view_.started_by("c")
+    assert view_.holds("b")
+    assert not view_.holds_users("b")
+    assert view_.holds_users("c")
+    assert not TaskView("t", history=(agent(), user(MID))).started_by(MID)
+    assert not TaskView("t").shows_start
+
+
 @pytest.mark.parametrize(
-    "kwargs",
+    ("text", "seconds"),
     [
-        {"max_pages": 1},
-        {"page_size": 1},
-        {"page_size": 100},
-        {"recheck_after": 0.0},
-        {"clock_skew": 0.0},
-        {"reserve": 0.0},
-        {"reserve": 0.99},
+        ("1970-01-01T00:00:10Z", 10.0),
+        ("1970-01-01T00:00:10.5Z", 10.5),
+        ("1970-01-01T00:00:10.123456789Z", 10.123456789),
+        ("1970-01-01T01:00:10+01:00", 10.0),
+        ("1970-01-01T00:00:10-00:30", 1810.0),
+        ("1970-01-01 00:00:10", 10.0),
+        ("2026-12-01T10:00:00Z", 1796119200.0),
     ],
-    ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()),
 )
-def test_exactly_once_accepts_the_edges(kwargs: dict[str, Any]) -> None:
-    """The edges of each range are accepted."""
-    settings = ExactlyOnce(**kwargs)
-    for name, value in kwargs.items():
-        assert getattr(settings, name) == value
+def test_parse_timestamp_reads_rfc_3339(text: str, seconds: float) -> None:
+    """ProtoJSON, 0.3 and offset timestamps become seconds since the epoch."""
+    assert parse_timestamp(text) == pytest.approx(seconds)
 
 
-def test_exactly_once_defaults() -> None:
-    """The defaults: nobody deduplicates, 5 pages of 100, a 0.5 s second look, a 5 min skew."""
-    settings = ExactlyOnce()
-    assert not settings.deduplicates("https://agent.test:443")
-    assert (settings.max_pages, settings.page_size) == (5, 100)
-    assert (settings.recheck_after, settings.clock_skew) == (0.5, 300.0)
+@pytest.mark.parametrize(
+    "text", ["", "yesterday", "2026-13-01T00:00:00Z", "2026-12-01T00:00:00+99:00", 17, None]
+)
+def test_parse_timestamp_gives_none_for_anything_else(text: object) -> None:
+    """What is not a timestamp has none."""
+    assert parse_timestamp(text) is None
 
 
-def test_deduplicates_a_collection_of_peers() -> None:
-    """A collection of peer keys: exactly those deduplicate."""
-    settings = ExactlyOnce(deduplicating={"https://a.test:443"})
-    assert settings.deduplicates("https://a.test:443")
-    assert not settings.deduplicates("https://b.test:443")
+@given(st.one_of(st.text(max_size=80), st.integers(), st.none(), st.binary(max_size=20)))
+def test_parse_timestamp_never_raises(value: object) -> None:
+    """Whatever a peer writes as a timestamp, the reading never raises."""
+    result = parse_timestamp(value)
+    assert result is None or isinstance(result, float)
 
 
-def test_deduplicates_by_a_function() -> None:
-    """A callable is asked about each peer; its answer is taken as a bool."""
-    asked: list[str] = []
-
-    def says(peer: str) -> Any:
-        asked.append(peer)
-        return 1 if peer.startswith("https://ours") else 0
-
-    settings = ExactlyOnce(deduplicating=says)
-    assert settings.deduplicates("https://ours.test:443") is True
-    assert settings.deduplicates("https://theirs.test:443") is False
-    assert asked == ["https://ours.test:443", "https://theirs.test:443"]
-
-
-def test_work_operations_and_resolutions() -> None:
-    """Only SendMessage and SendStreamingMessage create work; resolutions print as their value."""
+def test_resolution_values_and_work_operations() -> None:
+    """The resolutions read as their values; SendMessage and its stream create work."""
+    assert [str(r) for r in Resolution] == [
+        "found", "resent", "not_found", "unresolved", "deduplicating"
+    ]  # fmt: skip
     assert frozenset({"SendMessage", "SendStreamingMessage"}) == WORK_OPERATIONS
-    assert str(Resolution.FOUND) == "found"
-    assert {r.value for r in Resolution} == {
-        "found",
-        "resent",
-        "not_found",
-        "unresolved",
-        "deduplicating",
-    }

@@ -857,7 +857,9 @@ def test_lost_rest_answer_is_found_under_the_tenant(mode: str) -> None:
     assert answer.json() == {"task": agent.tasks[0]}
     look = agent.requests[1]
     assert (look.method, look.url.path) == ("GET", "/tenant-a/tasks")
-    assert "statusTimestampAfter" in look.url.params
+    assert "statusTimestampAfter" not in look.url.params  # it would drop undated tasks
+    assert look.url.params["includeArtifacts"] == "false"
+    assert look.url.params["historyLength"] == "20"
     assert look.headers["authorization"] == SECRET
 
 
@@ -910,11 +912,13 @@ def test_dropped_send_is_looked_for_twice_then_resent(mode: str) -> None:
     """Nothing was made: two looks (a pause between), then the same bytes are sent again."""
     clock = FakeClock()
     agent = LosingAgent("drop", "ok")
+    earlier = {"messageId": "earlier", "role": "ROLE_USER", "parts": []}
+    agent.tasks.append(agent._task(earlier))  # the listing works: it shows another task
     answer = _post(mode, _transport(agent, lookup_guard(clock)), "http://agent/", send_message())
     assert answer.json()["result"]["task"]["history"][0]["messageId"] == "msg-0001"
     assert len(agent.sends) == 2
     assert agent.sends[0] == agent.sends[1]
-    assert len(agent.tasks) == 1
+    assert len(agent.tasks) == 2
     looks = [json.loads(r.content)["method"] for r in agent.requests[1:3]]
     assert looks == ["ListTasks", "ListTasks"]
     assert 0.5 in clock.sleeps

@@ -150,7 +150,11 @@ async def test_a_failed_task_is_a_result(peer: EmbeddedPeer, binding: str) -> No
         await client.close()
         await http.aclose()
     assert _state(events[-1]) == "TASK_STATE_FAILED"
-    assert request.message.message_id  # assigned once, before the first attempt
+    # The messageId is assigned once, before the first attempt, on a copy: the caller's
+    # request is never changed.
+    assert not request.message.message_id
+    tasks = [event.task for event in events if event.WhichOneof("payload") == "task"]
+    assert tasks[0].history[0].message_id
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

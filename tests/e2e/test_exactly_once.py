@@ -17,7 +17,7 @@ from a2a.types import a2a_pb2
 
 from a2a_client_errors import Action, ExactlyOnce, Guard, OutcomeUnknown, Reason, Resolution
 from a2a_client_errors.integrations.a2a_sdk.handlers import LOST_RACE
-from a2a_client_errors.testing import RecordingHook
+from a2a_client_errors.testing import FakeClock, RecordingHook
 from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.e2e.lossy import (
@@ -307,16 +307,30 @@ async def _cancel(client: GuardedClient, task_id: str) -> None:
 
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
-async def test_a_client_timeout_on_a_slow_agent_finds_the_working_task(
+async def test_a_client_timeout_on_a_slow_agent_waits_for_the_task_found(
     agent: EmbeddedPeer, binding: str
 ) -> None:
-    """The client times out (0.5 s) on a task that stays working: found WORKING, one task."""
+    """The client times out (0.5 s) on a working task: found, then read until it settles.
+
+    A blocking send answers once the task settles: so does a lost one found working. The
+    Guard's clock is fake; its second pause cancels the task (the agent's "slow" task ends
+    only so), and the caller gets the CANCELED task, the one task the agent made.
+    """
     hook = Unknowns()
     before = agent.task_ids()
+    clock = FakeClock()
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            await _cancel(client, new_tasks(agent, before)[0])
+
     client, http = await sdk_client(
         agent,
         binding,
-        guard=Guard(sleep=lambda _: None, hooks=[hook]),
+        guard=Guard(clock=clock, sleep=sleep, hooks=[hook]),
         streaming=False,
         timeout=0.5,
     )
@@ -325,9 +339,9 @@ async def test_a_client_timeout_on_a_slow_agent_finds_the_working_task(
         made = new_tasks(agent, before)
         assert len(made) == 1
         assert sdk_task_ids(events) == set(made)
-        assert sdk_state(events[-1]) == WORKING
+        assert sdk_state(events[-1]) == CANCELED
         assert hook.resolutions == [Resolution.FOUND]
-        await _cancel(client, made[0])
+        assert pauses == [0.5, 1.0]  # ExactlyOnce.poll_initial, doubled
     finally:
         await client.close()
         await http.aclose()

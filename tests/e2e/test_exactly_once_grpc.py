@@ -17,11 +17,11 @@ from a2a.client import ClientCallContext
 from a2a.types import a2a_pb2
 
 from a2a_client_errors import Guard, Resolution
+from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.e2e.lossy import (
     CANCELED,
     COMPLETED,
-    WORKING,
     Unknowns,
     new_tasks,
     sdk_state,
@@ -165,14 +165,32 @@ async def test_a_grpc_send_that_never_reached_the_agent_is_resent(
     assert (losing.sends, losing.lost) == (2, 1)
 
 
-async def test_a_grpc_deadline_on_a_slow_agent_finds_the_working_task(
+async def test_a_grpc_deadline_on_a_slow_agent_waits_for_the_task_found(
     grpc_agent: EmbeddedPeer,
 ) -> None:
-    """DEADLINE_EXCEEDED (a 0.5 s call timeout) on a task still working: found WORKING."""
+    """DEADLINE_EXCEEDED (a 0.5 s call timeout) on a working task: found, read until settled.
+
+    The Guard's clock is fake; its second pause cancels the task (the agent's "slow" task ends
+    only so): the caller gets the CANCELED task, the one task the agent made.
+    """
     hook = Unknowns()
     before = grpc_agent.task_ids()
+    clock = FakeClock()
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            (task_id,) = new_tasks(grpc_agent, before)
+            task = await client.cancel_task(a2a_pb2.CancelTaskRequest(id=task_id))
+            assert a2a_pb2.TaskState.Name(task.status.state) == CANCELED
+
     client, http = await sdk_client(
-        grpc_agent, "grpc", guard=Guard(sleep=lambda _: None, hooks=[hook]), streaming=False
+        grpc_agent,
+        "grpc",
+        guard=Guard(clock=clock, sleep=sleep, hooks=[hook]),
+        streaming=False,
     )
     try:
         context = ClientCallContext(timeout=0.5)
@@ -182,10 +200,9 @@ async def test_a_grpc_deadline_on_a_slow_agent_finds_the_working_task(
         made = new_tasks(grpc_agent, before)
         assert len(made) == 1
         assert sdk_task_ids(events) == set(made)
-        assert sdk_state(events[-1]) == WORKING
+        assert sdk_state(events[-1]) == CANCELED
         assert hook.resolutions == [Resolution.FOUND]
-        task = await client.cancel_task(a2a_pb2.CancelTaskRequest(id=made[0]))
-        assert a2a_pb2.TaskState.Name(task.status.state) == CANCELED
+        assert pauses == [0.5, 1.0]
     finally:
         await client.close()
         await http.aclose()

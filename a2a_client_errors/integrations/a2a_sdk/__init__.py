@@ -47,8 +47,16 @@ from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.interfaces import Interface, Route, route_of
-from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of
-from a2a_client_errors.lookup import Found, LookupResult, SentMessage, Unresolved
+from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of, task_view
+from a2a_client_errors.lookup import (
+    Found,
+    GetTaskQuery,
+    ListTasksQuery,
+    SentMessage,
+    Unresolved,
+    find_sent,
+    follow_task,
+)
 from a2a_client_errors.normalize import UnreadableAnswerError, normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import GiveUp
@@ -248,22 +256,38 @@ class GuardedClient:
         return getattr(self.client, name)
 
     async def find_sent(self, sent: SentMessage, *, context: Any = None) -> Any:
-        """Look for the task a sent message made; the task, or None when it is not there.
+        """Look for the task a sent message made; the task, or None when it is proven absent.
 
         For an orchestrator that caught `OutcomeUnknown` (``failure.sent``) and looks again
-        later. Uses the Guard's `ExactlyOnce` settings; raises what the client raises when the
-        look-up itself fails, and `LookupError` when there were too many tasks to search.
+        later. Uses the Guard's `ExactlyOnce` settings (its reads retried as any read, within
+        ``ExactlyOnce.timeout``); raises `LookupError` saying why when neither can be told.
         """
-        result = await self._lookup(context).find(sent)
+        guard = self.guard
+        reader = self._lookup(context, sent)
+        search = find_sent(
+            sent,
+            guard.exactly_once,
+            reader.view,
+            answers_with_messages=guard.facts(self.peer).answers_with_messages,
+        )
+        until = guard.clock() + guard.exactly_once.timeout
+        result = await guard.arun_reads(search, reader.ask, peer=self.peer, deadline_at=until)
         if isinstance(result, Found):
             return result.value
         if isinstance(result, Unresolved):
             raise LookupError(result.why)
+        if reader.elsewhere:
+            raise LookupError("not there on another interface, which may keep its own tasks")
         return None
 
-    def _lookup(self, context: Any, here: Interface | None = None) -> SdkLookup:
-        """The look-up over the interface ``here`` first, then the route's others, in order."""
-        guard = self.guard
+    def _lookup(
+        self,
+        context: Any,
+        sent: SentMessage,
+        here: Interface | None = None,
+        found: Callable[[Any], Awaitable[Any]] | None = None,
+    ) -> SdkLookup:
+        """The reads over the interface ``here`` first, then the route's others, in order."""
         route = self._route
         at = route.listed.index(here) if here in route.listed else 0
         order = [at, *(i for i in range(len(route.listed)) if i != at)] if self.failover else [0]
@@ -272,10 +296,35 @@ class GuardedClient:
             route.client_at(at),
             _a2a_types(),
             context,
-            guard.exactly_once,
-            guard._sleep_async,
+            sent,
+            found=found,
             others=(client for client in clients if client is not None),
         )
+
+    async def _settled(
+        self, task: Any, sent: SentMessage, context: Any, until: float | None
+    ) -> Any:
+        """``task`` once settled (terminal or interrupted), read with GetTask until then.
+
+        What a blocking send would have answered, for a task found by a look-up or sent
+        without blocking. At ``until`` (the Guard's deadline) the latest task read is the
+        answer, settled or not.
+        """
+        if task_view(task).settled:
+            return task
+        reader = self._lookup(context, sent)
+        latest = [task]
+
+        async def ask(query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+            answer = await reader.ask(query, timeout)
+            if answer is not None:
+                latest[0] = answer
+            return answer
+
+        guard = self.guard
+        search = follow_task(task, guard.exactly_once, task_view)
+        await guard.arun_reads(search, ask, peer=self.peer, deadline_at=until)
+        return latest[0]
 
     def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
         """Tell the Guard's hooks about a task that reached a final state, once per state.
@@ -549,23 +598,54 @@ class GuardedClient:
             skill: the skill the message is for, for the task outcome hooks (A2A tasks do not
                 carry one); default: the message metadata's ``"skill"`` string, if any.
         """
-        message = request.message
-        if not message.message_id:
-            message.message_id = str(uuid.uuid4())
-        sent = sent_of(message, self.guard.exactly_once.wall_clock())
+        guard = self.guard
+        until = None if guard.deadline is None else guard.clock() + guard.deadline
+        unary = not self._streams()
+        blocking = not request.configuration.return_immediately
+        outgoing = self._outgoing(request, unary=unary and blocking)
+        sent = sent_of(outgoing.message, guard.exactly_once.wall_clock())
         context = self._prepared(context)
         stream = _Stream(
             self,
             "SendMessage",
-            lambda client: client.send_message(request, context=context),
-            request=request,
+            lambda client: client.send_message(outgoing, context=context),
+            request=outgoing,
             context=context,
-            skill=skill or _skill_of(message),
-            unary=not self._streams(),
+            skill=skill or _skill_of(request.message),
+            unary=unary,
             sent=sent,
         )
         async for event in stream:
-            yield event
+            answer = event
+            if unary and blocking and event.WhichOneof("payload") == "task":
+                # Found by a look-up, or sent without blocking: what blocking would answer.
+                task = await self._settled(event.task, sent, context, until)
+                if task is not event.task:
+                    answer = _a2a_types().StreamResponse(task=task)
+                    stream._tell(answer)
+            yield answer
+
+    def _outgoing(self, request: Any, *, unary: bool) -> Any:
+        """The request to send: ``request`` itself, or a copy with what the send needs.
+
+        The caller's request is never changed: a message without a ``message_id`` gets one on
+        a copy (so that every resend carries the same), and a blocking unary send to an agent
+        whose tasks cannot be looked up (or always, by `ExactlyOnce.non_blocking`) goes as a
+        copy asking not to block.
+        """
+        wanted = self.guard.exactly_once.non_blocking
+        non_blocking = unary and (
+            wanted is True or (wanted is None and self.guard.facts(self.peer).unlisted)
+        )
+        if request.message.message_id and not non_blocking:
+            return request
+        outgoing = type(request)()
+        outgoing.CopyFrom(request)
+        if not outgoing.message.message_id:
+            outgoing.message.message_id = str(uuid.uuid4())
+        if non_blocking:
+            outgoing.configuration.return_immediately = True
+        return outgoing
 
     async def subscribe(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
         """SubscribeToTask, guarded; yields ``StreamResponse``."""
@@ -662,9 +742,6 @@ class _Stream:
         Over the preferred interface, or the next ones when nothing reached it.
         """
         owner = self.owner
-        lookup = None
-        if self.sent is not None and operation == "SendMessage":
-            lookup = self._look_up
 
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
@@ -679,6 +756,9 @@ class _Stream:
                     raise UnreadableAnswerError(msg) from None
 
             self.here = interface
+            lookup = None
+            if self.sent is not None and operation == "SendMessage":
+                lookup = owner._lookup(self.context, self.sent, interface, self._found)
             return await owner.guard._acall_with(
                 attempt,
                 (),
@@ -690,18 +770,17 @@ class _Stream:
         result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(operation, run)
         return result
 
-    async def _look_up(self, time_left: float | None) -> LookupResult:
-        """Look for the task the message made; found, it opens the stream on it."""
-        assert self.sent is not None  # noqa: S101 (looked up only for a message sent)
-        result = await self.owner._lookup(self.context, self.here).find(self.sent)
-        if not isinstance(result, Found):
-            return result
-        first = _a2a_types().StreamResponse(task=result.value)
+    async def _found(self, task: Any) -> tuple[AsyncIterator[Any] | None, Any]:
+        """The stream that the task a look-up found stands for (its first event, the task).
+
+        A unary answer is the task (settled afterwards, see `GuardedClient.send_message`);
+        a stream still working goes on by subscription, as after an interruption.
+        """
+        first = _a2a_types().StreamResponse(task=task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):
-            return Found((None, first))
-        # Still working: the stream goes on by subscription, as after an interruption.
-        return Found((_Ended(), first))
+            return None, first
+        return _Ended(), first
 
     def _interrupted(self, exc: Exception) -> None:
         """An error after the first event: resume only what is an interruption, else raise."""
@@ -743,8 +822,19 @@ class _Stream:
         return None, types.StreamResponse(task=task)
 
     def _track(self, event: Any) -> None:
-        """Follow the task's id, and whether it reached a final state, through the events."""
-        if self.unary or event.WhichOneof("payload") == "message":
+        """Follow the task's id, and whether it reached a final state, through the events.
+
+        A send's answers also teach what the agent answers messages with (`AgentFacts`).
+        """
+        kind = event.WhichOneof("payload")
+        if self.operation == "SendMessage" and kind is not None:
+            peer = self.owner.peer if self.here is None else self.here.peer
+            facts = self.owner.guard.facts(peer)
+            if kind == "message":
+                facts.answers_with_messages = True
+            else:
+                facts.answers_with_tasks = True
+        if self.unary or kind == "message":
             # A unary answer is the whole result; a stream that answers with a Message
             # carries only that one.
             self.ended = True
@@ -858,13 +948,20 @@ def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
 
 
 def _skill_of(message: Any) -> str | None:
-    """The skill id a message's metadata names under `SKILL_METADATA_KEY`, if a string."""
-    metadata = getattr(message, "metadata", None)
-    try:
-        value = metadata[SKILL_METADATA_KEY] if metadata is not None else None
-    except (KeyError, TypeError, ValueError):
+    """The skill id a message's metadata names under `SKILL_METADATA_KEY`, if a string.
+
+    Read without writing: indexing a protobuf ``Struct`` by a missing key adds it (as null)
+    to the caller's message.
+    """
+    fields = getattr(getattr(message, "metadata", None), "fields", None)
+    if fields is None:
         return None
-    return value if isinstance(value, str) and value else None
+    try:
+        value = fields.get(SKILL_METADATA_KEY)
+        text = value.string_value if value is not None else ""
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return text if isinstance(text, str) and text else None
 
 
 def _set_not_append(client: Any) -> None:

@@ -1,33 +1,36 @@
 """The look-up of an a2a-sdk SendMessage whose answer was lost, through the same client.
 
-`SdkLookup` answers the queries of `a2a_client_errors.lookup.find_sent` with the wrapped
-a2a-sdk client's own ``get_task`` and ``list_tasks`` (so on the binding the client speaks,
-JSON-RPC, HTTP+JSON or gRPC, with its interceptors and credentials), never through the Guard:
-a look-up that fails is a look-up that could not look, not a call to retry.
+`SdkLookup` is the `a2a_client_errors.lookup.TaskReader` of the guarded a2a-sdk client: it
+asks the queries of `a2a_client_errors.lookup.find_sent` (and `follow_task`) with the
+wrapped client's own ``get_task`` and ``list_tasks`` (so on the binding the client speaks,
+JSON-RPC, HTTP+JSON or gRPC, with its interceptors and credentials), one request each, never
+through the Guard's loop: the Guard retries a failed read itself, paid for from the peer's
+budget, within the deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.breaker import peer_unwell
 from a2a_client_errors.lookup import (
-    ExactlyOnce,
     GetTaskQuery,
     ListTasksQuery,
-    LookupResult,
     SentMessage,
     TaskPage,
-    adrive,
-    find_sent,
+    TaskView,
 )
 from a2a_client_errors.normalize import normalize
+from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.reasons import Reason
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
-__all__ = ["SdkLookup", "message_ids", "sent_of"]
+__all__ = ["SdkLookup", "sent_of", "task_view"]
+
+_USER_ROLE = 1  # a2a_pb2.Role.ROLE_USER
 
 
 def sent_of(message: Any, sent_at: float | None) -> SentMessage:
@@ -40,52 +43,68 @@ def sent_of(message: Any, sent_at: float | None) -> SentMessage:
     )
 
 
-def message_ids(task: Any) -> Iterable[str]:
-    """The messageIds in an a2a-sdk ``Task``'s history."""
-    return [message.message_id for message in task.history]
+def task_view(task: Any) -> TaskView:
+    """What a look-up reads of an a2a-sdk ``Task``; never raises."""
+    try:
+        status = task.status
+        updated_at = (
+            status.timestamp.ToNanoseconds() / 1e9 if status.HasField("timestamp") else None
+        )
+        history = tuple((m.message_id, m.role == _USER_ROLE) for m in task.history)
+        outcome = task_outcome(task)
+        return TaskView(
+            task.id,
+            task.context_id,
+            updated_at,
+            history,
+            outcome is not None and outcome.is_final,
+        )
+    except Exception:  # not a Task after all: a view that can show nothing
+        return TaskView()
 
 
 class SdkLookup:
-    """The look-up of one sent message through an a2a-sdk client.
+    """The reads of one look-up (or wait) through an a2a-sdk client (a `TaskReader`).
 
     Args:
         client: the a2a-sdk client (unguarded).
         types: a2a-sdk's ``a2a_pb2`` module.
         context: the call context the message was sent with.
-        settings: the Guard's `ExactlyOnce`.
-        sleep: the Guard's async sleep (for the pause before the second look).
+        sent: the message looked for.
+        found: what the call answers with, given the task found (None: the task itself).
         others: clients of the agent's other interfaces (taken one at a time, when needed):
-            a query the client cannot get
-            answered because its interface is unwell (`peer_unwell`: not reached, 5xx,
-            UNAVAILABLE) is asked over the next, which answers the rest of the look-up.
+            a query the client cannot get answered because its interface is unwell
+            (`peer_unwell`: not reached, 5xx, UNAVAILABLE) is asked over the next, which
+            answers the rest of the look-up; the look-up is then `elsewhere`.
 
     """
+
+    view = staticmethod(task_view)
 
     def __init__(
         self,
         client: Any,
         types: Any,
         context: Any,
-        settings: ExactlyOnce,
-        sleep: Callable[[float], Awaitable[None]],
+        sent: SentMessage,
         *,
+        found: Callable[[Any], Awaitable[Any]] | None = None,
         others: Iterable[Any] = (),
     ) -> None:
         self.client = client
         self.types = types
         self.context = context
-        self.settings = settings
-        self.sleep = sleep
+        self.sent = sent
+        self.elsewhere = False
+        self._found = found
         self._others = iter(others)
 
-    async def find(self, sent: SentMessage) -> LookupResult:
-        """Look for the task ``sent`` made (`Found` holds the a2a-sdk ``Task``)."""
-        return await adrive(find_sent(sent, self.settings, message_ids), self._answer, self.sleep)
-
-    async def _answer(self, query: GetTaskQuery | ListTasksQuery) -> Any:
+    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        """One read (see `TaskReader.ask`), over the next interface when this one is unwell."""
         while True:
             try:
-                return await self._ask(self.client, query)
+                request = self._ask(self.client, query)
+                return await (request if timeout is None else asyncio.wait_for(request, timeout))
             except Exception as exc:  # noqa: PERF203 (one turn per interface, few)
                 error = normalize(exc)
                 following = None
@@ -93,7 +112,11 @@ class SdkLookup:
                     following = next(self._others, None)
                 if following is None:
                     raise
-                self.client = following  # a read: safe over any interface
+                self.client, self.elsewhere = following, True  # a read: safe over any
+
+    async def found(self, task: Any) -> Any:
+        """The call's answer, given the task found."""
+        return task if self._found is None else await self._found(task)
 
     async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
         types = self.types
@@ -109,14 +132,19 @@ class SdkLookup:
                     and error.reason is Reason.TASK_NOT_FOUND
                     and error.source.value != "status_fallback"
                 ):
-                    return None  # the agent says so: the follow-up's task is not there
+                    return None  # the agent says so: the task is not there
                 raise
         request = types.ListTasksRequest(
-            page_size=query.page_size, include_artifacts=True, page_token=query.page_token
+            page_size=query.page_size, include_artifacts=False, page_token=query.page_token
         )
         if query.context_id:
             request.context_id = query.context_id
-        if query.status_after is not None:
-            request.status_timestamp_after.FromNanoseconds(int(query.status_after * 1e9))
+        if query.history_length is not None:
+            request.history_length = query.history_length
         response = await client.list_tasks(request, context=self.context)
-        return TaskPage(tuple(response.tasks), response.next_page_token)
+        return TaskPage(
+            tuple(response.tasks),
+            response.next_page_token,
+            response.total_size or None,  # 0: not said (proto3 has no presence for it)
+            response.ByteSize(),
+        )

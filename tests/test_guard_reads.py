@@ -1,0 +1,336 @@
+"""The Guard's look-up reads: a TaskReader's queries retried, paid for, bounded, and what is learnt.
+
+The reader is scripted; sleeps go to a fake clock. Each test is run the sync and the async way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import httpx
+import pytest
+
+from a2a_client_errors.failures import OutcomeUnknown
+from a2a_client_errors.guard import CallShape, Guard, UnknownOutcomeEvent
+from a2a_client_errors.lookup import (
+    ExactlyOnce,
+    GetTaskQuery,
+    ListTasksQuery,
+    ReadFailedError,
+    Resolution,
+    SentMessage,
+    TaskPage,
+    TaskView,
+    Unresolved,
+    follow_task,
+)
+from a2a_client_errors.normalize import normalize
+from a2a_client_errors.retry import RetryBudget
+from a2a_client_errors.testing import FakeClock, RecordingHook
+
+MID = "m-1"
+REFUSED = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}}
+
+
+class Hook(RecordingHook):
+    """RecordingHook that keeps unknown outcomes too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unknowns: list[UnknownOutcomeEvent] = []
+
+    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
+        """Keep an unknown outcome."""
+        self.unknowns.append(event)
+
+
+def task(task_id: str, *history: tuple[str, bool], settled: bool = True) -> dict[str, Any]:
+    """A test task, its view written out."""
+    return {"id": task_id, "history": history, "settled": settled}
+
+
+class Reader:
+    """A scripted TaskReader: each ask answers (or raises) the next scripted outcome."""
+
+    def __init__(self, *answers: object, elsewhere: bool = False) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[Any, float | None]] = []
+        self.sent = SentMessage(MID, "ctx")
+        self.elsewhere = elsewhere
+
+    @staticmethod
+    def view(raw: Any) -> TaskView:
+        """The view of a test task."""
+        return TaskView(raw["id"], "", None, raw["history"], raw["settled"])
+
+    def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        """One scripted answer."""
+        self.asked.append((query, timeout))
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def found(self, raw: Any) -> Any:
+        """The call's answer: the task's id."""
+        return f"answer of {raw['id']}"
+
+
+class AsyncReader(Reader):
+    """The async twin: ask and found are coroutines."""
+
+    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:  # type: ignore[override]
+        """One scripted answer, awaited."""
+        await asyncio.sleep(0)
+        return Reader.ask(self, query, timeout)
+
+    async def found(self, raw: Any) -> Any:  # type: ignore[override]
+        """The call's answer, awaited."""
+        return Reader.found(self, raw)
+
+
+class Peer:
+    """An attempt whose answer is always lost, counting the attempts."""
+
+    def __init__(self, *outcomes: object) -> None:
+        self.outcomes = list(outcomes) or [httpx.ReadError("reset")]
+        self.calls = 0
+
+    def __call__(self) -> object:
+        """One attempt."""
+        self.calls += 1
+        outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def acall(self) -> object:
+        """One async attempt."""
+        return self()
+
+
+MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+
+
+def make(mode: str, *answers: object, elsewhere: bool = False) -> Reader:
+    """A scripted reader of the mode."""
+    cls = Reader if mode == "sync" else AsyncReader
+    return cls(*answers, elsewhere=elsewhere)
+
+
+def guard(clock: FakeClock, **kwargs: Any) -> Guard:
+    """A Guard on a fake clock, no jitter (unless given), one look-up look."""
+    kwargs.setdefault("exactly_once", ExactlyOnce(recheck_after=0))
+    kwargs.setdefault("random", lambda: 0.0)
+    return Guard(clock=clock, sleep=clock.sleep, **kwargs)
+
+
+async def call(
+    mode: str, g: Guard, attempt: Peer, reader: Reader, *, peer: str | None = None
+) -> Any:
+    """A SendMessage under the Guard with the reader as its look-up."""
+    shape = CallShape("SendMessage", sent=reader.sent, lookup=reader)
+    if mode == "sync":
+        return g._call_with(attempt, (), peer=peer, shape=shape)
+    return await g._acall_with(attempt.acall, (), peer=peer, shape=shape)
+
+
+def page(*tasks: dict[str, Any]) -> TaskPage:
+    """One last page."""
+    return TaskPage(tasks)
+
+
+@pytest.fixture(name="clock")
+def clock_fixture() -> FakeClock:
+    """A fake clock."""
+    return FakeClock()
+
+
+@MODES
+async def test_a_found_task_is_the_readers_answer(mode: str, clock: FakeClock) -> None:
+    """The search finds the task the message started; the reader builds the call's answer."""
+    reader = make(mode, page(task("t-1", (MID, True))))
+    peer = Peer()
+    assert await call(mode, guard(clock), peer, reader) == "answer of t-1"
+    assert peer.calls == 1
+    assert [type(q) for q, _ in reader.asked] == [ListTasksQuery]
+
+
+@MODES
+async def test_a_failed_read_is_retried_after_its_backoff(mode: str, clock: FakeClock) -> None:
+    """A look-up read lost to the network is asked again after the policy's backoff."""
+    reader = make(mode, httpx.ReadError("reset"), page(task("t-1", (MID, True))))
+    g = guard(clock, random=lambda: 0.5)
+    assert await call(mode, g, Peer(), reader) == "answer of t-1"
+    assert len(reader.asked) == 2
+    assert clock.sleeps == [pytest.approx(g.policy.backoff.delay(1, 0.5))]
+
+
+@MODES
+async def test_each_read_is_bounded_by_the_look_ups_time(mode: str, clock: FakeClock) -> None:
+    """Every query is asked with the time left before the look-up must end."""
+    reader = make(mode, page(task("t-1", (MID, True))))
+    await call(mode, guard(clock, exactly_once=ExactlyOnce(timeout=4.0)), Peer(), reader)
+    assert reader.asked[0][1] == pytest.approx(4.0)
+
+
+@MODES
+async def test_a_refused_listing_is_not_retried_and_is_learnt(mode: str, clock: FakeClock) -> None:
+    """ListTasks refused (no such method): no retry, OutcomeUnknown, the agent is unlisted."""
+    error = normalize(httpx.Response(200, json=REFUSED), operation="ListTasks")
+    reader = make(mode, ReadFailedError("refused", error))
+    g = guard(clock)
+    peer = Peer()
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, g, peer, reader, peer="agent")
+    assert len(reader.asked) == 1
+    assert peer.calls == 1
+    assert "ListTasks failed (METHOD_NOT_FOUND)" in caught.value.why
+    assert g.facts("agent").unlisted
+
+
+@MODES
+async def test_an_answer_of_the_wrong_shape_is_not_retried(mode: str, clock: FakeClock) -> None:
+    """A read whose answer says nothing (no error in it) ends the search, unresolved."""
+    reader = make(mode, ReadFailedError("ListTasks did not answer with tasks"))
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, guard(clock), Peer(), reader)
+    assert "was not answered as asked (ListTasks did not answer with tasks)" in caught.value.why
+
+
+@MODES
+async def test_not_there_elsewhere_is_not_proof(mode: str, clock: FakeClock) -> None:
+    """Absence seen on another interface (maybe its own store) is not proven: nothing resent."""
+    reader = make(mode, page(task("t-9", ("other", True))), elsewhere=True)
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, guard(clock), peer, reader)
+    assert peer.calls == 1
+    assert "another interface" in caught.value.why
+
+
+@MODES
+async def test_not_there_where_it_went_is_resent(mode: str, clock: FakeClock) -> None:
+    """Absence proven on the interface the message went to: the same call goes again."""
+    hook = Hook()
+    reader = make(mode, page(task("t-9", ("other", True))))
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    assert await call(mode, guard(clock, hooks=[hook]), peer, reader) == "resent"
+    assert [e.resolution for e in hook.unknowns] == [Resolution.RESENT]
+
+
+@MODES
+async def test_an_agent_known_to_answer_with_messages_is_not_resent(
+    mode: str, clock: FakeClock
+) -> None:
+    """Once the agent answered a message with a Message, nothing found proves nothing."""
+    g = guard(clock)
+    g.facts("agent").answers_with_messages = True
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    reader = make(mode, page(task("t-9", ("other", True))))
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, g, peer, reader, peer="agent")
+    assert peer.calls == 1
+    assert "answers messages with a Message" in caught.value.why
+
+
+@MODES
+async def test_an_agent_advertising_deduplication_is_resent_at_once(
+    mode: str, clock: FakeClock
+) -> None:
+    """An agent known to deduplicate (its card says so) is resent without a look-up."""
+    hook = Hook()
+    g = guard(clock, hooks=[hook])
+    g.facts("agent").deduplicates = True
+    reader = make(mode, page())
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    assert await call(mode, g, peer, reader, peer="agent") == "resent"
+    assert reader.asked == []
+    assert [e.resolution for e in hook.unknowns] == [Resolution.DEDUPLICATING]
+
+
+@MODES
+async def test_the_second_look_never_waits_past_the_deadline(mode: str, clock: FakeClock) -> None:
+    """A recheck pause longer than the time left ends the look-up, unslept."""
+    reader = make(mode, page(task("t-9", ("other", True))))
+    g = guard(clock, deadline=2.0, exactly_once=ExactlyOnce(recheck_after=8.0))
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, g, Peer(), reader)
+    assert "deadline" in caught.value.why
+    assert all(seconds < 2.0 for seconds in clock.sleeps)
+    assert clock.now() < 2.0
+
+
+@MODES
+async def test_a_full_outage_costs_about_one_request_per_call(mode: str, clock: FakeClock) -> None:
+    """Every answer lost, every look-up read failing: once the budget is spent, one each."""
+    budget = RetryBudget(clock=clock)
+    g = guard(clock, budget=budget, max_attempts=3)
+    requests = 0
+    calls = 500
+    for _ in range(calls):
+        reader = make(mode, httpx.ConnectError("down"))
+        peer = Peer()
+        with pytest.raises(OutcomeUnknown):
+            await call(mode, g, peer, reader)
+        requests += peer.calls + len(reader.asked)
+    assert requests / calls <= 1.2
+
+
+async def test_run_reads_follows_a_task_until_it_settles(clock: FakeClock) -> None:
+    """follow_task through run_reads: GetTask between growing pauses, until settled."""
+    reader = Reader(task("t", settled=False), task("t", settled=True))
+    g = guard(clock)
+    settings = ExactlyOnce(poll_initial=1.0, poll_max=2.0)
+    result = g.run_reads(
+        follow_task(task("t", settled=False), settings, reader.view), reader.ask, peer="p"
+    )
+    assert result == task("t", settled=True)
+    assert clock.sleeps == [1.0, 2.0]
+
+
+async def test_arun_reads_ends_unresolved_at_the_deadline(clock: FakeClock) -> None:
+    """A wait that would cross the deadline ends there."""
+    reader = AsyncReader(task("t", settled=False))
+    g = guard(clock)
+    result = await g.arun_reads(
+        follow_task(task("t", settled=False), ExactlyOnce(), reader.view),
+        reader.ask,
+        peer="p",
+        deadline_at=3.0,
+    )
+    assert isinstance(result, Unresolved)
+    assert clock.now() < 3.0
+
+
+@MODES
+async def test_answered_is_told_a_success_and_never_breaks_it(
+    mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """CallShape.answered sees the successful answer; what it raises is logged, not raised."""
+    seen: list[Any] = []
+
+    def answered(value: Any) -> None:
+        seen.append(value)
+        raise RuntimeError("a door's bug")
+
+    shape = CallShape("SendMessage", answered=answered)
+    g = guard(clock)
+    with caplog.at_level(logging.ERROR, logger="a2a_client_errors"):
+        if mode == "sync":
+            result = g._call_with(lambda: "ok", (), peer=None, shape=shape)
+        else:
+            result = await g._acall_with(Peer("ok").acall, (), peer=None, shape=shape)
+    assert result == "ok"
+    assert seen == ["ok"]
+    assert "answered failed" in caplog.text
+
+
+def test_facts_are_kept_per_peer(clock: FakeClock) -> None:
+    """The same facts object per peer; another peer has its own."""
+    g = guard(clock)
+    g.facts("a").unlisted = True
+    assert g.facts("a").unlisted
+    assert not g.facts("b").unlisted
