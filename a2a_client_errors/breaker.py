@@ -37,6 +37,22 @@ Defaults, and why
     one probe per five seconds costs a dead peer nothing. ``max_cooldown=120`` s: a long
     outage is probed every two minutes at worst, so recovery is seen within two minutes.
     ``jitter=0.2``: replicas that opened together probe up to a second apart.
+    ``idle=600`` s, as `BudgetRegistry`'s: see below.
+
+Forgetting idle peers
+    A peer not asked about (`CircuitBreaker.admit` of a breaker that is not closed,
+    `CircuitBreaker.record`) for ``idle`` seconds is forgotten, as its retry budget is: a
+    process that calls many hosts (a host per tenant, hosts drawn from cards) keeps only the
+    breakers of the peers it called lately, whatever their number. A forgotten peer called
+    again starts closed, with an empty window, as after a restart. That holds for an open
+    breaker too. ``idle`` is never shorter than ``window`` nor than ``max_cooldown``, so what
+    is forgotten no longer decides anything: a closed breaker's outcomes have left its window,
+    and an open breaker has ended its cool-down (it would let the next call through anyway,
+    as the half-open probe); a breaker is never forgotten while it refuses calls. What
+    forgetting an open breaker costs is the probe's discipline: up to ``min_calls`` calls,
+    rather than one, find out that the peer is still down, once per ``idle`` seconds of
+    silence, and the cool-down starts again from ``cooldown``. A process that wants every
+    breaker kept gives ``idle=math.inf``.
 
 The Guard knows breakers through `CircuitBreakerLike` only: `admit` before each attempt and
 `record` after it. `CircuitBreaker` keeps every peer's state in this process;
@@ -58,6 +74,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from a2a_client_errors.errors import ErrorKind, safe_peer
 from a2a_client_errors.reasons import Reason, TransportFailure
+from a2a_client_errors.retry import IdlePeers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -290,8 +307,13 @@ class _Peer:
     __slots__ = ("opened_at", "probes_failed", "probing", "reopen_at", "state", "window")
 
     def __init__(self, window: float) -> None:
-        self.state = BreakerState.CLOSED
         self.window = _Window(window)
+        self.close()
+
+    def close(self) -> None:
+        """Closed, with nothing counted: as a peer never seen."""
+        self.state = BreakerState.CLOSED
+        self.window.clear()
         self.reopen_at = 0.0  # when open: the time the next probe may go
         self.opened_at = 0.0
         self.probing = False
@@ -312,6 +334,8 @@ class CircuitBreaker:
         cooldown: the first cool-down, in seconds, before a probe may go.
         max_cooldown: the longest cool-down, however many probes failed.
         jitter: the share of a cool-down drawn off at random (0: none).
+        idle: seconds after which a peer not asked about is forgotten (``math.inf``: never);
+            at least ``window`` and ``max_cooldown``.
         clock: a monotonic clock in seconds (``time.monotonic``).
         random: uniform floats in ``[0, 1)`` for the jitter (``random.random``).
 
@@ -330,6 +354,7 @@ class CircuitBreaker:
         cooldown: float = 5.0,
         max_cooldown: float = 120.0,
         jitter: float = 0.2,
+        idle: float = 600.0,
         clock: Callable[[], float] | None = None,
         random: Callable[[], float] | None = None,
     ) -> None:
@@ -340,10 +365,12 @@ class CircuitBreaker:
             and 0 <= cooldown <= max_cooldown
             and math.isfinite(max_cooldown)
             and 0 <= jitter < 1
+            and idle >= max(window, max_cooldown)
         ):
             msg = (
                 "CircuitBreaker needs 0 < failure_ratio <= 1, min_calls >= 1, window > 0,"
-                " 0 <= cooldown <= max_cooldown (finite) and 0 <= jitter < 1"
+                " 0 <= cooldown <= max_cooldown (finite), 0 <= jitter < 1 and"
+                " idle >= window and max_cooldown"
             )
             raise ValueError(msg)
         self.failure_ratio = float(failure_ratio)
@@ -352,19 +379,23 @@ class CircuitBreaker:
         self.cooldown = float(cooldown)
         self.max_cooldown = float(max_cooldown)
         self.jitter = float(jitter)
+        self.idle = float(idle)
         self.clock = clock or time.monotonic
         self.random = random or _random.random
         self._lock = threading.Lock()
-        self._peers: dict[str, _Peer] = {}
+        self._peers: IdlePeers[_Peer] = IdlePeers(
+            lambda _peer: _Peer(self.window), idle=idle, clock=self.clock
+        )
         self._listeners: list[Callable[[], Callable[[BreakerTransition], object] | None]] = []
 
     # --- what the Guard asks ----------------------------------------------------------------
 
     def admit(self, peer: str) -> Admission:
         """Whether an attempt to ``peer`` may go now; the half-open probe when it is due."""
-        state = self._peers.get(peer)
+        state = self._peers.peek(peer)
         if state is None or state.state is BreakerState.CLOSED:
-            return _ADMITTED  # the common case: no lock to take
+            return _ADMITTED  # the common case: no lock to take (`record` tells it is in use)
+        self._peers.get(peer)  # refusing calls, or probing: in use
         told = None
         with self._lock:
             now = self.clock()
@@ -395,10 +426,8 @@ class CircuitBreaker:
         if verdict is Verdict.ABANDONED and not probe:
             return
         told = None
+        state = self._peers.get(peer)
         with self._lock:
-            state = self._peers.get(peer)
-            if state is None:
-                state = self._peers[peer] = _Peer(self.window)
             now = self.clock()
             if state.state is BreakerState.CLOSED:
                 if verdict is not Verdict.ABANDONED:
@@ -407,9 +436,7 @@ class CircuitBreaker:
             elif state.state is BreakerState.HALF_OPEN and probe:
                 state.probing = False
                 if verdict is Verdict.HEALTHY:
-                    state.state = BreakerState.CLOSED
-                    state.window.clear()
-                    state.probes_failed = 0
+                    state.close()
                     told = BreakerTransition(
                         peer, BreakerState.HALF_OPEN, BreakerState.CLOSED, "probe_succeeded"
                     )
@@ -422,7 +449,7 @@ class CircuitBreaker:
 
     def state(self, peer: str) -> BreakerState:
         """The state of ``peer``'s breaker now (an open one whose cool-down ended: half-open)."""
-        state = self._peers.get(peer)
+        state = self._peers.peek(peer)
         if state is None:
             return BreakerState.CLOSED
         with self._lock:
@@ -432,22 +459,25 @@ class CircuitBreaker:
 
     def retry_in(self, peer: str) -> float:
         """Seconds until ``peer``'s next probe may go (0.0 unless it is open)."""
-        state = self._peers.get(peer)
+        state = self._peers.peek(peer)
         if state is None or state.state is not BreakerState.OPEN:
             return 0.0
         return max(0.0, state.reopen_at - self.clock())
 
     def peers(self) -> list[str]:
-        """The peers this breaker has counted outcomes of so far."""
-        with self._lock:
-            return list(self._peers)
+        """The peers this breaker holds: those it counted outcomes of in the last ``idle`` s."""
+        return self._peers.peers()
 
     def reset(self, peer: str, *, cause: str = "reset") -> None:
         """Close ``peer``'s breaker and forget its window (an operator's say, or the fleet's)."""
+        state = self._peers.peek(peer)
+        if state is None:
+            return
         with self._lock:
-            state = self._peers.pop(peer, None)
-        if state is not None and state.state is not BreakerState.CLOSED:
-            self._notify(BreakerTransition(peer, state.state, BreakerState.CLOSED, cause))
+            old = state.state
+            state.close()
+        if old is not BreakerState.CLOSED:
+            self._notify(BreakerTransition(peer, old, BreakerState.CLOSED, cause))
 
     def open_until(self, peer: str, until: float) -> bool:
         """Open a closed breaker until ``until`` (this breaker's clock), on evidence from elsewhere.
@@ -457,10 +487,8 @@ class CircuitBreaker:
         told (the caller tells the change as it learnt it). True when it was closed and now is
         open; an open or half-open breaker is left as it is.
         """
+        state = self._peers.get(peer)
         with self._lock:
-            state = self._peers.get(peer)
-            if state is None:
-                state = self._peers[peer] = _Peer(self.window)
             if state.state is not BreakerState.CLOSED:
                 return False
             now = self.clock()

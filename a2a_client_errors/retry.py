@@ -323,6 +323,10 @@ class IdlePeers(Generic[B]):
                 _forget_one(forget, gone)
         return item
 
+    def peek(self, peer: str) -> B | None:
+        """The object of ``peer`` if one is held now; none is made, and it is not a use."""
+        return self._items.get(peer)
+
     def peers(self) -> list[str]:
         """The peers held now."""
         with self._lock:

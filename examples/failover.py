@@ -3,9 +3,10 @@
 An embedded a2a-sdk peer on 127.0.0.1 serves JSON-RPC and HTTP+JSON; its card's JSON-RPC
 interface is reached through a loopback proxy that goes down (connections refused) and comes
 back. The guarded client speaks both bindings: a call that cannot reach JSON-RPC is sent, the
-same message, over HTTP+JSON; once JSON-RPC's breaker has opened, calls go straight to
-HTTP+JSON; after the cool-down one probe finds JSON-RPC back and calls return to it. The
-clock is a fake one, so the cool-down passes at once.
+same message, over HTTP+JSON (on another origin than the proxy's, so the client names it in
+``failover_origins``: its credentials may go there); once JSON-RPC's breaker has opened,
+calls go straight to HTTP+JSON; after the cool-down one probe finds JSON-RPC back and calls
+return to it. The clock is a fake one, so the cool-down passes at once.
 
 Run it with ``python examples/failover.py``.
 """
@@ -58,7 +59,11 @@ async def run(peer: EmbeddedPeer, proxy: LossyProxy) -> None:
     config = ClientConfig(
         streaming=False, httpx_client=http, supported_protocol_bindings=["JSONRPC", "HTTP+JSON"]
     )
-    client = guard_client(ClientFactory(config).create(card_through(peer, proxy)), guard)
+    client = guard_client(
+        ClientFactory(config).create(card_through(peer, proxy)),
+        guard,
+        failover_origins={peer.rest_url},  # the agent's own origin, beside the proxy's
+    )
     before = len(peer.task_ids())
     try:
         print("interfaces:", ", ".join(str(i) for i in client.interfaces))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -266,6 +267,10 @@ def test_bad_settings_are_refused() -> None:
         {"window": 0.0},
         {"cooldown": 10.0, "max_cooldown": 5.0},
         {"jitter": 1.0},
+        {"idle": 60.0},  # below max_cooldown (120 s): it could forget a breaker that refuses
+        {"idle": 60.0, "max_cooldown": 60.0, "window": 90.0},  # below the window
+        {"idle": 0.0, "max_cooldown": 0.0, "cooldown": 0.0},
+        {"idle": math.nan},
     ):
         with pytest.raises(ValueError, match="CircuitBreaker needs"):
             CircuitBreaker(**bad)
@@ -568,3 +573,123 @@ def test_guard_transport_fails_fast_under_an_open_breaker() -> None:
         with pytest.raises(PeerUnavailable):
             client.post("https://agent.example/", json=body)
     assert len(sent) == 1
+
+
+# --- forgetting idle peers ------------------------------------------------------------------
+
+
+def test_breakers_of_idle_peers_are_forgotten_whatever_their_number() -> None:
+    """100,000 hosts, one new each 10 ms: the breaker holds those of the last idle seconds."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(idle=120.0, clock=clock, random=lambda: 0.0)
+    held = []
+    for n in range(100_000):
+        peer = f"https://tenant-{n}.example:443"
+        assert breaker.admit(peer).allowed
+        breaker.record(peer, Verdict.UNWELL if n % 2 else Verdict.HEALTHY)
+        clock.advance(0.01)
+        if n % 1000 == 999:
+            held.append(len(breaker.peers()))
+    # Idle for 120 s, swept at most every 30 s: never more than 150 s of hosts.
+    assert max(held) <= 150 / 0.01 + 1
+    assert min(held[20:]) >= 120 / 0.01  # the recent ones are kept
+    assert breaker.state("https://tenant-99999.example:443") is BreakerState.CLOSED
+
+
+def test_a_peer_asked_about_is_kept_and_an_idle_open_one_comes_back_as_new() -> None:
+    """An open breaker asked within idle is kept (its probe is due); a silent one is forgotten."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(min_calls=2, idle=120.0, clock=clock, random=lambda: 0.0)
+    for peer in ("asked", "silent"):
+        for _ in range(2):
+            breaker.record(peer, Verdict.UNWELL, retry_after=120.0)
+        assert breaker.retry_in(peer) == 120.0
+    clock.advance(110.0)
+    refused = breaker.admit("asked")  # refused, and asked about: not idle
+    assert (refused.allowed, refused.state) == (False, BreakerState.OPEN)
+    clock.advance(90.0)  # 200 s: "silent" was last asked about 200 s ago, "asked" 90 s ago
+    breaker.record("someone else", Verdict.HEALTHY)  # a use sweeps the idle peers
+    assert sorted(breaker.peers()) == ["asked", "someone else"]
+    assert breaker.state("asked") is BreakerState.HALF_OPEN
+    assert breaker.admit("asked").probe  # its cool-down ended: one probe, as ever
+    fresh = breaker.admit("silent")
+    assert (fresh.allowed, fresh.probe) == (True, False)  # a new peer: closed, nothing counted
+    assert breaker.state("silent") is BreakerState.CLOSED
+    breaker.record("silent", Verdict.UNWELL)
+    assert breaker.state("silent") is BreakerState.CLOSED  # one outcome: below min_calls again
+
+
+def test_asking_about_a_state_keeps_nothing_alive_and_makes_nothing() -> None:
+    """state() and retry_in() read: an unknown peer is not made, an idle one not kept."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(min_calls=1, idle=120.0, clock=clock, random=lambda: 0.0)
+    assert breaker.state("never") is BreakerState.CLOSED
+    assert breaker.retry_in("never") == 0.0
+    assert breaker.admit("never").allowed
+    assert breaker.peers() == []
+    breaker.record("watched", Verdict.UNWELL)
+    for _ in range(10):
+        clock.advance(30.0)
+        breaker.state("watched")
+        breaker.retry_in("watched")
+    breaker.record("other", Verdict.HEALTHY)
+    assert breaker.peers() == ["other"]
+
+
+def test_idle_inf_never_forgets() -> None:
+    """idle=math.inf keeps every peer, however long it is silent."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(min_calls=1, idle=math.inf, clock=clock, random=lambda: 0.0)
+    breaker.record("a", Verdict.UNWELL)
+    clock.advance(1e9)
+    breaker.record("b", Verdict.HEALTHY)
+    assert sorted(breaker.peers()) == ["a", "b"]
+    assert breaker.admit("a").probe
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from(["unwell", "healthy", "admit"]), st.integers(0, 2)),
+            st.tuples(st.just("advance"), st.sampled_from([0.5, 2.0, 5.0, 12.0, 20.0, 30.0, 45.0])),
+        ),
+        max_size=150,
+    ),
+    st.floats(0, 100),
+)
+def test_a_refusal_a_breaker_announced_is_kept_however_idle(
+    steps: list[tuple[str, float]], retry_after: float
+) -> None:
+    """While retry_in said a peer's breaker stays open, admit refuses: never forgotten early."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(
+        min_calls=2,
+        window=10.0,
+        cooldown=5.0,
+        max_cooldown=40.0,
+        idle=40.0,
+        clock=clock,
+        random=lambda: 0.5,
+    )
+    promised: dict[str, float] = {}  # peer -> until when it was said to stay open
+    probing: set[str] = set()
+    for step, value in steps:
+        if step == "advance":
+            clock.advance(value)
+            continue
+        peer = f"p{int(value)}"
+        if step == "admit":
+            admission = breaker.admit(peer)
+            if clock.now() < promised.get(peer, -1.0):
+                assert not admission.allowed
+            if admission.probe:
+                probing.add(peer)
+        else:
+            verdict = Verdict.UNWELL if step == "unwell" else Verdict.HEALTHY
+            probe = peer in probing
+            probing.discard(peer)
+            breaker.record(peer, verdict, probe=probe, retry_after=retry_after)
+        left = breaker.retry_in(peer)
+        if left > 0:
+            promised[peer] = clock.now() + left

@@ -2,6 +2,8 @@
 
 Real a2a-sdk clients (built by its ClientFactory) over `httpx.MockTransport`: the JSON-RPC
 endpoint refuses connections (nothing sent) or loses answers, the HTTP+JSON one answers.
+Where credentials go is tested over real sockets on 127.0.0.1: a recording server at another
+origin, and ports that refuse connections.
 The end-to-end tests against a real agent are in tests/e2e/test_failover.py.
 """
 
@@ -10,13 +12,17 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Any
+import socket
+from typing import TYPE_CHECKING, Any
 
 import grpc.aio
 import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import ClientCallContext, ClientConfig, ClientFactory
+from a2a.client.auth import AuthInterceptor, CredentialService
 from a2a.types import AgentCard, AgentInterface, a2a_pb2
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from a2a_client_errors import (
@@ -25,21 +31,34 @@ from a2a_client_errors import (
     CircuitBreaker,
     GiveUp,
     Guard,
+    OutcomeUnknown,
     PeerUnavailable,
     RetryExhausted,
     SentMessage,
 )
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, Interface, guard_client
-from a2a_client_errors.integrations.a2a_sdk.interfaces import Route, route_of
+from a2a_client_errors.integrations.a2a_sdk.interfaces import (
+    MAX_INTERFACES,
+    LeftOut,
+    Route,
+    named_origins,
+    origin_of,
+    route_of,
+)
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup
 from a2a_client_errors.lookup import ListTasksQuery
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.loopback import Loopback, Recorded, Reply
 from tests.metrics_support import scrape, value
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 JSONRPC_URL = "http://agent.test/jsonrpc"
 REST_URL = "http://agent.test/rest"
 OTHER_JSONRPC_URL = "http://backup.test/jsonrpc"
+BACKUP = frozenset({"http://backup.test"})
 TASK = {
     "id": "t1",
     "contextId": "c1",
@@ -70,6 +89,7 @@ class Agent:
     def __init__(self, *, jsonrpc: str = "dead", rest: str = "up") -> None:
         self.modes = {"/jsonrpc": jsonrpc, "/rest": rest}
         self.reached: list[str] = []
+        self.hosts: list[str] = []  # the host of each request that reached an endpoint
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         """One request: refused, lost or answered, by its endpoint's mode."""
@@ -78,6 +98,7 @@ class Agent:
         if mode == "dead":
             raise httpx.ConnectError("connection refused", request=request)
         self.reached.append(request.url.path)
+        self.hosts.append(request.url.host)
         if mode == "lost":
             raise httpx.ReadError("connection closed", request=request)
         if prefix == "/jsonrpc":
@@ -129,7 +150,7 @@ def test_the_route_lists_what_the_client_speaks_the_preferred_first() -> None:
         ("JSONRPC", JSONRPC_URL + "/"),  # the same one again
         ("JSONRPC", OTHER_JSONRPC_URL),
     )
-    route = route_of(_sdk_client(Agent(), card, ("JSONRPC", "HTTP+JSON")), None)
+    route = route_of(_sdk_client(Agent(), card, ("JSONRPC", "HTTP+JSON")), None, origins=BACKUP)
     assert [(i.binding, i.url) for i in route] == [
         ("HTTP+JSON", REST_URL),  # the factory picked it: first in the card it can speak
         ("JSONRPC", JSONRPC_URL),
@@ -142,7 +163,7 @@ def test_the_route_lists_what_the_client_speaks_the_preferred_first() -> None:
 def test_a_given_peer_names_the_preferred_and_the_others_by_binding() -> None:
     """peer='billing': the preferred keeps it, the others add their binding (and a number)."""
     card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", REST_URL), ("JSONRPC", OTHER_JSONRPC_URL))
-    route = route_of(_sdk_client(Agent(), card), "billing")
+    route = route_of(_sdk_client(Agent(), card), "billing", origins=BACKUP)
     assert [i.peer for i in route] == ["billing", "billing [HTTP+JSON]", "billing [JSONRPC]"]
 
 
@@ -158,7 +179,7 @@ async def test_a_grpc_client_is_told_by_its_binding() -> None:
     card = _card(("GRPC", "agent.test:50051"), ("JSONRPC", JSONRPC_URL))
     client = _sdk_client(Agent(), card, ("GRPC", "JSONRPC"))
     try:
-        route = route_of(client, None)
+        route = route_of(client, None, origins={"http://agent.test"})
         assert [i.binding for i in route] == ["GRPC", "JSONRPC"]
         assert route[0].peer == "agent.test:50051"
     finally:
@@ -409,7 +430,9 @@ async def test_close_closes_the_clients_built_for_other_interfaces() -> None:
             return Built(next(self.names))
 
     card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", REST_URL), ("JSONRPC", OTHER_JSONRPC_URL))
-    client = guard_client(_sdk_client(Agent(), card), Guard(), factory=Factory())
+    client = guard_client(
+        _sdk_client(Agent(), card), Guard(), factory=Factory(), failover_origins=BACKUP
+    )
     assert client._route.built() == []  # nothing is built before a call needs it
     assert client._route.next_after(0) == 1
     assert client._route.next_after(1) == 2
@@ -427,7 +450,12 @@ async def test_a_card_read_again_draws_the_route_again() -> None:
 
     sdk = _sdk_client(Agent(), card)
     sdk._config.httpx_client = httpx.AsyncClient(transport=httpx.MockTransport(serve))
-    client = guard_client(sdk, Guard(), card_url="http://agent.test/.well-known/agent-card.json")
+    client = guard_client(
+        sdk,
+        Guard(),
+        card_url="http://agent.test/.well-known/agent-card.json",
+        failover_origins=BACKUP,
+    )
     try:
         assert client._route.next_after(0) == 1  # built for the card held
         assert await client.read_card() is not None
@@ -536,3 +564,373 @@ async def test_no_credential_in_an_interface_url_reaches_a_log_line_or_a_metric(
     exposition = generate_latest(registry).decode()
     assert "failovers_total" in exposition
     assert secret not in exposition
+
+
+# --- origins: where the client's credentials may go -------------------------------------------
+
+SECRET = "s3cr3t-t0ken"
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("https://agent.example/a2a", "https://agent.example:443"),
+        ("HTTPS://user:secret@Agent.Example:443/x?key=k#f", "https://agent.example:443"),
+        ("http://agent.example/jsonrpc", "http://agent.example:80"),
+        ("http://agent.example:8080/", "http://agent.example:8080"),
+        ("http://[::1]:8000/rest", "http://[::1]:8000"),
+        ("http://bücher.example/", "http://xn--bcher-kva.example:80"),
+        ("127.0.0.1:50051", "127.0.0.1:50051"),
+        ("[::1]:50051", "[::1]:50051"),
+        ("agent.example", "agent.example"),
+        ("dns:///agent.example:50051", "dns:///agent.example:50051"),
+        ("unix:/run/agent.sock", "unix:/run/agent.sock"),
+        ("http://", "http://"),
+        ("", ""),
+    ],
+)
+def test_an_origin_is_a_scheme_a_host_and_a_port(url: str, origin: str) -> None:
+    """Default ports filled, case and user info dropped; a bare gRPC target is host:port."""
+    assert origin_of(url) == origin
+    assert origin_of(origin) == origin
+
+
+def test_another_scheme_on_the_same_host_and_port_is_another_origin() -> None:
+    """A gRPC host:port is never an http(s) URL's origin; http is never https's."""
+    assert origin_of("127.0.0.1:8000") != origin_of("http://127.0.0.1:8000/jsonrpc")
+    assert origin_of("agent.example:443") != origin_of("https://agent.example/")
+    assert origin_of("http://agent.example:443/") != origin_of("https://agent.example/")
+    assert origin_of("http://agent.example\\@evil.example/") == "http://evil.example:80"
+
+
+@given(st.text())
+def test_origin_of_never_raises_and_an_origin_is_its_own(url: str) -> None:
+    """Whatever a card writes: a string, whose own origin is itself."""
+    origin = origin_of(url)
+    assert origin_of(origin) == origin
+
+
+def test_the_origins_a_caller_names_are_checked() -> None:
+    """One string, a non-string, an empty name: refused; URLs count by their origin."""
+    assert named_origins(["https://b.example/rest", "127.0.0.1:50051"]) == {
+        "https://b.example:443",
+        "127.0.0.1:50051",
+    }
+    with pytest.raises(TypeError, match="not one string"):
+        named_origins("https://b.example")
+    with pytest.raises(TypeError, match="strings"):
+        named_origins([None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="empty"):
+        named_origins([" "])
+    with pytest.raises(TypeError, match="not one string"):
+        guard_client(_sdk_client(Agent()), Guard(), failover_origins="http://agent.test")
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "3"])
+def test_max_interfaces_is_a_whole_number_of_at_least_one(bad: Any) -> None:
+    """Anything else is a ValueError, before any call."""
+    with pytest.raises(ValueError, match="max_interfaces"):
+        guard_client(_sdk_client(Agent()), Guard(), max_interfaces=bad)
+    with pytest.raises(ValueError, match="max_interfaces"):
+        route_of(_sdk_client(Agent()), None, limit=bad)
+
+
+OTHER_ORIGINS = (
+    ("JSONRPC", "https://agent.test/jsonrpc"),  # another scheme
+    ("JSONRPC", "http://agent.test:8080/jsonrpc"),  # another port
+    ("HTTP+JSON", f"http://user:{SECRET}@backup.test/rest?key={SECRET}"),  # another host
+)
+
+
+async def test_the_route_keeps_to_the_preferred_interfaces_origin(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Other schemes, ports and hosts are left out: listed, and logged once without secrets."""
+    card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", REST_URL), *OTHER_ORIGINS)
+    with caplog.at_level(logging.DEBUG, "a2a_client_errors"):
+        client = guard_client(_sdk_client(Agent(), card), Guard())
+    try:
+        assert [i.url for i in client.interfaces] == [JSONRPC_URL, REST_URL]
+        assert [(left.origin, left.why) for left in client.left_out] == [
+            ("https://agent.test:443", "origin"),
+            ("http://agent.test:8080", "origin"),
+            ("http://backup.test:80", "origin"),
+        ]
+        assert isinstance(client.left_out[0], LeftOut)
+        assert str(client.left_out[0]) == "JSONRPC https://agent.test/jsonrpc"
+    finally:
+        await client.close()
+    lines = [r for r in caplog.records if "never go over" in r.getMessage()]
+    assert [r.levelno for r in lines] == [logging.INFO]
+    text = lines[0].getMessage()
+    assert text.startswith(f"calls to {JSONRPC_URL} never go over 3 of the agent card's")
+    assert "HTTP+JSON http://backup.test/rest" in text
+    assert SECRET not in text
+
+
+async def test_origins_named_by_the_caller_are_failed_over_to_within_the_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Allowed by name: listed in the card's order, up to max_interfaces; the rest left out."""
+    card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", REST_URL), *OTHER_ORIGINS)
+    allowed = {"https://agent.test", "http://backup.test:80/any/path"}
+    with caplog.at_level(logging.INFO, "a2a_client_errors"):
+        client = guard_client(_sdk_client(Agent(), card), Guard(), failover_origins=allowed)
+    try:
+        assert [i.url for i in client.interfaces] == [
+            JSONRPC_URL,
+            REST_URL,
+            "https://agent.test/jsonrpc",
+        ]
+        assert [(left.origin, left.why) for left in client.left_out] == [
+            ("http://agent.test:8080", "origin"),
+            ("http://backup.test:80", "max_interfaces"),
+        ]
+        assert client.failover_origins == {"https://agent.test:443", "http://backup.test:80"}
+    finally:
+        await client.close()
+    lines = sorted(r.getMessage() for r in caplog.records if "never go over" in r.getMessage())
+    assert len(lines) == 2
+    assert "beyond max_interfaces=3" in lines[0]
+    assert "not on its origin" in lines[1]
+
+
+async def test_a_grpc_interface_on_the_same_host_and_port_is_left_out_unless_named() -> None:
+    """JSON-RPC at http://127.0.0.1:50051 and gRPC at 127.0.0.1:50051: two origins."""
+    card = _card(("JSONRPC", "http://127.0.0.1:50051/jsonrpc"), ("GRPC", "127.0.0.1:50051"))
+    client = _sdk_client(Agent(), card, ("JSONRPC", "GRPC"))
+    assert [i.binding for i in route_of(client, None)] == ["JSONRPC"]
+    named = route_of(client, None, origins={"127.0.0.1:50051"})
+    assert [(i.binding, i.origin) for i in named] == [
+        ("JSONRPC", "http://127.0.0.1:50051"),
+        ("GRPC", "127.0.0.1:50051"),
+    ]
+
+
+_SHARED_HTTP = httpx.AsyncClient(transport=httpx.MockTransport(Agent()))
+"""The examples' clients' HTTP client: a route is drawn from the card, nothing is sent."""
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["JSONRPC", "HTTP+JSON", "GRPC"]),
+            st.one_of(
+                st.sampled_from(
+                    [JSONRPC_URL, REST_URL, "https://agent.test/a", "http://backup.test/b"]
+                ),
+                st.text(max_size=30),
+            ),
+        ),
+        max_size=12,
+    ),
+    st.sets(st.sampled_from(["https://agent.test", "http://backup.test", "agent.test:1"])),
+    st.integers(min_value=1, max_value=4),
+    st.sampled_from([None, "billing"]),
+)
+def test_a_route_never_leaves_its_origins_nor_its_bound(
+    others: list[tuple[str, str]], allowed: set[str], limit: int, peer: str | None
+) -> None:
+    """Whatever the card lists: the preferred first, only allowed origins, at most the limit."""
+    card = _card(("JSONRPC", JSONRPC_URL), *others)
+    config = ClientConfig(httpx_client=_SHARED_HTTP, supported_protocol_bindings=["JSONRPC"])
+    client = ClientFactory(config).create(card)
+    route = route_of(client, peer, origins=allowed, limit=limit)
+    origins = named_origins(allowed) | {origin_of(JSONRPC_URL)}
+    assert route[0].url == JSONRPC_URL
+    assert len(route) <= limit
+    assert all(interface.origin in origins for interface in route)
+    assert len({interface.peer for interface in route}) == len(route)
+    left_out = Route.of(client, peer, origins=named_origins(allowed), limit=limit).left_out
+    for left in left_out:
+        assert (left.why == "origin") == (left.origin not in origins)
+        assert left.why == "origin" or len(route) == limit
+
+
+@pytest.fixture(name="refusing")
+def refusing_fixture() -> Iterator[list[int]]:
+    """300 ports on 127.0.0.1 that refuse connections (bound, never listening) for one test."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(300):
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        yield [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+class Attempts:
+    """The requests an httpx client tried to send (a refused connect included), by port."""
+
+    def __init__(self) -> None:
+        self.ports: list[int | None] = []
+
+    async def __call__(self, request: httpx.Request) -> None:
+        """Note one attempt."""
+        self.ports.append(request.url.port)
+
+
+@pytest.mark.parametrize("origins", ["one", "many"])
+@pytest.mark.parametrize("limit", [1, MAX_INTERFACES, 5])
+async def test_a_card_of_300_refusing_interfaces_costs_a_call_the_bound(
+    refusing: list[int], origins: str, limit: int
+) -> None:
+    """At most max_interfaces interfaces are tried, then the last one's retries: never 300."""
+    if origins == "one":  # 300 paths on the preferred interface's origin
+        urls = [f"http://127.0.0.1:{refusing[0]}/a2a/{n}" for n in range(300)]
+    else:  # 300 origins, every one allowed by name
+        urls = [f"http://127.0.0.1:{port}/a2a" for port in refusing]
+    card = _card(*(("JSONRPC", url) for url in urls))
+    attempts = Attempts()
+    http = httpx.AsyncClient(event_hooks={"request": [attempts]})
+    config = ClientConfig(
+        streaming=False, httpx_client=http, supported_protocol_bindings=["JSONRPC"]
+    )
+    clock, hook = FakeClock(), RecordingHook()
+    guard = _guard(hook, clock, max_attempts=3)
+    client = guard_client(
+        ClientFactory(config).create(card),
+        guard,
+        failover_origins=urls if origins == "many" else (),
+        max_interfaces=limit,
+    )
+    try:
+        with pytest.raises(RetryExhausted) as failed:
+            await _get_task(client)
+    finally:
+        await client.close()
+        await http.aclose()
+    assert not failed.value.maybe_processed
+    assert len(attempts.ports) == (limit - 1) + 3  # one per interface, the last one retried
+    assert len(client.interfaces) == limit
+    assert len(client.left_out) == 300 - limit
+    assert {left.why for left in client.left_out} == {"max_interfaces"}
+    assert len(hook.failovers) == limit - 1
+
+
+def _answer_send(request: Recorded) -> Reply:
+    """The other origin's agent: a completed task for any JSON-RPC call."""
+    rpc = request.json()
+    return Reply.json(200, {"jsonrpc": "2.0", "id": rpc["id"], "result": {"task": TASK}})
+
+
+class _Token(CredentialService):
+    """The caller's credential for the card's bearer scheme."""
+
+    async def get_credentials(
+        self, security_scheme_name: str, context: ClientCallContext | None
+    ) -> str | None:
+        """The token, for any scheme."""
+        return SECRET
+
+
+def _authorized(card: Any, attach: str, **kwargs: Any) -> tuple[GuardedClient, Any]:
+    """A guarded client whose every request carries ``Bearer SECRET``, one way or the other."""
+    headers = {"Authorization": f"Bearer {SECRET}"} if attach == "headers" else {}
+    http = httpx.AsyncClient(headers=headers, timeout=5.0)
+    interceptors = []
+    if attach == "interceptor":  # a2a-sdk's own: from the card's security scheme
+        card.security_schemes["bearer"].http_auth_security_scheme.scheme = "bearer"
+        card.security_requirements.add().schemes["bearer"].SetInParent()
+        interceptors = [AuthInterceptor(_Token())]
+    config = ClientConfig(
+        streaming=False, httpx_client=http, supported_protocol_bindings=["JSONRPC"]
+    )
+    sdk = ClientFactory(config).create(card, interceptors)
+    clock = FakeClock()
+    guard = Guard(clock=clock.now, sleep=clock.sleep, random=lambda: 0.0, max_attempts=2)
+    return guard_client(sdk, guard, **kwargs), http
+
+
+def _send_request() -> Any:
+    """A SendMessage with a messageId of its own."""
+    return a2a_pb2.SendMessageRequest(
+        message=a2a_pb2.Message(
+            message_id="m-credentials",
+            role=a2a_pb2.ROLE_USER,
+            parts=[a2a_pb2.Part(text="hi")],
+        )
+    )
+
+
+@pytest.mark.parametrize("attach", ["headers", "interceptor"])
+async def test_a_send_never_carries_credentials_to_another_origin_the_card_lists(
+    refusing: list[int], attach: str
+) -> None:
+    """The preferred interface refuses: the other origin, listed by the card, sees nothing."""
+    with Loopback(_answer_send) as other:
+        card = _card(
+            ("JSONRPC", f"http://127.0.0.1:{refusing[0]}/jsonrpc"),
+            ("JSONRPC", f"{other.url}/jsonrpc"),
+        )
+        client, http = _authorized(card, attach)
+        try:
+            with pytest.raises(RetryExhausted) as failed:
+                _ = [event async for event in client.send_message(_send_request())]
+            assert [left.why for left in client.left_out] == ["origin"]
+        finally:
+            await client.close()
+            await http.aclose()
+        assert other.requests == []
+    assert failed.value.attempts == 2
+    assert not failed.value.maybe_processed
+
+
+@pytest.mark.parametrize("attach", ["headers", "interceptor"])
+async def test_a_send_fails_over_with_its_credentials_to_an_origin_named(
+    refusing: list[int], attach: str
+) -> None:
+    """Allowed by name: the same message goes there, with the caller's credentials."""
+    with Loopback(_answer_send) as other:
+        card = _card(
+            ("JSONRPC", f"http://127.0.0.1:{refusing[0]}/jsonrpc"),
+            ("JSONRPC", f"{other.url}/jsonrpc"),
+        )
+        client, http = _authorized(card, attach, failover_origins={other.url})
+        try:
+            events = [event async for event in client.send_message(_send_request())]
+            assert client.left_out == ()
+        finally:
+            await client.close()
+            await http.aclose()
+        (seen,) = other.requests
+    assert [event.task.id for event in events] == ["t1"]
+    assert seen.header("authorization") == f"Bearer {SECRET}"
+    assert seen.json()["method"] == "SendMessage"
+    assert seen.json()["params"]["message"]["messageId"] == "m-credentials"
+
+
+async def test_the_look_up_of_a_lost_send_keeps_to_the_allowed_origins() -> None:
+    """A lost answer is looked up over the allowed interfaces only; named, the other answers."""
+    card = _card(("JSONRPC", JSONRPC_URL), ("HTTP+JSON", "http://backup.test/rest"))
+    request = a2a_pb2.SendMessageRequest(
+        message=a2a_pb2.Message(
+            message_id="m1",
+            context_id="c1",
+            role=a2a_pb2.ROLE_USER,
+            parts=[a2a_pb2.Part(text="hi")],
+        )
+    )
+    outcomes: list[tuple[object, list[str]]] = []
+    for allowed in ((), BACKUP):
+        agent, hook = Agent(jsonrpc="lost"), RecordingHook()
+        client = guard_client(
+            _sdk_client(agent, card), _guard(hook, FakeClock()), failover_origins=allowed
+        )
+        try:
+            events = [event async for event in client.send_message(request)]
+            outcomes.append(([event.task.id for event in events], agent.hosts))
+        except OutcomeUnknown as unknown:  # the look-up could not look: nothing resent
+            outcomes.append((unknown, agent.hosts))
+        finally:
+            await client.close()
+    (kept, kept_hosts), (named, named_hosts) = outcomes
+    assert isinstance(kept, OutcomeUnknown)
+    # The send, then the look-up's read, retried as any read: never over backup.test.
+    assert set(kept_hosts) == {"agent.test"}
+    assert len(kept_hosts) >= 2
+    assert named == ["t1"]
+    assert "backup.test" in named_hosts  # the look-up, answered there

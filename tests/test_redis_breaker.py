@@ -193,3 +193,24 @@ def test_it_needs_a_redis_client() -> None:
         RedisCircuitBreaker(object())
     with pytest.raises(ValueError, match="sync_interval"):
         RedisCircuitBreaker(redis.Redis(), sync_interval=0)
+
+
+def test_a_process_forgets_the_peers_it_no_longer_calls(
+    shared_redis: RedisServer, clients: list[redis.Redis]
+) -> None:
+    """2,000 hosts, one new each 100 ms: the process holds those of the last idle seconds."""
+    breaker = _replica(shared_redis.url, clients, _prefix(), idle=120.0)
+    clock = breaker.local.clock
+    held = []
+    for n in range(2000):
+        peer = f"https://tenant-{n}.example:443"
+        assert breaker.admit(peer).allowed  # and a reading of the fleet's key, in the background
+        breaker.record(peer, Verdict.HEALTHY)
+        clock.advance(0.1)  # type: ignore[attr-defined]
+        if n % 100 == 99:
+            _drain(breaker)
+            held.append(len(breaker.peers()))
+    breaker.close()
+    # Idle for 120 s, swept at most every 30 s: never more than 150 s of hosts.
+    assert max(held) <= 150 / 0.1 + 1
+    assert held[-1] >= 120 / 0.1

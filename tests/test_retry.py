@@ -1019,6 +1019,21 @@ def test_idle_peers_hands_what_it_forgets_over_and_logs_what_fails(
     assert "cannot forget" in caplog.text
 
 
+def test_idle_peers_peek_makes_nothing_and_is_not_a_use() -> None:
+    """``peek`` reads what is held: an unknown peer stays unknown, an idle one is forgotten."""
+    clock = FakeClock()
+    peers: IdlePeers[str] = IdlePeers(str.upper, idle=10, clock=clock.now)
+    assert peers.peek("a") is None
+    assert peers.peers() == []
+    assert peers.get("a") == "A"
+    for _ in range(4):
+        clock.advance(3)
+        assert peers.peek("a") == "A"
+    assert peers.get("b") == "B"  # 12 s after its last use: "a" is swept
+    assert peers.peek("a") is None
+    assert peers.peers() == ["b"]
+
+
 def test_idle_must_be_positive_and_inf_never_forgets() -> None:
     """``idle`` is checked; ``math.inf`` keeps every peer."""
     for idle in (0, -1, math.nan):

@@ -1125,6 +1125,19 @@ return left
 """The Lua script of the fleet's breakers (public for tests and other clients)."""
 
 
+class _Fleet:
+    """What this process knows of one peer's shared breaker (changed under the breaker's lock)."""
+
+    __slots__ = ("down", "held", "read_at", "reading", "until")
+
+    def __init__(self) -> None:
+        self.until = 0.0  # the fleet's breaker is open until then, by this process's clock
+        self.read_at = -math.inf  # when the key was last read
+        self.held: float | None = None  # the end of the fleet's opening the local one holds
+        self.down = False  # told that its breaker decides locally
+        self.reading = False  # a read in the background is under way
+
+
 class RedisCircuitBreaker:
     """Circuit breakers per peer whose *open* state is shared by every process through Redis.
 
@@ -1145,6 +1158,10 @@ class RedisCircuitBreaker:
     background and the last reading decides; ``Guard.acall`` awaits ``aadmit`` when the reading
     is older than ``sync_interval``.
 
+    What this process knows of a peer, its local breaker included, is forgotten once the peer
+    has not been asked about for ``idle`` seconds (a setting of the local breakers; see
+    `CircuitBreaker`); the fleet's key expires by itself.
+
     Args:
         client: a redis-py client (``redis.Redis`` or ``redis.asyncio.Redis``).
         prefix: the key prefix, one per fleet.
@@ -1152,8 +1169,8 @@ class RedisCircuitBreaker:
         timeout: the most seconds a call waits for Redis.
         retry_interval: seconds Redis is left alone after a failure.
         settings: the local breakers' settings (`CircuitBreaker`'s arguments: ``failure_ratio``,
-            ``min_calls``, ``window``, ``cooldown``, ``max_cooldown``, ``jitter``, ``clock``,
-            ``random``).
+            ``min_calls``, ``window``, ``cooldown``, ``max_cooldown``, ``jitter``, ``idle``,
+            ``clock``, ``random``).
 
     Example:
         >>> import redis
@@ -1191,13 +1208,10 @@ class RedisCircuitBreaker:
         self._worker = _Worker()
         weakref.finalize(self, self._worker.stop)
         self._lock = threading.Lock()
-        # peer -> (open until, by this process's clock; when it was read)
-        self._shared: dict[str, tuple[float, float]] = {}
-        self._reading: set[str] = set()
+        self._fleet: IdlePeers[_Fleet] = IdlePeers(
+            lambda _peer: _Fleet(), idle=self.local.idle, clock=self.clock
+        )
         self._down_until = -math.inf
-        self._down: set[str] = set()  # peers told their breaker decides locally
-        # peer -> when the fleet's opening this process holds its breaker open for ends
-        self._held: dict[str, float] = {}
         self._listeners: list[Callable[[], Callable[[BreakerTransition], object] | None]] = []
         self._fallback_listeners: list[Callable[[], Callable[[BreakerFallback], object] | None]]
         self._fallback_listeners = []
@@ -1208,20 +1222,22 @@ class RedisCircuitBreaker:
 
     def admit(self, peer: str) -> Admission:
         """The local breaker's answer, refused too while the fleet's breaker is open."""
-        if peer in self._held and self._stale(peer):
+        fleet = self._fleet.get(peer)
+        if fleet.held is not None and self._stale(fleet):
             self._read_in_background(peer)  # the fleet may have closed meanwhile
         admission = self.local.admit(peer)
         if not admission.allowed:
             return admission
         now = self.clock()
-        until, read_at = self._shared.get(peer, (0.0, -math.inf))
-        if now - read_at >= self.sync_interval:
+        until = fleet.until
+        if now - fleet.read_at >= self.sync_interval:
             self._read_in_background(peer)
         return self._shared_answer(peer, admission, until, now)
 
     async def aadmit(self, peer: str) -> Admission:
         """`admit`, awaiting a fresh reading of the fleet's state when the last one is old."""
-        if peer in self._held and self._stale(peer):
+        fleet = self._fleet.get(peer)
+        if fleet.held is not None and self._stale(fleet):
             left = await self._aexchange(peer, "read", 0)
             if left is not None:
                 self._seen(peer, left)  # the fleet may have closed meanwhile
@@ -1229,17 +1245,16 @@ class RedisCircuitBreaker:
         if not admission.allowed:
             return admission
         now = self.clock()
-        until, read_at = self._shared.get(peer, (0.0, -math.inf))
-        if now - read_at >= self.sync_interval:
+        until = fleet.until
+        if now - fleet.read_at >= self.sync_interval:
             left = await self._aexchange(peer, "read", 0)
             if left is not None:
                 until = self._seen(peer, left)
             now = self.clock()
         return self._shared_answer(peer, admission, until, now)
 
-    def _stale(self, peer: str) -> bool:
-        _, read_at = self._shared.get(peer, (0.0, -math.inf))
-        return self.clock() - read_at >= self.sync_interval
+    def _stale(self, fleet: _Fleet) -> bool:
+        return self.clock() - fleet.read_at >= self.sync_interval
 
     def record(
         self, peer: str, verdict: Verdict, *, probe: bool = False, retry_after: float | None = None
@@ -1249,10 +1264,17 @@ class RedisCircuitBreaker:
 
     def state(self, peer: str) -> BreakerState:
         """The local state, or open while the fleet's breaker is open (as last read)."""
-        until, _ = self._shared.get(peer, (0.0, 0.0))
-        if until > self.clock():
+        fleet = self._fleet.peek(peer)
+        if fleet is not None and fleet.until > self.clock():
             return BreakerState.OPEN
         return self.local.state(peer)
+
+    def peers(self) -> list[str]:
+        """The peers this process holds anything of: a local breaker, a reading of the fleet's.
+
+        Each is forgotten once not asked about for ``idle`` seconds.
+        """
+        return sorted({*self.local.peers(), *self._fleet.peers()})
 
     def _shared_answer(
         self, peer: str, admission: Admission, until: float, now: float
@@ -1269,16 +1291,17 @@ class RedisCircuitBreaker:
         """Note a reading (ms left open); tell the hooks when the fleet's state changed."""
         now = self.clock()
         until = now + left_ms / 1000.0 if left_ms > 0 else 0.0
+        fleet = self._fleet.get(peer)
         with self._lock:
-            before, _ = self._shared.get(peer, (0.0, -math.inf))
-            self._shared[peer] = (until, now)
+            before = fleet.until
+            fleet.until, fleet.read_at = until, now
         local = self.local
         if until > now:
             if local.state(peer) is BreakerState.CLOSED:
                 spread = local.jitter * local.cooldown * local.random()
                 if local.open_until(peer, until + spread):
                     with self._lock:
-                        self._held[peer] = until
+                        fleet.held = until
                     self._notify(
                         BreakerTransition(
                             peer, BreakerState.CLOSED, BreakerState.OPEN, "shared", until - now
@@ -1286,7 +1309,7 @@ class RedisCircuitBreaker:
                     )
         elif before > now:
             with self._lock:
-                held = self._held.pop(peer, None)
+                held, fleet.held = fleet.held, None
             # Gone before it expired: a probe elsewhere closed the fleet's breaker.
             if held is not None and now < held:
                 local.reset(peer, cause="shared")
@@ -1297,9 +1320,9 @@ class RedisCircuitBreaker:
         if event.new is BreakerState.OPEN:
             self._send(event.peer, "open", max(1, round(event.retry_in * 1000)))
         elif event.new is BreakerState.CLOSED:
+            fleet = self._fleet.get(event.peer)
             with self._lock:
-                self._shared[event.peer] = (0.0, self.clock())
-                self._held.pop(event.peer, None)
+                fleet.until, fleet.read_at, fleet.held = 0.0, self.clock(), None
             if event.cause != "shared":  # the fleet closed it: nothing to tell the fleet
                 self._send(event.peer, "close", 0)
         self._notify(event)
@@ -1324,14 +1347,15 @@ class RedisCircuitBreaker:
         await self._aexchange(peer, op, ms)
 
     def _read_in_background(self, peer: str) -> None:
+        fleet = self._fleet.get(peer)
         with self._lock:
-            if peer in self._reading:
+            if fleet.reading:
                 return
-            self._reading.add(peer)
+            fleet.reading = True
         if self.is_async or self.clock() < self._down_until:
             with self._lock:
-                self._reading.discard(peer)
-                self._shared[peer] = (self._shared.get(peer, (0.0, 0.0))[0], self.clock())
+                fleet.reading = False
+                fleet.read_at = self.clock()
             if self.is_async:
                 self._failed(peer, _SYNC_USE)
             return
@@ -1344,8 +1368,9 @@ class RedisCircuitBreaker:
         self, peer: str, done: concurrent.futures.Future[Any], *, reading: bool = False
     ) -> None:
         if reading:
+            fleet = self._fleet.get(peer)
             with self._lock:
-                self._reading.discard(peer)
+                fleet.reading = False
         if done.cancelled() or done.exception() is not None:
             exc = done.exception() if not done.cancelled() else None
             self._failed(peer, "CancelledError" if exc is None else type(exc).__name__)
@@ -1379,18 +1404,20 @@ class RedisCircuitBreaker:
         return float(raw)
 
     def _failed(self, peer: str, cause: str) -> None:
+        fleet = self._fleet.get(peer)
         with self._lock:
             self._down_until = self.clock() + self.retry_interval
-            if peer in self._down:
+            if fleet.down:
                 return
-            self._down.add(peer)
+            fleet.down = True
         self._fallback(BreakerFallback(peer, BudgetState.LOCAL, cause))
 
     def _answered(self, peer: str) -> None:
+        fleet = self._fleet.get(peer)
         with self._lock:
-            if peer not in self._down:
+            if not fleet.down:
                 return
-            self._down.discard(peer)
+            fleet.down = False
         self._fallback(BreakerFallback(peer, BudgetState.SHARED, None))
 
     # --- telling ----------------------------------------------------------------------------

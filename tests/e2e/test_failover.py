@@ -2,9 +2,11 @@
 
 The agent serves JSON-RPC and HTTP+JSON. Its JSON-RPC endpoint is reached through the real
 loopback proxy, which can go down (connections refused: a dead endpoint, nothing reaches the
-agent) and come back on the same port. Time is a fake clock shared by the Guard and the
-breaker; what is sent is counted by the httpx client itself (a refused connection never
-reaches the proxy), and the tasks made are counted in the agent's task store.
+agent) and come back on the same port. The proxy's port is another origin than the agent's:
+calls fail over to the agent's HTTP+JSON interface only where a test allows its origin. Time
+is a fake clock shared by the Guard and the breaker; what is sent is counted by the httpx
+client itself (a refused connection never reaches the proxy), and the tasks made are counted
+in the agent's task store.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def _client(
     *,
     streaming: bool = False,
     breaker: CircuitBreaker | None = None,
+    allow: tuple[str, ...] = (),
 ) -> tuple[GuardedClient, httpx.AsyncClient]:
     http = httpx.AsyncClient(
         timeout=10.0, headers={"A2A-Version": "1.0"}, event_hooks={"request": [sent]}
@@ -116,7 +119,7 @@ def _client(
         max_attempts=2,
         hooks=[hook, LoggingHook()],
     )
-    return guard_client(client, guard), http
+    return guard_client(client, guard, failover_origins=allow), http
 
 
 async def _send(client: GuardedClient, text: str = "hello") -> list[Any]:
@@ -190,6 +193,7 @@ async def test_a_dead_jsonrpc_endpoint_fails_over_to_http_json_and_comes_back(
             sent,
             streaming=streaming,
             breaker=_breaker(clock),
+            allow=(agent.rest_url,),
         )
         jsonrpc, rest = (interface.peer for interface in client.interfaces)
         try:
@@ -245,7 +249,9 @@ async def test_a_lost_answer_is_looked_up_over_the_next_interface_and_not_resent
     before = agent.task_ids()
     with LossyProxy(agent.http_target, lose_sends(1)) as proxy:
         card = _card(agent, proxy.url)
-        client, http = _client(card, ["JSONRPC", "HTTP+JSON"], hook, clock, sent)
+        client, http = _client(
+            card, ["JSONRPC", "HTTP+JSON"], hook, clock, sent, allow=(agent.rest_url,)
+        )
         original = proxy.plan
 
         def then_down(seen: Any) -> str:
@@ -333,7 +339,9 @@ async def test_a_dead_grpc_endpoint_fails_over_once_its_breaker_opens(
         await http_made.aclose()
     breaker = CircuitBreaker(min_calls=2, cooldown=COOLDOWN, clock=clock.now, random=lambda: 0.0)
     card = _grpc_first(agent, f"127.0.0.1:{_dead_port()}")
-    client, http = _client(card, ["GRPC", "JSONRPC"], hook, clock, sent, breaker=breaker)
+    client, http = _client(
+        card, ["GRPC", "JSONRPC"], hook, clock, sent, breaker=breaker, allow=(agent.jsonrpc_url,)
+    )
     request = a2a_pb2.GetTaskRequest(id=task_id)
     try:
         assert [i.binding for i in client.interfaces] == ["GRPC", "JSONRPC"]

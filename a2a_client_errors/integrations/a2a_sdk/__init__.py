@@ -27,7 +27,10 @@ When the agent card lists several interfaces (JSON-RPC, HTTP+JSON, gRPC, other U
 is its own peer (its own budget and breaker), and a call that cannot go over the preferred
 one (its breaker is open, or nothing reached it: refused, DNS, connect timeout) goes over the
 next one the client can speak, with the same request; the next call starts again with the
-preferred one (see `a2a_client_errors.integrations.a2a_sdk.interfaces`).
+preferred one. Only interfaces on the preferred one's origin (or on an origin the caller names)
+are failed over to, so the client's credentials go only where the caller meant them to, and a
+call goes over at most ``max_interfaces`` of them (see
+`a2a_client_errors.integrations.a2a_sdk.interfaces`).
 """
 
 from __future__ import annotations
@@ -46,7 +49,13 @@ from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, sa
 from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
-from a2a_client_errors.integrations.a2a_sdk.interfaces import Interface, Route, route_of
+from a2a_client_errors.integrations.a2a_sdk.interfaces import (
+    MAX_INTERFACES,
+    Interface,
+    LeftOut,
+    Route,
+    named_origins,
+)
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of, task_view
 from a2a_client_errors.lookup import (
     Found,
@@ -64,7 +73,7 @@ from a2a_client_errors.reasons import Action, Reason, TransportFailure
 from a2a_client_errors.streaming import interruption
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
     from types import TracebackType
 
     from typing_extensions import Self
@@ -103,6 +112,8 @@ def guard_client(
     card_url: str | None = None,
     failover: bool = True,
     factory: Any = None,
+    failover_origins: Iterable[str] = (),
+    max_interfaces: int = MAX_INTERFACES,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
 
@@ -124,6 +135,17 @@ def guard_client(
             ``ClientFactory``; default: one with the client's own configuration). Its
             ``create(card, interceptors)`` gets the card with that one interface and the
             client's interceptors.
+        failover_origins: the origins other than the preferred interface's that calls may
+            fail over to (``{"https://b.example"}``; a gRPC ``"host:port"`` as the card
+            writes it). The client's credentials go with every call: by default a call goes
+            only to interfaces on the preferred one's origin (scheme, host and port; see
+            `a2a_client_errors.integrations.a2a_sdk.interfaces.origin_of`).
+        max_interfaces: the most interfaces one call goes over, the preferred one counted
+            (the first ones the card lists after it).
+
+    Raises:
+        TypeError: ``failover_origins`` is one string, or holds something else than strings.
+        ValueError: an empty origin, or ``max_interfaces`` below 1.
     """
     _a2a_types()
     return GuardedClient(
@@ -135,6 +157,8 @@ def guard_client(
         card_url=card_url,
         failover=failover,
         factory=factory,
+        failover_origins=failover_origins,
+        max_interfaces=max_interfaces,
     )
 
 
@@ -152,6 +176,8 @@ class GuardedClient:
             interface and none was given).
         failover: whether calls go over the card's other interfaces when the client's cannot
             serve them (see `guard_client`).
+        failover_origins: the other origins calls may fail over to (see `guard_client`).
+        max_interfaces: the most interfaces one call goes over, the preferred one counted.
     """
 
     def __init__(
@@ -165,11 +191,17 @@ class GuardedClient:
         card_url: str | None = None,
         failover: bool = True,
         factory: Any = None,
+        failover_origins: Iterable[str] = (),
+        max_interfaces: int = MAX_INTERFACES,
     ) -> None:
         self.client = client
         self.guard = guard
         self._given_peer = peer
-        self._route = Route(client, route_of(client, peer), factory)
+        self.failover_origins = named_origins(failover_origins)
+        self.max_interfaces = max_interfaces
+        self._route = Route.of(
+            client, peer, factory, origins=self.failover_origins, limit=max_interfaces
+        )
         self._retired: list[Any] = []  # clients of a card read before: closed with this one
         self._serving: Interface | None = None
         self.peer = self._route.preferred.peer
@@ -233,8 +265,13 @@ class GuardedClient:
             self.client._card = card
             # The card's interfaces may have changed: the route is drawn again, on next use.
             self._retired.extend(self._route.built())
-            interfaces = route_of(self.client, self._given_peer)
-            self._route = Route(self.client, interfaces, self._route.factory)
+            self._route = Route.of(
+                self.client,
+                self._given_peer,
+                self._route.factory,
+                origins=self.failover_origins,
+                limit=self.max_interfaces,
+            )
         return card
 
     def _prepared(self, context: Any) -> Any:
@@ -375,6 +412,11 @@ class GuardedClient:
     def interfaces(self) -> tuple[Interface, ...]:
         """The card's interfaces this client may call, the preferred first (see `Interface`)."""
         return self._route.listed
+
+    @property
+    def left_out(self) -> tuple[LeftOut, ...]:
+        """The card's interfaces this client never calls: other origins, beyond the limit."""
+        return self._route.left_out
 
     @property
     def serving(self) -> Interface | None:
