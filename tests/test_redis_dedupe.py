@@ -25,11 +25,13 @@ import pytest
 import redis
 import redis.asyncio
 from a2a.server.context import ServerCallContext
-from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import Task, TaskState
+from a2a.utils.errors import InternalError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors.server import DedupeRecord, RedisDedupeStore, deduplicate
+from a2a_client_errors.server import DedupeRecord, RedisDedupeStore, caller_of, deduplicate
+from a2a_client_errors.server.dedupe import message_key
 from a2a_client_errors.server.dedupe_store import _claim_value, _Claimed, _parse, _record_value
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     free_port,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = {"A2A-Version": "1.0", "X-API-Key": "fleet-caller"}
+COMPLETED = TaskState.TASK_STATE_COMPLETED
 FP = "fingerprint"
 
 
@@ -577,5 +580,43 @@ async def test_a_record_refused_gives_the_claim_back(redis_server: RedisServer) 
     admin.config_set("maxmemory", 0)
     await handler.on_message_send(send(), API_KEY)
     assert inner.runs == 2
+    admin.close()
+    await store.aclose()
+
+
+async def test_a_stream_records_its_task_once_and_its_resend_resumes_it(
+    shared_redis: RedisServer, pauses: Pauses
+) -> None:
+    """A stream's task is written at its first event; the end spends the claim, no rewrite."""
+    store = store_on(shared_redis.url, pauses)
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=store)
+    admin = redis.Redis.from_url(shared_redis.url)
+    inner.updates.put_nowait(COMPLETED)
+    first = [event async for event in handler.on_message_send_stream(send(), API_KEY)]
+    [key] = admin.keys(store.prefix + "*")
+    assert json.loads(admin.get(key))["task"] == first[0].id  # type: ignore[arg-type]
+    assert 3_500_000 < admin.pttl(key) <= 86_400_000  # the record's ttl, not the lease
+    again = [event async for event in handler.on_message_send_stream(send(), API_KEY)]
+    assert [event.id for event in again] == [first[0].id]
+    assert inner.runs == 1
+    admin.close()
+    await store.aclose()
+
+
+async def test_a_value_of_no_known_form_holds_the_key_and_is_never_run_over(
+    shared_redis: RedisServer, pauses: Pauses
+) -> None:
+    """Something else under the key: the message waits its wait_timeout, then resend-later."""
+    store = store_on(shared_redis.url, pauses, poll_initial=1, poll_max=1)
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=store, wait_timeout=3)
+    admin = redis.Redis.from_url(shared_redis.url)
+    key = message_key(caller_of(API_KEY) or "", "", "m-1")
+    admin.set(store.prefix + key, b"\xff not ours", ex=60)
+    with pytest.raises(InternalError, match="still being processed"):
+        await handler.on_message_send(send(), API_KEY)
+    assert inner.runs == 0
+    assert sum(pauses.pauses) == pytest.approx(3)
     admin.close()
     await store.aclose()

@@ -193,7 +193,9 @@ def _header_credentials(headers: object, names: frozenset[str]) -> list[tuple[st
         return []
     found = []
     for item in items:
-        name, value = item[0], item[1]
+        if not isinstance(item, (tuple, list)) or len(item) != 2:  # not a (name, value) pair
+            continue
+        name, value = item
         if not isinstance(name, str) or name.lower() not in names:
             continue
         text = value.hex() if isinstance(value, bytes) else value
@@ -300,10 +302,10 @@ def _refuse_if_different(first: str, resent: str) -> None:
     """Raise ``InvalidParamsError`` unless the resend is the message first sent."""
     if not first or first == resent:  # no fingerprint known (an unreadable entry): wait
         return
-    fields = " and ".join(_differences(first, resent))
+    fields = ", ".join(_differences(first, resent))
     raise InvalidParamsError(
-        message=f"this messageId was already used for a different message (its {fields} "
-        "differ); a new message needs a new messageId"
+        message=f"this messageId was already used for a different message (different {fields}); "
+        "a new message needs a new messageId"
     )
 
 
