@@ -194,8 +194,8 @@ class MemoryDedupeStore:
     waiter is woken on its own loop. An entry lives ``ttl`` seconds from its claim (its record
     does not extend it). Entries hold ids and a fingerprint, and a Message answer only when
     the handler keeps it (small ones); `bytes_used` counts what they hold, the Python objects
-    included. Past ``max_entries`` entries or ``max_bytes`` bytes, expired entries go first,
-    then the oldest answered ones, and running claims only when nothing else is left (their
+    included. Past ``max_entries`` entries or ``max_bytes`` bytes, the oldest expired or
+    answered entries go first, and running claims only when nothing else is left (their
     waiters then claim again); every entry dropped before its ttl counts in `evictions`, and
     a resend of its message runs again.
 
@@ -254,24 +254,20 @@ class MemoryDedupeStore:
         )
 
     def _shrink(self, now: float) -> None:
-        """Drop entries until within bounds: expired, then answered, then running. Lock held."""
-        while self._over():  # oldest first: expired entries are at the front
-            key, entry = next(iter(self._entries.items()))
-            if entry.expires_at > now:
-                break
-            self._drop(key, None)
+        """Drop entries until within bounds: expired or answered first, then running. Lock held."""
         if not self._over():
             return
-        answered: list[str] = []
+        victims: list[tuple[str, bool]] = []  # (key, dropped before its ttl)
         size = 0
         for key, entry in self._entries.items():  # running claims are few: a short walk
-            if not self._over(len(answered), size):
+            if not self._over(len(victims), size):
                 break
-            if entry.record is not None:
-                answered.append(key)
+            expired = entry.expires_at <= now
+            if expired or entry.record is not None:
+                victims.append((key, not expired))
                 size += entry.cost
-        for key in answered:
-            self.evictions += 1
+        for key, early in victims:
+            self.evictions += early
             self._drop(key, None)
         while self._over():  # only running claims are left: their waiters claim again
             self.evictions += 1
