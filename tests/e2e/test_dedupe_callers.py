@@ -175,8 +175,9 @@ def test_callers_that_cannot_be_told_apart_warn_once(caplog: pytest.LogCaptureFi
     """No user, no credentials, on every binding: the agent works, and warns once."""
     with (
         caplog.at_level(logging.WARNING, logger="a2a_client_errors.server"),
-        EmbeddedPeer(deduplicate=True) as anonymous,
+        EmbeddedPeer(deduplicate=True, dedupe_options={"ttl": 120}) as anonymous,
     ):
+        assert read_dedupe_params(anonymous.agent_card) == DedupeParams(ttl=120.0)
         for binding in BINDINGS:
             sent = message(new_id(), "nobody")
             first = task_of(send(anonymous, binding, sent, None))
