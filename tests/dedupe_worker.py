@@ -3,12 +3,13 @@
 Imported by the end-to-end tests (`build_agent`), and run as one replica of a fleet by
 tests/test_redis_dedupe.py::
 
-    python -m tests.dedupe_worker --redis URL [--prefix P]
+    python -m tests.dedupe_worker --redis URL [--prefix P] [--own-tasks]
 
 The replica serves JSON-RPC (``/jsonrpc``) and HTTP+JSON (``/rest``) on a free 127.0.0.1
-port, with its own ``InMemoryTaskStore`` and a `RedisDedupeStore` on ``--redis``; ``GET
-/runs`` tells how often its executor ran. It prints ``ready <base URL>`` once it listens, and
-stops when its standard input closes.
+port, with a `RedisDedupeStore` on ``--redis`` and a task store shared by the fleet on the
+same Redis (`RedisTaskStore`), or, with ``--own-tasks``, an ``InMemoryTaskStore`` of its own;
+``GET /runs`` tells how often its executor ran. It prints ``ready <base URL>`` once it
+listens, and stops when its standard input closes.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryTaskStore, TaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
     AgentSkill,
+    ListTasksResponse,
     Part,
     Task,
     TaskState,
@@ -42,7 +44,9 @@ from starlette.routing import Route
 from a2a_client_errors.server import DedupeStore, DeduplicatingHandler, deduplicate
 
 if TYPE_CHECKING:
+    from a2a.server.context import ServerCallContext
     from a2a.server.events import EventQueue
+    from a2a.types import ListTasksRequest
     from starlette.requests import Request
 
 JSONRPC_PATH = "/jsonrpc"
@@ -87,6 +91,40 @@ class CountingExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
 
 
+class RedisTaskStore(TaskStore):
+    """Tasks on Redis, one key each: a task store the replicas share (a database's stand-in)."""
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        """Write the task."""
+        await self.client.set(self.prefix + task.id, task.SerializeToString())
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """Read the task, or None."""
+        raw = await self.client.get(self.prefix + task_id)
+        if raw is None:
+            return None
+        task = Task()
+        task.ParseFromString(raw)
+        return task
+
+    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        """Every task, unfiltered (enough for a test fleet)."""
+        tasks = []
+        async for name in self.client.scan_iter(match=self.prefix + "*"):
+            task = await self.get(name.decode()[len(self.prefix) :], context)
+            if task is not None:
+                tasks.append(task)
+        return ListTasksResponse(tasks=tasks, page_size=len(tasks), total_size=len(tasks))
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        """Forget the task."""
+        await self.client.delete(self.prefix + task_id)
+
+
 def card(base_url: str = "http://127.0.0.1") -> AgentCard:
     """The agent's card: streaming on, JSON-RPC and HTTP+JSON."""
     return AgentCard(
@@ -118,13 +156,20 @@ class Agent:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def build_agent(store: DedupeStore | None = None) -> Agent:
-    """A DefaultRequestHandler on an InMemoryTaskStore, wrapped by deduplicate, and its app."""
+def build_agent(
+    store: DedupeStore | None = None, task_store: TaskStore | None = None, **options: Any
+) -> Agent:
+    """A DefaultRequestHandler (on an InMemoryTaskStore by default), wrapped by deduplicate.
+
+    ``options`` go to `deduplicate`.
+    """
     executor = CountingExecutor()
     inner = DefaultRequestHandler(
-        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card()
+        agent_executor=executor,
+        task_store=task_store if task_store is not None else InMemoryTaskStore(),
+        agent_card=card(),
     )
-    handler = deduplicate(inner, store=store)
+    handler = deduplicate(inner, store=store, **options)
 
     async def runs(_: Request) -> JSONResponse:
         return JSONResponse({"runs": executor.runs})
@@ -141,6 +186,7 @@ def build_agent(store: DedupeStore | None = None) -> Agent:
 
 def main() -> None:
     """Serve one replica until standard input closes."""
+    import redis.asyncio
     import uvicorn
 
     from a2a_client_errors.server import RedisDedupeStore
@@ -148,8 +194,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--redis", required=True)
     parser.add_argument("--prefix", default="a2a-dedupe:")
+    parser.add_argument("--own-tasks", action="store_true")
     args = parser.parse_args()
-    agent = build_agent(RedisDedupeStore.from_url(args.redis, prefix=args.prefix))
+    tasks = None
+    if not args.own_tasks:
+        tasks = RedisTaskStore(redis.asyncio.Redis.from_url(args.redis), args.prefix + "task:")
+    store = RedisDedupeStore.from_url(args.redis, prefix=args.prefix + "dedupe:")
+    agent = build_agent(store, tasks)
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
     listening.listen(64)

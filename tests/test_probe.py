@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from a2a_client_errors.dedupe_card import DedupeParams
 from a2a_client_errors.probe import (
     CHECKS,
     SCHEMA,
@@ -993,6 +994,7 @@ def test_the_json_report_has_its_documented_schema() -> None:
         "push_notifications",
         "extended_agent_card",
         "required_extensions",
+        "deduplicate",
     }
     assert set(report["interfaces"][0]) == {
         "binding",
@@ -1147,8 +1149,65 @@ def test_an_agent_that_deduplicates_passes_the_resend_check() -> None:
     [task_id] = [t for t, task in agent.tasks.items() if agent.by_message[sends[0]] is task]
     assert found.notes == (
         f"the resend of messageId {sends[0]} got the first task back: {task_id}",
+        "the agent deduplicates, but its card does not say so (no "
+        "urn:a2a-client-errors:ext:deduplicate:v1 extension): clients cannot know to resend at "
+        "once; a2a_client_errors.server.deduplicate(handler, card=card) adds it",
     )
     assert report.exit_status == 0
+    assert report.agent is not None
+    assert report.agent.deduplicate is None
+
+
+ADVERTISED = {
+    "uri": "urn:a2a-client-errors:ext:deduplicate:v1",
+    "required": False,
+    "params": {"ttl": 3600, "perCaller": True},
+}
+
+
+def test_a_card_that_advertises_deduplication_is_reported_and_held_to_it() -> None:
+    """Advertised and kept: passed, counted (not advisory), the ttl in the notes and header."""
+    card = _card(extensions=[{"uri": EXTENSION, "required": True}, ADVERTISED])
+    report = _run(FakeAgent(card), checks=[RESEND])
+    assert report.agent is not None
+    assert report.agent.deduplicate == DedupeParams(ttl=3600.0)
+    found = report.result(RESEND, "jsonrpc")
+    assert found.status is CheckStatus.PASSED
+    assert found.advisory is False
+    assert found.notes[1] == (
+        "the card advertises deduplication (urn:a2a-client-errors:ext:deduplicate:v1, ttl 3600 s)"
+    )
+    assert report.exit_status == 0
+    assert "; deduplication advertised (ttl 3600 s)" in report.to_text().splitlines()[2]
+    data = json.loads(report.to_json())
+    assert data["agent"]["deduplicate"] == {
+        "extension": "urn:a2a-client-errors:ext:deduplicate:v1",
+        "ttl": 3600.0,
+        "per_caller": True,
+    }
+    assert data["advisory_summary"]["passed"] == 0
+
+
+def test_a_card_that_advertises_deduplication_falsely_fails_the_probe() -> None:
+    """Advertised, yet the resend made a second task: a contradiction, and exit status 1."""
+    card = _card(extensions=[{"uri": EXTENSION, "required": True}, ADVERTISED])
+    report = _run(FakeAgent(card, deduplicate=False), checks=[RESEND])
+    for binding in ("jsonrpc", "http+json"):
+        found = report.result(RESEND, binding)
+        assert found.status is CheckStatus.FAILED
+        assert found.advisory is False
+        assert found.notes[0].endswith("(the agent ran the message twice)")
+        assert found.notes[1] == (
+            "contradiction: the card advertises deduplication "
+            "(urn:a2a-client-errors:ext:deduplicate:v1, ttl 3600 s), but its resend was run "
+            "again: a client that trusts the card makes duplicate work"
+        )
+    assert report.exit_status == 1
+    text = report.to_text()
+    assert "    - contradiction: the card advertises deduplication" in text
+    assert text.splitlines()[-1] == (
+        "result: 0 checks passed, 2 failed, 0 errors, 0 skipped (exit status 1)"
+    )
 
 
 def test_two_tasks_fail_the_check_without_failing_the_probe() -> None:
@@ -1242,7 +1301,10 @@ def test_the_advisory_check_alone_exits_0_when_judged_and_2_when_not() -> None:
         pytest.param(
             [_rpc(_message("m-1")), _rpc(_message("m-1"))],
             CheckStatus.PASSED,
-            ["the resend of messageId {sent} got the first Message back: m-1"],
+            [
+                "the resend of messageId {sent} got the first Message back: m-1",
+                "the agent deduplicates, but its card does not say so*",
+            ],
             id="the-same-message",
         ),
         pytest.param(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import tracemalloc
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +40,7 @@ from a2a_client_errors.server import (
     MemoryDedupeStore,
     deduplicate,
 )
-from a2a_client_errors.server.dedupe import ANONYMOUS, caller_identity, message_key
+from a2a_client_errors.server.dedupe import caller_of, message_key
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
@@ -89,6 +91,7 @@ class FakeHandler(RequestHandler):
         self.fail_before: Exception | None = None
         self.fail_after: Exception | None = None
         self.answer_message = False
+        self.answer_text = "hi"
         self.updates: asyncio.Queue[TaskState] = asyncio.Queue()
         self.listing_fails = False
         self.closed = False
@@ -110,7 +113,9 @@ class FakeHandler(RequestHandler):
             error, self.fail_before = self.fail_before, None
             raise error
         if self.answer_message:
-            return Message(message_id="answer", role=Role.ROLE_AGENT, parts=[Part(text="hi")])
+            return Message(
+                message_id="answer", role=Role.ROLE_AGENT, parts=[Part(text=self.answer_text)]
+            )
         task = self._new_task(params, COMPLETED)
         if self.fail_after is not None:
             task.status.state = TaskState.TASK_STATE_FAILED
@@ -266,10 +271,10 @@ async def test_callers_and_tenants_are_kept_apart() -> None:
     assert again.id in ids
 
 
-def test_the_identity_and_the_key() -> None:
-    """The identity and the key."""
-    assert caller_identity(anonymous()) == ANONYMOUS
-    assert caller_identity(ServerCallContext(user=Named("alice"))) == "user:alice"
+def test_the_caller_and_the_key() -> None:
+    """A user is its name; nobody is None; the key hashes caller, tenant and messageId apart."""
+    assert caller_of(anonymous()) is None
+    assert caller_of(ServerCallContext(user=Named("alice"))) == "user:alice"
     key = message_key("user:alice", "", "m-1")
     assert len(key) == 64
     assert "alice" not in key
@@ -517,49 +522,17 @@ async def test_a_stream_dropped_after_its_first_event_keeps_its_task() -> None:
 
 
 async def test_a_record_whose_task_is_gone_is_an_internal_error() -> None:
-    """A record whose task is gone is an internal error."""
+    """The task store lost the task (another replica's store, a purge): a clear InternalError."""
     inner = FakeHandler()
     handler = deduplicate(inner)
     first = await handler.on_message_send(send(), anonymous())
     assert isinstance(first, Task)
     del inner.tasks[first.id]
-    with pytest.raises(InternalError, match="not readable here"):
+    with pytest.raises(InternalError, match="not in this agent's task store"):
         await handler.on_message_send(send(), anonymous())
-
-
-class SnapshotStore(MemoryDedupeStore):
-    """A memory store that keeps snapshots, as a shared store does."""
-
-    keeps_snapshots = True
-
-
-async def test_a_snapshot_answers_where_the_task_store_does_not_hold_the_task() -> None:
-    """A snapshot answers where the task store does not hold the task."""
-    inner = FakeHandler()
-    handler = deduplicate(inner, store=SnapshotStore())
-    first = await handler.on_message_send(send(), anonymous())
-    assert isinstance(first, Task)
-    inner.tasks.clear()  # another replica, another task store
-    again = await handler.on_message_send(send(), anonymous())
-    assert isinstance(again, Task)
-    assert again.id == first.id
-    streamed = await drain(handler.on_message_send_stream(send(), anonymous()))
-    assert [event.id for event in streamed] == [first.id]
+    with pytest.raises(InternalError, match="share one task store"):
+        await drain(handler.on_message_send_stream(send(), anonymous()))
     assert inner.runs == 1
-
-
-async def test_a_shared_store_records_the_task_as_its_stream_ended() -> None:
-    """A shared store records the task as its stream ended."""
-    inner = FakeHandler()
-    store = SnapshotStore()
-    handler = deduplicate(inner, store=store)
-    inner.updates.put_nowait(COMPLETED)
-    first = await drain(handler.on_message_send_stream(send(), anonymous()))
-    inner.tasks.clear()
-    again = await handler.on_message_send(send(), anonymous())
-    assert isinstance(again, Task)
-    assert again.id == first[0].id
-    assert again.status.state == COMPLETED
 
 
 async def test_every_other_method_is_delegated() -> None:
@@ -616,7 +589,7 @@ def test_the_stores_are_dedupe_stores() -> None:
 async def test_the_memory_store_wakes_waiters_on_other_threads_loops() -> None:
     """The memory store wakes waiters on other threads loops."""
     store = MemoryDedupeStore()
-    claim = await store.claim("k", 60)
+    claim = await store.claim("k", "fp", 60)
     assert claim.owned
     ready = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -637,7 +610,7 @@ async def test_the_memory_store_wakes_waiters_on_other_threads_loops() -> None:
     await ready.wait()
     await store.record("k", claim.token, DedupeRecord(task_id="t"), 60)
     assert await asyncio.wait_for(result, 10) == DedupeRecord(task_id="t")
-    assert (await store.claim("k", 60)).record == DedupeRecord(task_id="t")
+    assert (await store.claim("k", "fp", 60)).record == DedupeRecord(task_id="t")
     await store.release("k", "not-the-owner")  # only the owner may release
     await store.record("k", "not-the-owner", DedupeRecord(task_id="u"), 60)
     assert (await store.wait("k", 1)) == DedupeRecord(task_id="t")
@@ -663,3 +636,97 @@ async def test_logging_never_shows_the_message(caplog: pytest.LogCaptureFixture)
     with caplog.at_level(logging.DEBUG, logger="a2a_client_errors"), pytest.raises(RuntimeError):
         await handler.on_message_send(send(text="secret-body"), anonymous())
     assert "secret-body" not in caplog.text
+
+
+# --------------------------------------------------------------------------------------------
+# The memory store's bounds
+# --------------------------------------------------------------------------------------------
+
+
+class BigAnswers(FakeHandler):
+    """Answers every send with a new task carrying a 100 KB artifact, kept nowhere here."""
+
+    async def on_message_send(self, params: Any, context: Any) -> Task | Message:
+        """A task with a large artifact."""
+        self.runs += 1
+        task = Task(id=str(uuid.uuid4()), context_id="ctx", status=TaskStatus(state=COMPLETED))
+        task.artifacts.add(artifact_id="a", parts=[Part(raw=b"x" * 100_000)])
+        return task
+
+
+async def test_records_keep_ids_not_answers() -> None:
+    """1,500 tasks of 100 KB: the store holds a few hundred bytes each, by tracemalloc too."""
+    inner = BigAnswers()
+    store = MemoryDedupeStore()
+    handler = deduplicate(inner, store=store)
+    context = ServerCallContext(user=Named("alice"))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(1500):
+            await handler.on_message_send(send(f"m-{index}"), context)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert inner.runs == 1500
+    assert len(store) == 1500
+    assert store.bytes_used < 1500 * 1024
+    assert grown <= store.bytes_used  # the accounting errs on the large side
+    assert store.evictions == 0
+
+
+async def test_the_memory_store_stays_under_its_byte_bound() -> None:
+    """Records of 2 KB Messages past max_bytes: the oldest go, counted; memory stays bounded."""
+    store = MemoryDedupeStore(max_bytes=256 * 1024)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(2000):
+            claim = await store.claim(f"k-{index}", "fp", 60)
+            record = DedupeRecord(fingerprint="fp", message=bytes([index % 256]) * 2048)
+            await store.record(f"k-{index}", claim.token, record, 60)
+            assert store.bytes_used <= store.max_bytes
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown <= store.max_bytes
+    assert 0 < len(store) < 2000
+    assert store.evictions == 2000 - len(store)
+    assert (await store.claim("k-1999", "fp", 60)).record is not None  # the newest stay
+    assert (await store.claim("k-0", "fp", 60)).owned  # the oldest went: it runs again
+    assert "max_bytes=262144" in repr(store)
+
+
+async def test_expired_entries_go_first_and_running_claims_last() -> None:
+    """Over the bound: expired entries (not counted), then answered ones, then running claims."""
+    clock = Clock()
+    store = MemoryDedupeStore(max_entries=3, clock=clock)
+    old = await store.claim("old", "fp", 10)
+    await store.record("old", old.token, DedupeRecord(task_id="t", fingerprint="fp"), 10)
+    clock.now += 20  # "old" expired
+    running = await store.claim("running", "fp", 60)
+    done = await store.claim("done", "fp", 60)
+    await store.record("done", done.token, DedupeRecord(task_id="t", fingerprint="fp"), 60)
+    await store.claim("new-1", "fp", 60)
+    assert store.evictions == 0  # the expired one made room
+    assert len(store) == 3
+    await store.claim("new-2", "fp", 60)  # the answered one goes before the running claim
+    assert store.evictions == 1
+    assert not (await store.claim("running", "fp", 60)).owned
+    assert (await store.claim("done", "fp", 60)).owned  # only claims left: the oldest goes
+    assert store.evictions == 2
+    await store.record("running", running.token, DedupeRecord(task_id="r"), 60)  # ignored
+    assert (await store.claim("running", "fp", 60)).owned
+    full = MemoryDedupeStore(max_entries=1)
+    assert (await full.claim("a", "fp", 60)).owned
+    waiter = asyncio.create_task(full.wait("a", 10))
+    await asyncio.sleep(0)  # let it wait
+    await full.claim("b", "fp", 60)
+    assert full.evictions == 1
+    assert await waiter is None  # woken: it claims again
+    with pytest.raises(ValueError, match="max_bytes"):
+        MemoryDedupeStore(max_bytes=0)

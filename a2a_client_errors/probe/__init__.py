@@ -35,7 +35,9 @@ Leave them out with ``checks=`` when the agent must not see them.
 
 Advisory checks (`CheckSpec.advisory`: ``resend_deduplicated``, since the spec makes
 deduplication optional) are reported like the others, but their failure never makes the exit
-status 1.
+status 1. A card that advertises deduplication (the ``urn:a2a-client-errors:ext:deduplicate:v1``
+extension, `AgentSummary.deduplicate`) promises it: there the check counts, and a resend that
+runs again is reported as a contradiction.
 
 The JSON report (`ProbeReport.to_json`, ``a2a-errors probe --json``) has a stable schema,
 ``"schema": "a2a-errors-probe/1"``; see the README.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
+from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors.errors import ErrorKind
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.policy import OLDER_A2A_HINT
@@ -209,6 +210,19 @@ _OPTIONAL: Final = (
     "answer from this agent must look the task up before it resends; an a2a-sdk agent gains "
     "it with a2a_client_errors.server.deduplicate"
 )
+_UNSAID: Final = (
+    "the agent deduplicates, but its card does not say so (no "
+    f"{DEDUPLICATE_EXTENSION} extension): clients cannot know to resend at once; "
+    "a2a_client_errors.server.deduplicate(handler, card=card) adds it"
+)
+
+
+def _advertised(s: _Session) -> str | None:
+    """What the card advertises about deduplication, in words, or None."""
+    dedupe = s.agent.deduplicate
+    if dedupe is None:
+        return None
+    return f"the card advertises deduplication ({DEDUPLICATE_EXTENSION}, ttl {dedupe.ttl:g} s)"
 
 
 def _answered_with(payload: object) -> tuple[str, str] | None:
@@ -252,12 +266,16 @@ def _resend_deduplicated(s: _Session) -> CheckResult:
     if after is None:
         why = f"the agent answered the resend with {seen.message}, not a task or Message"
         return s.concluded(check, CheckStatus.ERROR, seen, [why, first_was])
+    advertised = _advertised(s)
     if after == before:
         return s.concluded(
             check,
             CheckStatus.PASSED,
             seen,
-            [f"the resend of messageId {sent} got the first {before[0]} back: {before[1]}"],
+            [
+                f"the resend of messageId {sent} got the first {before[0]} back: {before[1]}",
+                advertised or _UNSAID,
+            ],
         )
     if after[0] != before[0]:
         twice = f"{first_was}, the resend with {after[0]} {after[1]}"
@@ -266,7 +284,13 @@ def _resend_deduplicated(s: _Session) -> CheckResult:
             f"two {before[0]}s for one messageId {sent}: {before[1]}, then {after[1]} "
             f"(the agent {'ran' if before[0] == 'task' else 'answered'} the message twice)"
         )
-    return s.concluded(check, CheckStatus.FAILED, seen, [twice, _OPTIONAL])
+    if advertised is None:
+        return s.concluded(check, CheckStatus.FAILED, seen, [twice, _OPTIONAL])
+    contradiction = (
+        f"contradiction: {advertised}, but its resend was run again: a client that trusts "
+        "the card makes duplicate work"
+    )
+    return s.concluded(check, CheckStatus.FAILED, seen, [twice, contradiction])
 
 
 _RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
@@ -345,7 +369,13 @@ def _run(session: _Session, check: str) -> CheckResult:
         and result.operation in A2A_OPERATIONS
     ):
         result = replace(result, notes=(*result.notes, OLDER_A2A_HINT))
-    return replace(result, advisory=True) if _SPECS[check].advisory else result
+    return replace(result, advisory=True) if _advisory(session, check) else result
+
+
+def _advisory(session: _Session, check: str) -> bool:
+    """Whether ``check`` is advisory here: optional in the spec, and not promised by the card."""
+    promised = check == "resend_deduplicated" and session.agent.deduplicate is not None
+    return _SPECS[check].advisory and not promised
 
 
 def _run_one(session: _Session, check: str) -> CheckResult:

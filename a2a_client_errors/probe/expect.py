@@ -33,7 +33,8 @@ class CheckSpec:
         operation: the A2A operation it calls.
         summary: what it sends and expects, in a line.
         advisory: whether it judges a behaviour the spec makes optional (a MAY): its
-            failure is reported, but never makes the exit status 1.
+            failure is reported, but never makes the exit status 1, unless the card promises
+            that behaviour (``resend_deduplicated`` on a card that advertises deduplication).
 
     """
 
@@ -93,7 +94,7 @@ CHECKS: Final[tuple[CheckSpec, ...]] = (
         "resend_deduplicated",
         "SendMessage",
         "SendMessage twice with one messageId -> the first task again (advisory: SendMessage "
-        "MAY be idempotent, §3.3.1)",
+        "MAY be idempotent, §3.3.1; it counts when the card advertises deduplication)",
         advisory=True,
     ),
 )

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
 from a2a_client_errors.errors import WireShape, escape
 from a2a_client_errors.reasons import A2A_DOMAIN
 
@@ -299,22 +300,41 @@ class InterfaceResult:
 
 @dataclass(frozen=True, slots=True)
 class AgentSummary:
-    """What the card says that decides which errors can be triggered."""
+    """What the card says that decides which errors can be triggered, and what it promises.
+
+    Attributes:
+        name: the agent's name.
+        streaming: ``capabilities.streaming``.
+        push_notifications: ``capabilities.pushNotifications``.
+        extended_agent_card: whether the card declares an extended card.
+        required_extensions: the URIs of the extensions the card marks required.
+        deduplicate: the deduplication the card advertises (the ``DEDUPLICATE_EXTENSION``
+            extension's params), or None.
+    """
 
     name: str | None
     streaming: bool
     push_notifications: bool
     extended_agent_card: bool
     required_extensions: tuple[str, ...]
+    deduplicate: DedupeParams | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
+        dedupe = self.deduplicate
         return {
             "name": self.name,
             "streaming": self.streaming,
             "push_notifications": self.push_notifications,
             "extended_agent_card": self.extended_agent_card,
             "required_extensions": list(self.required_extensions),
+            "deduplicate": None
+            if dedupe is None
+            else {
+                "extension": DEDUPLICATE_EXTENSION,
+                "ttl": dedupe.ttl,
+                "per_caller": dedupe.per_caller,
+            },
         }
 
 
@@ -443,6 +463,8 @@ def _render(report: ProbeReport) -> str:
         ]
         if agent.required_extensions:
             caps.append("required extensions: " + ", ".join(agent.required_extensions))
+        if agent.deduplicate is not None:
+            caps.append(f"deduplication advertised (ttl {agent.deduplicate.ttl:g} s)")
         lines.append(escape(f"agent: {agent.name or '(no name)'}; " + "; ".join(caps)))
     if report.headers_sent:
         names = escape(", ".join(report.headers_sent))

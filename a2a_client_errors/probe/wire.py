@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from a2a_client_errors.dedupe_card import read_dedupe_params
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import AttemptCutShortError
 from a2a_client_errors.normalize import (
@@ -110,6 +111,7 @@ def _summary_of(card: Mapping[str, Any]) -> AgentSummary:
         push_notifications=_flag(capabilities.get("pushNotifications")),
         extended_agent_card=_flag(extended),
         required_extensions=tuple(required),
+        deduplicate=read_dedupe_params(card),
     )
 
 

@@ -26,6 +26,10 @@ Adapters, each in its own module and importable from here:
   FastAPI and other ASGI apps (JSON-RPC or HTTP+JSON);
 * ``a2a_client_errors.integrations.grpc.A2AErrorInterceptor`` for ``grpc.aio`` servers.
 
+`deduplicate` (``server/dedupe.py``) wraps an a2a-sdk ``RequestHandler`` so that a resent
+message runs once per caller, and says so in the card (`DEDUPLICATE_EXTENSION`); it remembers
+messages in a `MemoryDedupeStore` or, for a fleet, a `RedisDedupeStore`.
+
 A handler raises `A2AError`; the adapter answers in the binding's wire shape. An error that
 cannot be encoded (a message that is not text, a lone surrogate, a detail the binding cannot
 carry, a gRPC trailer too large for a client to accept) takes one path on every adapter,
@@ -37,7 +41,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors.server.dedupe_store import (
+    Claim,
     DedupeRecord,
     DedupeStore,
     MemoryDedupeStore,
@@ -60,24 +66,35 @@ from a2a_client_errors.server.encoding import (
 )
 
 if TYPE_CHECKING:
-    from a2a_client_errors.server.dedupe import DeduplicatingHandler, deduplicate
+    from a2a_client_errors.server.dedupe import (
+        CREDENTIAL_HEADERS,
+        DeduplicatingHandler,
+        caller_of,
+        dedupe_extension,
+        deduplicate,
+    )
     from a2a_client_errors.server.handler import A2AErrorHandler, with_a2a_errors
     from a2a_client_errors.server.starlette import A2AErrorMiddleware, exception_handlers
 
 __all__ = [
     "CONTENT_TYPE",
     "CORRELATION_KEY",
+    "CREDENTIAL_HEADERS",
+    "DEDUPLICATE_EXTENSION",
     "GRPC_TRAILER_BUDGET",
     "RELAY_LIMITS",
     "A2AError",
     "A2AErrorHandler",
     "A2AErrorMiddleware",
+    "Claim",
     "DedupeRecord",
     "DedupeStore",
     "DeduplicatingHandler",
     "MemoryDedupeStore",
     "RedisDedupeStore",
     "RelayLimits",
+    "caller_of",
+    "dedupe_extension",
     "deduplicate",
     "encode_or_internal",
     "exception_handlers",
@@ -94,7 +111,13 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """The adapters, imported on first use (they need a2a-sdk, or Starlette)."""
     module: Any
-    if name in {"deduplicate", "DeduplicatingHandler"}:
+    if name in {
+        "deduplicate",
+        "DeduplicatingHandler",
+        "caller_of",
+        "dedupe_extension",
+        "CREDENTIAL_HEADERS",
+    }:
         from a2a_client_errors.server import dedupe  # noqa: PLC0415 (lazy by design)
 
         module = dedupe

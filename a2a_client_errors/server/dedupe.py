@@ -1,30 +1,41 @@
-"""`deduplicate`: one task per message, however often a client sends it.
+"""`deduplicate`: one task per message, however often its caller sends it.
 
 A2A lets a client resend SendMessage with the same messageId after a lost answer, and lets an
 agent use the messageId to spot the duplicate (§3.3.1: MAY). No official SDK server does:
 a2a-sdk's ``DefaultRequestHandler`` makes a second task and runs the executor again.
 ``deduplicate(handler)`` wraps any a2a-sdk ``RequestHandler`` so that it does::
 
-    handler = deduplicate(DefaultRequestHandler(agent_executor=..., task_store=..., ...))
+    handler = deduplicate(DefaultRequestHandler(agent_executor=..., task_store=..., ...), card=card)
 
 and the wrapper goes wherever a handler goes (the JSON-RPC and HTTP+JSON routes, ``GrpcHandler``).
+With ``card=``, the card says so: the `DEDUPLICATE_EXTENSION` extension (never required), with
+the ``ttl``, for clients to resend at once.
 
 The guarantee
     Within ``ttl`` seconds of the first attempt, and within one store, a SendMessage or
-    SendStreamingMessage whose messageId the same caller already sent never reaches the
-    wrapped handler: the executor runs once. A unary resend answers with the first attempt's
-    task as it is now (``on_get_task``), or with the first answer itself when that was a
-    Message. A streaming resend resumes: the task as it is now, then its events until it ends
-    (``on_subscribe_to_task``); a task already terminal or interrupted is sent, and the stream
-    ends. Every other method is delegated unchanged.
+    SendStreamingMessage that the same caller already sent (the same messageId) never reaches
+    the wrapped handler: the executor runs once. A unary resend answers with the first
+    attempt's task as it is now, read from the task store (``on_get_task``), or with the first
+    answer itself when that was a small Message. A streaming resend resumes: the task as it is
+    now, then its events until it ends (``on_subscribe_to_task``); a task already terminal or
+    interrupted is sent, and the stream ends. Every other method is delegated unchanged.
 
 The key: the same caller, the same tenant, the same messageId
-    The caller is ``user:<user_name>`` when ``ServerCallContext.user`` is authenticated, else
-    one constant for everybody unauthenticated (`caller_identity`; pass ``identity=`` to key
-    on something else, such as an API key's id). The tenant is the call's (``context.tenant``,
-    else the request's ``tenant``). The three are hashed (SHA-256) into the key: two users who
-    pick the same messageId get two tasks; no user name or messageId is stored as such. A
-    message without a messageId is passed through.
+    The caller (`caller_of`) is the authenticated user (``ServerCallContext.user``); else the
+    credentials the call presented, hashed: the headers named in `CREDENTIAL_HEADERS` (and
+    ``credential_headers=``), as HTTP headers or gRPC metadata, and the client certificate a
+    gRPC TLS connection verified. Pass ``caller=`` to name callers otherwise. Calls with none
+    of these cannot be told apart: they share one key space (`ANONYMOUS`), and a WARNING says
+    so once per handler. The tenant is the call's (``context.tenant``, else the request's).
+    The three are hashed (SHA-256) into the key: two callers who pick the same messageId get
+    two tasks; no user name, credential or messageId is stored as such. A message without a
+    messageId is passed through.
+
+A resend must be the same message
+    Its taskId, its contextId and its parts must be the first message's (`message_fingerprint`).
+    A different message under a messageId already used (a follow-up to another task that
+    reuses it, other parts) is refused with ``InvalidParamsError``; it never gets the first
+    task, and never runs.
 
 Duplicates that arrive while the first attempt runs
     They wait (at most ``wait_timeout`` seconds) until it has made its task: a streaming first
@@ -45,43 +56,52 @@ When the first attempt fails
     * A first attempt cancelled before it made anything (its client went away) releases the
       claim; a task a2a-sdk goes on making in the background then is not seen.
 
-The limits
+What is kept, and the limits
+    * A record holds ids and the fingerprint, never the task: a resend reads the task from the
+      task store. A replica (or a process after a restart) whose task store does not hold it
+      answers ``InternalError``: a fleet must share its task store. A Message answer is kept
+      when it is at most ``max_message_bytes`` serialized; a resend of a larger one is refused
+      with ``UnsupportedOperationError`` (it was processed; its answer cannot be sent again).
     * Across ``ttl``: an entry expires ``ttl`` seconds after the first attempt; a resend after
-      that runs again. The default (24 h) outlasts any client's retry schedule, and an
-      orchestrator that resends after its own restart, while keeping memory bounded; it should
-      not outlast the task store's retention (a record of a purged task answers nothing).
+      that runs again. The default (24 h) outlasts any client's retry schedule; it should not
+      outlast the task store's retention.
     * Across stores: agents that do not share a store do not see each other's messages. The
-      in-memory store is one process; `RedisDedupeStore` is a fleet.
-    * Across task stores: a replica that does not hold the task (each replica with its own
-      ``InMemoryTaskStore``) answers with the snapshot the Redis record keeps (the task as the
-      first attempt answered it); a streaming resend there sends that snapshot and ends. A
-      fleet that shares its task store answers with the live task.
-    * The in-memory store keeps at most ``max_entries``; an evicted entry is forgotten.
-    * A store that fails (Redis down) fails open: messages are processed without
-      deduplication, and a WARNING says so.
+      in-memory store is one process, bounded in entries and bytes (an evicted entry is
+      forgotten); `RedisDedupeStore` is a fleet.
+    * A store that fails or refuses a write fails open: the message is processed without
+      deduplication (a resend may run it again), and the store logs and counts it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import hashlib
 import json
 import logging
+import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a.server.request_handlers import RequestHandler
 from a2a.types.a2a_pb2 import (
+    AgentExtension,
     GetTaskRequest,
     ListTasksRequest,
     Message,
-    SendMessageResponse,
     SubscribeToTaskRequest,
     Task,
     TaskState,
 )
-from a2a.utils.errors import InternalError, TaskNotFoundError, UnsupportedOperationError
+from a2a.utils.errors import (
+    InternalError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 
+from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
 from a2a_client_errors.server.dedupe_store import (
     Claim,
     DedupeRecord,
@@ -90,7 +110,7 @@ from a2a_client_errors.server.dedupe_store import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Callable
+    from collections.abc import AsyncGenerator, Callable, Iterable
 
     from a2a.server.context import ServerCallContext
     from a2a.server.events.event_queue import Event
@@ -109,11 +129,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANONYMOUS",
+    "CREDENTIAL_HEADERS",
+    "DEDUPLICATE_EXTENSION",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_TTL",
     "DEFAULT_WAIT_TIMEOUT",
     "DeduplicatingHandler",
-    "caller_identity",
+    "caller_of",
+    "dedupe_extension",
     "deduplicate",
+    "message_fingerprint",
     "message_key",
 ]
 
@@ -123,8 +148,18 @@ DEFAULT_TTL: Final = 24 * 3600.0
 """Seconds a message is remembered (see the module docstring)."""
 DEFAULT_WAIT_TIMEOUT: Final = 60.0
 """Seconds a duplicate waits for the first attempt to make its task."""
+DEFAULT_MAX_MESSAGE_BYTES: Final = 8 * 1024
+"""The largest Message answer (serialized) kept to answer a resend with."""
 ANONYMOUS: Final = "anonymous"
-"""The identity of every caller that is not authenticated."""
+"""The caller of every call that cannot be told apart (no user, no credentials)."""
+CREDENTIAL_HEADERS: Final[tuple[str, ...]] = (
+    "authorization",
+    "x-api-key",
+    "api-key",
+    "apikey",
+    "x-auth-token",
+)
+"""The headers (and gRPC metadata keys) whose values tell callers apart when no user is set."""
 
 _SETTLED: Final = frozenset(
     {
@@ -138,37 +173,184 @@ _SETTLED: Final = frozenset(
 )
 """Terminal and interrupted states: a stream of the task ends there."""
 _LOOKUP_PAGE: Final = 100
+_CLIENT_CERTIFICATE: Final = "x509_pem_cert"
+"""The gRPC auth-context property holding the PEM certificate a TLS peer presented."""
+_FINGERPRINT_FIELDS: Final = ("taskId", "contextId", "parts")
 
 
-def caller_identity(context: ServerCallContext) -> str:
-    """The caller part of the key: ``user:<user_name>`` if authenticated, else `ANONYMOUS`."""
+# --------------------------------------------------------------------------------------------
+# The caller, the key, the fingerprint
+# --------------------------------------------------------------------------------------------
+
+
+def _header_credentials(headers: object, names: frozenset[str]) -> list[tuple[str, str]]:
+    """The (name, value) pairs of ``headers`` (a mapping, or gRPC metadata) named in ``names``."""
+    if isinstance(headers, Mapping):
+        items: Iterable[Any] = headers.items()
+    elif isinstance(headers, (list, tuple)):
+        items = headers
+    else:
+        return []
+    found = []
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:  # not a (name, value) pair
+            continue
+        name, value = item
+        if not isinstance(name, str) or name.lower() not in names:
+            continue
+        text = value.hex() if isinstance(value, bytes) else value
+        if isinstance(text, str) and text.strip():
+            found.append((name.lower(), text))
+    return found
+
+
+def _grpc_credentials(grpc_context: object, names: frozenset[str]) -> list[tuple[str, str]]:
+    """The credential metadata of a gRPC call, and the client certificate TLS verified."""
+    metadata = getattr(grpc_context, "invocation_metadata", None)
+    found = _header_credentials(metadata() if callable(metadata) else None, names)
+    auth_context = getattr(grpc_context, "auth_context", None)
+    properties = auth_context() if callable(auth_context) else None
+    if isinstance(properties, Mapping):
+        for certificate in properties.get(_CLIENT_CERTIFICATE) or ():
+            if isinstance(certificate, bytes) and certificate:
+                found.append((_CLIENT_CERTIFICATE, certificate.hex()))
+    return found
+
+
+def caller_of(
+    context: ServerCallContext, *, headers: Iterable[str] = CREDENTIAL_HEADERS
+) -> str | None:
+    """The caller part of the key, or None when this call's caller cannot be told apart.
+
+    ``user:<user_name>`` when ``context.user`` is authenticated; else ``credentials:`` and the
+    SHA-256 of the credentials the call presented: the values of ``headers`` (HTTP headers,
+    as a2a-sdk puts them in ``context.state["headers"]``, or gRPC metadata), and the client
+    certificate of a gRPC TLS connection (its auth context's ``x509_pem_cert``). Different
+    credentials are different callers; the credentials themselves are neither kept nor logged.
+
+    Args:
+        context: the call's context.
+        headers: the header names (case-insensitive) that carry credentials.
+
+    Returns:
+        The caller, or None (no user and no credentials).
+    """
     user = context.user
     if user.is_authenticated:
         return f"user:{user.user_name}"
-    return ANONYMOUS
+    names = frozenset(name.lower() for name in headers)
+    state = context.state
+    found = [
+        *_header_credentials(state.get("headers"), names),
+        *_grpc_credentials(state.get("grpc_context"), names),
+    ]
+    if not found:
+        return None
+    text = json.dumps(sorted(found), ensure_ascii=False)
+    return "credentials:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def message_key(identity: str, tenant: str, message_id: str) -> str:
+def message_key(caller: str, tenant: str, message_id: str) -> str:
     """The store key of one message: SHA-256 of the caller, the tenant and the messageId."""
-    text = json.dumps([identity, tenant, message_id], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    text = json.dumps([caller, tenant, message_id], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _decoded(record: DedupeRecord) -> SendMessageResponse | None:
-    if not record.answer:
-        return None
-    answer = SendMessageResponse()
-    try:
-        answer.ParseFromString(record.answer)
-    except Exception:  # a record from elsewhere: answer from the task store instead
-        return None
-    return answer
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def message_fingerprint(message: Message) -> str:
+    """What a resend must share with the first message: its taskId, contextId and parts.
+
+    Three SHA-256 digests (their first 128 bits, in hex), joined by ``:``: of the taskId (UTF-8),
+    of the contextId (UTF-8), and of the parts, in order, each as its deterministic protobuf
+    encoding (``SerializeToString(deterministic=True)``) preceded by its length (8 bytes,
+    big-endian). A message reads into the same protobuf over JSON-RPC, HTTP+JSON and gRPC, so a
+    resend over another binding has the same fingerprint. The messageId, role, metadata,
+    extensions and referenced tasks are not part of it.
+
+    Args:
+        message: the message sent.
+
+    Returns:
+        ``"<taskId digest>:<contextId digest>:<parts digest>"``.
+    """
+    parts = hashlib.sha256()
+    for part in message.parts:
+        data = part.SerializeToString(deterministic=True)
+        parts.update(len(data).to_bytes(8, "big"))
+        parts.update(data)
+    return ":".join(
+        (
+            _digest(message.task_id.encode("utf-8")),
+            _digest(message.context_id.encode("utf-8")),
+            parts.hexdigest()[:32],
+        )
+    )
+
+
+def _differences(first: str, resent: str) -> list[str]:
+    """The fields that differ between two fingerprints (all of them if one is unreadable)."""
+    old, new = first.split(":"), resent.split(":")
+    if len(old) != len(new) or len(new) != len(_FINGERPRINT_FIELDS):
+        return list(_FINGERPRINT_FIELDS)
+    return [name for name, a, b in zip(_FINGERPRINT_FIELDS, old, new, strict=True) if a != b]
+
+
+def _refuse_if_different(first: str, resent: str) -> None:
+    """Raise ``InvalidParamsError`` unless the resend is the message first sent."""
+    if not first or first == resent:  # no fingerprint known (an unreadable entry): wait
+        return
+    fields = ", ".join(_differences(first, resent))
+    raise InvalidParamsError(
+        message=f"this messageId was already used for a different message (different {fields}); "
+        "a new message needs a new messageId"
+    )
+
+
+def dedupe_extension(ttl: float = DEFAULT_TTL) -> AgentExtension:
+    """The card's `DEDUPLICATE_EXTENSION` entry for a handler with this ``ttl``.
+
+    Never required: a client that does not know it loses nothing.
+
+    Args:
+        ttl: the handler's ttl, in seconds.
+
+    Returns:
+        An a2a-sdk ``AgentExtension`` for ``card.capabilities.extensions``.
+    """
+    return AgentExtension(
+        uri=DEDUPLICATE_EXTENSION,
+        description=(
+            "SendMessage is idempotent per caller: a resend with the same messageId within "
+            "ttl seconds is answered with the first send's task and never runs again; a "
+            "different message under a messageId already used is refused (invalid params)."
+        ),
+        required=False,
+        params=DedupeParams(ttl=float(ttl)).to_params(),
+    )
+
+
+def _advertise(card: AgentCard, ttl: float) -> None:
+    """Put the extension in ``card`` (replacing an entry of the same URI)."""
+    extension = dedupe_extension(ttl)
+    for existing in card.capabilities.extensions:
+        if existing.uri == DEDUPLICATE_EXTENSION:
+            existing.CopyFrom(extension)
+            return
+    card.capabilities.extensions.append(extension)
 
 
 def _task_id_of(event: object) -> str:
     if isinstance(event, Task):
         return str(event.id)
     return str(getattr(event, "task_id", "") or "")
+
+
+# --------------------------------------------------------------------------------------------
+# The handler
+# --------------------------------------------------------------------------------------------
 
 
 class DeduplicatingHandler(RequestHandler):
@@ -181,7 +363,8 @@ class DeduplicatingHandler(RequestHandler):
         store: where messages are remembered.
         ttl: seconds a message is remembered.
         wait_timeout: seconds a duplicate waits for the first attempt's task.
-        identity: the caller part of the key, from the call's context.
+        caller: the caller part of the key, from the call's context (None: cannot tell).
+        max_message_bytes: the largest Message answer kept to answer a resend with.
     """
 
     def __init__(
@@ -191,13 +374,17 @@ class DeduplicatingHandler(RequestHandler):
         store: DedupeStore,
         ttl: float,
         wait_timeout: float,
-        identity: Callable[[ServerCallContext], str],
+        caller: Callable[[ServerCallContext], str | None],
+        max_message_bytes: int,
     ) -> None:
         self.inner = inner
         self.store = store
         self.ttl = ttl
         self.wait_timeout = wait_timeout
-        self.identity = identity
+        self.caller = caller
+        self.max_message_bytes = max_message_bytes
+        self._warned = False
+        self._warn_lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         # only called for what this class lacks: aclose, task_store, agent_executor, ...
@@ -210,19 +397,45 @@ class DeduplicatingHandler(RequestHandler):
 
     # -- the key and the claim ---------------------------------------------------------------
 
+    def _anonymous(self) -> str:
+        """`ANONYMOUS`, with the WARNING the first time."""
+        if not self._warned:
+            with self._warn_lock:
+                first, self._warned = not self._warned, True
+            if first:
+                _log.warning(
+                    "deduplicate: a message came with no authenticated user and no credentials "
+                    "(%s); callers that cannot be told apart share one key space, so one "
+                    "caller's messageId can be answered with another's task, or refuse "
+                    "another's message. Authenticate users (ServerCallContext.user), send "
+                    "credentials (credential_headers=), or name callers with "
+                    "deduplicate(..., caller=)",
+                    ", ".join(CREDENTIAL_HEADERS),
+                )
+        return ANONYMOUS
+
     def key_of(self, params: SendMessageRequest, context: ServerCallContext) -> str | None:
         """The store key of a send, or None when its message has no messageId."""
         message_id = params.message.message_id
         if not message_id:
             return None
         tenant = context.tenant or params.tenant
-        return message_key(self.identity(context), tenant, message_id)
+        caller = self.caller(context) or self._anonymous()
+        return message_key(caller, tenant, message_id)
 
-    async def _claim(self, key: str) -> Claim:
-        """Claim ``key``, or wait for the first attempt's record (claiming again if released)."""
+    async def _claim(self, key: str, fingerprint: str) -> Claim:
+        """Claim ``key``, or wait for the first attempt's record (claiming again if released).
+
+        Raises:
+            InvalidParamsError: the first message under this key was another message.
+            InternalError: the first attempt did not make its task within ``wait_timeout``.
+        """
         while True:
-            claim = await self.store.claim(key, self.ttl)
-            if claim.owned or claim.record is not None:
+            claim = await self.store.claim(key, fingerprint, self.ttl)
+            if claim.owned:
+                return claim
+            _refuse_if_different(claim.fingerprint, fingerprint)
+            if claim.record is not None:
                 return claim
             try:
                 record = await self.store.wait(key, self.wait_timeout)
@@ -232,16 +445,15 @@ class DeduplicatingHandler(RequestHandler):
                     "resend it later"
                 ) from None
             if record is not None:
-                return Claim(owned=False, record=record)
+                _refuse_if_different(record.fingerprint, fingerprint)
+                return Claim(owned=False, record=record, fingerprint=record.fingerprint)
 
-    def _record_of(self, result: Task | Message) -> DedupeRecord:
-        if isinstance(result, Message):
-            answer = SendMessageResponse(message=result)
-            return DedupeRecord(task_id=str(result.task_id), answer=answer.SerializeToString())
-        if self.store.keeps_snapshots:
-            answer = SendMessageResponse(task=result)
-            return DedupeRecord(task_id=str(result.id), answer=answer.SerializeToString())
-        return DedupeRecord(task_id=str(result.id))
+    def _record_of(self, result: Task | Message, fingerprint: str) -> DedupeRecord:
+        if isinstance(result, Task):
+            return DedupeRecord(task_id=str(result.id), fingerprint=fingerprint)
+        answer = result.SerializeToString()
+        kept = answer if len(answer) <= self.max_message_bytes else b""
+        return DedupeRecord(fingerprint=fingerprint, message=kept)
 
     # -- answering a resend ------------------------------------------------------------------
 
@@ -251,39 +463,60 @@ class DeduplicatingHandler(RequestHandler):
         params: SendMessageRequest,
         context: ServerCallContext,
     ) -> Task:
-        """The first attempt's task as it is now, else as it was recorded."""
+        """The first attempt's task as it is now, from the task store."""
+        request = GetTaskRequest(id=record.task_id, tenant=params.tenant)
+        if params.configuration.HasField("history_length"):
+            request.history_length = params.configuration.history_length
+        task: Task | None
+        try:
+            task = await self.inner.on_get_task(request, context)
+        except TaskNotFoundError:
+            task = None
+        if task is None:
+            raise InternalError(
+                message="this message was already processed, but its task is not in this "
+                "agent's task store (replicas must share one task store; a task must outlive "
+                "the deduplication ttl)"
+            )
+        return task
+
+    def _saved_message(self, record: DedupeRecord) -> Message | None:
+        """The Message the first attempt answered with, or None when it made a task.
+
+        Raises:
+            UnsupportedOperationError: it answered with a Message too large to keep.
+        """
         if record.task_id:
-            request = GetTaskRequest(id=record.task_id, tenant=params.tenant)
-            if params.configuration.HasField("history_length"):
-                request.history_length = params.configuration.history_length
-            task: Task | None
-            try:
-                task = await self.inner.on_get_task(request, context)
-            except TaskNotFoundError:
-                task = None
-            if task is not None:
-                return task
-        saved = _decoded(record)
-        if saved is not None and saved.HasField("task"):
-            return saved.task
-        raise InternalError(
-            message="the task this message made is not readable here; resend it later"
-        )
+            return None
+        if not record.message:
+            raise UnsupportedOperationError(
+                message="this message was already processed and answered with a Message "
+                f"larger than this agent keeps ({self.max_message_bytes} bytes): that answer "
+                "cannot be sent again; send a new message (a new messageId) to ask again"
+            )
+        message = Message()
+        try:
+            message.ParseFromString(record.message)
+        except Exception:  # a store's bytes that are not a Message: no answer to repeat
+            raise InternalError(
+                message="this message was already processed; its answer cannot be read back"
+            ) from None
+        return message
 
     async def _answer(
         self, record: DedupeRecord, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
-        saved = _decoded(record)
-        if saved is not None and saved.HasField("message"):
-            return saved.message
+        saved = self._saved_message(record)
+        if saved is not None:
+            return saved
         return await self._current_task(record, params, context)
 
     async def _resume(
         self, record: DedupeRecord, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
-        saved = _decoded(record)
-        if saved is not None and saved.HasField("message"):
-            yield saved.message
+        saved = self._saved_message(record)
+        if saved is not None:
+            yield saved
             return
         task = await self._current_task(record, params, context)
         if task.status.state in _SETTLED:
@@ -337,7 +570,8 @@ class DeduplicatingHandler(RequestHandler):
         key = self.key_of(params, context)
         if key is None:
             return await self.inner.on_message_send(params, context)
-        claim = await self._claim(key)
+        fingerprint = message_fingerprint(params.message)
+        claim = await self._claim(key, fingerprint)
         if claim.record is not None:
             return await self._answer(claim.record, params, context)
         since = datetime.datetime.now(datetime.timezone.utc)
@@ -346,14 +580,15 @@ class DeduplicatingHandler(RequestHandler):
         except Exception:
             made = await self._made_despite(params, context, since)
             if made is not None:
-                await self.store.record(key, claim.token, self._record_of(made), self.ttl)
+                record = self._record_of(made, fingerprint)
+                await self.store.record(key, claim.token, record, self.ttl)
             else:
                 await self.store.release(key, claim.token)
             raise
         except BaseException:  # cancelled: give the message back
             await self.store.release(key, claim.token)
             raise
-        await self.store.record(key, claim.token, self._record_of(result), self.ttl)
+        await self.store.record(key, claim.token, self._record_of(result, fingerprint), self.ttl)
         return result
 
     async def on_message_send_stream(
@@ -368,7 +603,8 @@ class DeduplicatingHandler(RequestHandler):
                 async for event in events:
                     yield event
             return
-        claim = await self._claim(key)
+        fingerprint = message_fingerprint(params.message)
+        claim = await self._claim(key, fingerprint)
         if claim.record is not None:
             async with contextlib.aclosing(self._resume(claim.record, params, context)) as rest:
                 async for event in rest:
@@ -381,7 +617,7 @@ class DeduplicatingHandler(RequestHandler):
             ) as events:
                 async for event in events:
                     if recorded is None and (isinstance(event, Message) or _task_id_of(event)):
-                        recorded = self._first_record(event)
+                        recorded = self._first_record(event, fingerprint)
                         await self.store.record(key, claim.token, recorded, self.ttl, final=False)
                     yield event
         except BaseException:
@@ -393,30 +629,12 @@ class DeduplicatingHandler(RequestHandler):
         if recorded is None:  # a stream that ended empty made nothing
             await self.store.release(key, claim.token)
             return
-        await self.store.record(
-            key, claim.token, await self._final_record(recorded, params, context), self.ttl
-        )
+        await self.store.record(key, claim.token, recorded, self.ttl)
 
-    def _first_record(self, event: object) -> DedupeRecord:
+    def _first_record(self, event: object, fingerprint: str) -> DedupeRecord:
         if isinstance(event, (Message, Task)):
-            return self._record_of(event)
-        return DedupeRecord(task_id=_task_id_of(event))
-
-    async def _final_record(
-        self, recorded: DedupeRecord, params: SendMessageRequest, context: ServerCallContext
-    ) -> DedupeRecord:
-        """What a finished stream leaves: for shared stores, the task as it ended."""
-        saved = _decoded(recorded)
-        if (saved is not None and saved.HasField("message")) or not self.store.keeps_snapshots:
-            return recorded
-        try:
-            task = await self.inner.on_get_task(
-                GetTaskRequest(id=recorded.task_id, tenant=params.tenant), context
-            )
-        except Exception:  # keep what the first event told
-            _log.debug("reading the task at the end of its stream failed", exc_info=True)
-            return recorded
-        return recorded if task is None else self._record_of(task)
+            return self._record_of(event, fingerprint)
+        return DedupeRecord(task_id=_task_id_of(event), fingerprint=fingerprint)
 
     # -- the rest, unchanged -----------------------------------------------------------------
 
@@ -481,31 +699,55 @@ def deduplicate(
     store: DedupeStore | None = None,
     ttl: float = DEFAULT_TTL,
     wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-    identity: Callable[[ServerCallContext], str] = caller_identity,
+    caller: Callable[[ServerCallContext], str | None] | None = None,
+    credential_headers: Iterable[str] = (),
+    card: AgentCard | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> DeduplicatingHandler:
     """Wrap an a2a-sdk ``RequestHandler`` so that each message makes one task.
 
     Args:
         handler: the handler to wrap (a ``DefaultRequestHandler``, or another wrapper).
         store: where messages are remembered (default: a new `MemoryDedupeStore`; a
-            `RedisDedupeStore` for a fleet of replicas).
+            `RedisDedupeStore` for a fleet of replicas, which must share one task store).
         ttl: seconds a message is remembered after its first attempt (default 24 h).
         wait_timeout: seconds a duplicate waits for the first attempt to make its task.
-        identity: the caller part of the key (default `caller_identity`).
+        caller: the caller part of the key, a function of the call's context that returns a
+            string, or None when it cannot tell the caller (default: `caller_of`, by the
+            authenticated user, else by the credentials presented).
+        credential_headers: more header names (API keys of your own) that carry
+            credentials, besides `CREDENTIAL_HEADERS`; for the default ``caller`` only.
+        card: the agent card the app serves (an a2a-sdk ``AgentCard``): the
+            `DEDUPLICATE_EXTENSION` entry, with this ``ttl``, is added to its
+            ``capabilities.extensions`` (replacing one of the same URI), so that clients
+            know they may resend at once.
+        max_message_bytes: the largest Message answer (serialized) kept to answer a resend
+            with; a resend of a larger one is refused (``UnsupportedOperationError``).
 
     Returns:
         The wrapping handler, to pass to ``create_jsonrpc_routes``, ``create_rest_routes`` or
         ``GrpcHandler`` in place of ``handler``.
 
     Raises:
-        ValueError: ``ttl`` or ``wait_timeout`` is not positive.
+        ValueError: ``ttl`` or ``wait_timeout`` is not positive, ``max_message_bytes`` is
+            negative, or ``credential_headers`` is given with a ``caller`` of the app's.
     """
     if ttl <= 0 or wait_timeout <= 0:
         raise ValueError("ttl and wait_timeout must be positive")
+    if max_message_bytes < 0:
+        raise ValueError("max_message_bytes must not be negative")
+    extra = tuple(credential_headers)
+    if caller is not None and extra:
+        raise ValueError("credential_headers applies to the default caller only")
+    if caller is None:
+        caller = functools.partial(caller_of, headers=(*CREDENTIAL_HEADERS, *extra))
+    if card is not None:
+        _advertise(card, ttl)
     return DeduplicatingHandler(
         handler,
         store=store if store is not None else MemoryDedupeStore(),
         ttl=float(ttl),
         wait_timeout=float(wait_timeout),
-        identity=identity,
+        caller=caller,
+        max_message_bytes=max_message_bytes,
     )

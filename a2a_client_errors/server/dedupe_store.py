@@ -5,20 +5,28 @@ A store maps a key (a hash of the caller, the tenant and the messageId, made by
 
 * absent: nobody sent this message yet (or its entry expired): the next call *claims* it and
   runs;
-* claimed: a first attempt is running and has not made its task yet; other calls wait;
-* recorded: the first attempt's answer is known (a `DedupeRecord`: the task id and, where the
-  store keeps them, a snapshot of the answer).
+* claimed: a first attempt is running and has not made its task yet; other calls wait. The
+  claim holds the first message's fingerprint, so that a different message sent with the same
+  messageId is told at once;
+* recorded: the first attempt's answer is known: a `DedupeRecord`, ids and a fingerprint, a
+  few hundred bytes (the task itself stays in the agent's task store).
 
 `MemoryDedupeStore` (the default) is one process's memory: thread- and task-safe, entries
-expire after their ttl, at most ``max_entries`` are kept (the oldest is evicted first).
+expire after their ttl, and the store holds at most ``max_entries`` entries and ``max_bytes``
+bytes by its own accounting (the oldest answered entries are evicted first, and counted).
 `RedisDedupeStore` is shared by every replica of an agent: a claim is ``SET NX`` with a short
 lease renewed while the first attempt runs, the record replaces it with the ttl, and a replica
-that meets a claim polls (bounded, with backoff) until the record is there. When Redis cannot
-be reached the store *fails open*: calls are processed without deduplication (a WARNING is
-logged at most once per ``warn_interval``), because an agent that stops answering while its
-cache is down hurts more than the duplicate a client's resend may then make.
+that meets a claim polls (bounded, with backoff) until the record is there.
 
-Neither store imports a2a-sdk; redis-py is imported only by `RedisDedupeStore.from_url`.
+Both fail *open*: when Redis cannot be reached, or refuses a write (``maxmemory`` with the
+``noeviction`` policy, a read-only replica), the message is processed without deduplication,
+because an agent that stops answering while its cache is down hurts more than the duplicate a
+client's resend may then make. Each refusal is logged (a WARNING every time) and counted
+(`RedisDedupeStore.refusals`); each failure to reach Redis is counted
+(`RedisDedupeStore.failures`) and logged at most once per ``warn_interval``.
+
+Neither store imports a2a-sdk; redis-py is imported only by `RedisDedupeStore.from_url`, and
+to tell its refusals from its failures.
 """
 
 from __future__ import annotations
@@ -26,19 +34,22 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ENTRIES",
     "Claim",
     "DedupeRecord",
@@ -50,24 +61,30 @@ __all__ = [
 _log = logging.getLogger("a2a_client_errors.server")
 
 DEFAULT_MAX_ENTRIES: Final = 100_000
-"""Entries a `MemoryDedupeStore` keeps by default (a few hundred bytes each)."""
+"""Entries a `MemoryDedupeStore` keeps by default."""
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+"""Bytes a `MemoryDedupeStore` holds by default (its own accounting; see `bytes_used`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class DedupeRecord:
     """What a first attempt made, for the calls that resend its message.
 
+    Exactly one of three answers: the task (``task_id``), the Message the first attempt
+    answered with (``message``), or neither: the first attempt answered with a Message too
+    large to keep, and a resend is told that its answer cannot be sent again.
+
     Attributes:
-        task_id: the task the first attempt made; empty when it answered with a Message that
-            belongs to no task.
-        answer: the serialized ``SendMessageResponse`` (a Task or a Message) the first attempt
-            answered with, or empty. Always kept for a Message; for a Task only by stores that
-            serve several processes (``keeps_snapshots``), so that a replica that cannot read
-            the task can still answer.
+        task_id: the task the first attempt made, read back from the task store on a resend.
+        fingerprint: the first message's fingerprint (``message_fingerprint``): a resend must
+            carry the same.
+        message: the serialized ``Message`` the first attempt answered with, when it was no
+            larger than the handler keeps; else empty.
     """
 
     task_id: str = ""
-    answer: bytes = b""
+    fingerprint: str = ""
+    message: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,32 +96,28 @@ class Claim:
             (or `release` if it failed before making anything).
         token: the owner's token, given back to `record` and `release`; empty when not owned.
         record: the first attempt's record, when it is known (not owned).
-        degraded: the store could not be reached; the claim is owned by default (fail open)
-            and nothing will be remembered.
+        fingerprint: the first message's fingerprint, when not owned (recorded or not).
+        degraded: the store could not be reached or refused the claim; the claim is owned by
+            default (fail open) and nothing will be remembered.
     """
 
     owned: bool
     token: str = ""
     record: DedupeRecord | None = None
+    fingerprint: str = ""
     degraded: bool = False
 
 
 @runtime_checkable
 class DedupeStore(Protocol):
-    """The memory `deduplicate` keeps; see the module docstring for the states.
+    """The memory `deduplicate` keeps; see the module docstring for the states."""
 
-    Attributes:
-        keeps_snapshots: whether `deduplicate` should put the first answer's task in the
-            record (stores shared by processes that may not share a task store).
-    """
+    async def claim(self, key: str, fingerprint: str, ttl: float) -> Claim:
+        """Claim ``key`` for a first attempt of a message, or tell what holds it.
 
-    keeps_snapshots: bool
-
-    async def claim(self, key: str, ttl: float) -> Claim:
-        """Claim ``key`` for a first attempt, or tell what holds it.
-
-        Returns a `Claim` that is owned, or holds the record, or neither (a first attempt is
-        running: `wait` for it).
+        ``fingerprint`` is the message's (kept with the claim). Returns a `Claim` that is owned,
+        or holds the record, or neither (a first attempt is running: `wait` for it); when not
+        owned, it tells the first message's fingerprint.
         """
         ...
 
@@ -138,15 +151,23 @@ class DedupeStore(Protocol):
 # In memory
 # --------------------------------------------------------------------------------------------
 
+_ENTRY_OVERHEAD: Final = 256
+"""Bytes an entry costs besides its strings: the entry object, its numbers, the map's slot and
+order link (measured with tracemalloc, rounded up: the accounting errs on the large side)."""
+_RECORD_OVERHEAD: Final = 64
+"""Bytes a record object costs besides its strings."""
 
-@dataclass(eq=False)
+_Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[DedupeRecord | None]"]
+
+
+@dataclass(eq=False, slots=True)
 class _Entry:
     token: str
+    fingerprint: str
     expires_at: float
+    cost: int
     record: DedupeRecord | None = None
-    waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[DedupeRecord | None]]] = field(
-        default_factory=list
-    )
+    waiters: list[_Waiter] | None = None
 
 
 def _resolve(future: asyncio.Future[DedupeRecord | None], value: DedupeRecord | None) -> None:
@@ -154,31 +175,52 @@ def _resolve(future: asyncio.Future[DedupeRecord | None], value: DedupeRecord | 
         future.set_result(value)
 
 
+def _unwait(entry: _Entry, waiter: _Waiter) -> None:
+    """Take ``waiter`` off ``entry`` (gone already when the entry woke its waiters)."""
+    waiters = entry.waiters
+    if waiters is not None and waiter in waiters:
+        waiters.remove(waiter)
+
+
+def _record_cost(record: DedupeRecord) -> int:
+    """The bytes a record adds to its entry (its fingerprint is the claim's, counted there)."""
+    return _RECORD_OVERHEAD + sys.getsizeof(record.task_id) + sys.getsizeof(record.message)
+
+
 class MemoryDedupeStore:
     """One process's memory of the messages seen (the default store).
 
     Safe from several threads and event loops at once: the map is guarded by a lock, and a
     waiter is woken on its own loop. An entry lives ``ttl`` seconds from its claim (its record
-    does not extend it); past ``max_entries`` the oldest entries are evicted, even claimed
-    ones (their owner still wakes whoever waits on them).
+    does not extend it). Entries hold ids and a fingerprint, and a Message answer only when
+    the handler keeps it (small ones); `bytes_used` counts what they hold, the Python objects
+    included. Past ``max_entries`` entries or ``max_bytes`` bytes, the oldest expired or
+    answered entries go first, and running claims only when nothing else is left (their
+    waiters then claim again); every entry dropped before its ttl counts in `evictions`, and
+    a resend of its message runs again.
 
     Args:
         max_entries: the most entries kept.
+        max_bytes: the most bytes kept, by the store's accounting (`bytes_used`).
         clock: a monotonic clock in seconds (inject one in tests).
     """
-
-    keeps_snapshots = False
 
     def __init__(
         self,
         *,
         max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self.clock = clock
+        self.evictions = 0
+        self._bytes = 0
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -186,50 +228,94 @@ class MemoryDedupeStore:
         with self._lock:
             return len(self._entries)
 
+    @property
+    def bytes_used(self) -> int:
+        """The bytes the entries hold now, by the store's accounting (at most ``max_bytes``)."""
+        return self._bytes
+
+    def _drop(self, key: str, value: DedupeRecord | None) -> None:
+        """Forget ``key``, waking its waiters with ``value``. Lock held."""
+        entry = self._entries.pop(key)
+        self._bytes -= entry.cost
+        self._wake(entry, value)
+
     def _live(self, key: str, now: float) -> _Entry | None:
         """The entry of ``key`` unless expired (an expired one is dropped). Lock held."""
         entry = self._entries.get(key)
         if entry is not None and entry.expires_at <= now:
-            del self._entries[key]
-            self._wake(entry, None)
+            self._drop(key, None)
             return None
         return entry
 
+    def _over(self, entries: int = 0, size: int = 0) -> bool:
+        """Whether the store, less ``entries`` entries of ``size`` bytes, is past a bound."""
+        return (
+            len(self._entries) - entries > self.max_entries or self._bytes - size > self.max_bytes
+        )
+
+    def _shrink(self, now: float) -> None:
+        """Drop entries until within bounds: expired or answered first, then running. Lock held."""
+        if not self._over():
+            return
+        victims: list[tuple[str, bool]] = []  # (key, dropped before its ttl)
+        size = 0
+        for key, entry in self._entries.items():  # running claims are few: a short walk
+            if not self._over(len(victims), size):
+                break
+            expired = entry.expires_at <= now
+            if expired or entry.record is not None:
+                victims.append((key, not expired))
+                size += entry.cost
+        for key, early in victims:
+            self.evictions += early
+            self._drop(key, None)
+        while self._over():  # only running claims are left: their waiters claim again
+            self.evictions += 1
+            self._drop(next(iter(self._entries)), None)
+
     @staticmethod
     def _wake(entry: _Entry, value: DedupeRecord | None) -> None:
-        waiters, entry.waiters = entry.waiters, []
-        for loop, future in waiters:
+        waiters, entry.waiters = entry.waiters, None
+        for loop, future in waiters or ():
             with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
                 loop.call_soon_threadsafe(_resolve, future, value)
 
-    async def claim(self, key: str, ttl: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, ttl: float) -> Claim:
         """See `DedupeStore.claim`."""
         now = self.clock()
         with self._lock:
             entry = self._live(key, now)
             if entry is not None:
-                return Claim(owned=False, record=entry.record)
+                return Claim(owned=False, record=entry.record, fingerprint=entry.fingerprint)
             token = uuid.uuid4().hex
-            self._entries[key] = _Entry(token=token, expires_at=now + ttl)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            cost = (
+                _ENTRY_OVERHEAD
+                + sys.getsizeof(key)
+                + sys.getsizeof(token)
+                + sys.getsizeof(fingerprint)
+            )
+            self._entries[key] = _Entry(token, fingerprint, now + ttl, cost)
+            self._bytes += cost
+            self._shrink(now)
             return Claim(owned=True, token=token)
 
     async def wait(self, key: str, timeout: float) -> DedupeRecord | None:
         """See `DedupeStore.wait`."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[DedupeRecord | None] = loop.create_future()
+        waiter = (loop, future)
         with self._lock:
             entry = self._live(key, self.clock())
             if entry is None or entry.record is not None:
                 return None if entry is None else entry.record
-            entry.waiters.append((loop, future))
+            if entry.waiters is None:
+                entry.waiters = []
+            entry.waiters.append(waiter)
         try:
             return await asyncio.wait_for(future, timeout)
         finally:
             with self._lock:
-                if (loop, future) in entry.waiters:
-                    entry.waiters.remove((loop, future))
+                _unwait(entry, waiter)
 
     def _owned(self, key: str, token: str) -> _Entry | None:
         entry = self._entries.get(key)
@@ -244,20 +330,26 @@ class MemoryDedupeStore:
             entry = self._owned(key, token)
             if entry is None:
                 return
+            if entry.record is not None:
+                entry.cost -= _record_cost(entry.record)
+                self._bytes -= _record_cost(entry.record)
             entry.record = record
+            entry.cost += _record_cost(record)
+            self._bytes += _record_cost(record)
             self._wake(entry, record)
+            self._shrink(self.clock())
 
     async def release(self, key: str, token: str) -> None:
         """See `DedupeStore.release`."""
         with self._lock:
-            entry = self._owned(key, token)
-            if entry is None:
-                return
-            del self._entries[key]
-            self._wake(entry, None)
+            if self._owned(key, token) is not None:
+                self._drop(key, None)
 
     def __repr__(self) -> str:
-        return f"MemoryDedupeStore(entries={len(self)}, max_entries={self.max_entries})"
+        return (
+            f"MemoryDedupeStore(entries={len(self)}, bytes={self._bytes}, "
+            f"max_entries={self.max_entries}, max_bytes={self.max_bytes})"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,18 +378,27 @@ return 0
 """
 
 
-def _claim_value(token: str) -> str:
-    return json.dumps({"claim": token})
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    """A stored claim: its owner's token and the first message's fingerprint."""
+
+    token: str
+    fingerprint: str
+
+
+def _claim_value(token: str, fingerprint: str) -> str:
+    return json.dumps({"claim": token, "fp": fingerprint})
 
 
 def _record_value(record: DedupeRecord) -> str:
-    return json.dumps(
-        {"task": record.task_id, "answer": base64.b64encode(record.answer).decode("ascii")}
-    )
+    value = {"task": record.task_id, "fp": record.fingerprint}
+    if record.message:
+        value["msg"] = base64.b64encode(record.message).decode("ascii")
+    return json.dumps(value)
 
 
-def _parse(raw: object) -> DedupeRecord | str | None:
-    """A stored value: the record, or the claim's token (a str), or None if unreadable."""
+def _parse(raw: object) -> DedupeRecord | _Claimed | None:
+    """A stored value: the record, or the claim, or None if unreadable."""
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", errors="replace")
     if not isinstance(raw, str):
@@ -306,17 +407,28 @@ def _parse(raw: object) -> DedupeRecord | str | None:
         value = json.loads(raw)
     except ValueError:
         return None
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not isinstance(value.get("fp"), str):
         return None
+    fingerprint = str(value["fp"])
     if isinstance(value.get("claim"), str):
-        return str(value["claim"])
-    task, answer = value.get("task"), value.get("answer")
-    if not isinstance(task, str) or not isinstance(answer, str):
+        return _Claimed(str(value["claim"]), fingerprint)
+    task, message = value.get("task"), value.get("msg", "")
+    if not isinstance(task, str) or not isinstance(message, str):
         return None
     try:
-        return DedupeRecord(task_id=task, answer=base64.b64decode(answer, validate=True))
+        return DedupeRecord(task, fingerprint, base64.b64decode(message, validate=True))
     except ValueError:
         return None
+
+
+@functools.cache
+def _refusal_types() -> tuple[type[BaseException], ...]:
+    """The errors by which Redis says no (an answer, not a failure to reach it)."""
+    try:
+        from redis.exceptions import ResponseError  # noqa: PLC0415 (only with a Redis client)
+    except ImportError:
+        return ()
+    return (ResponseError,)
 
 
 class RedisDedupeStore:
@@ -324,15 +436,20 @@ class RedisDedupeStore:
 
     Keys are ``prefix`` + the hash `deduplicate` made (SHA-256 of the caller, the tenant and
     the messageId: no user name, credential or messageId is stored as such). A claim is
-    ``SET key {"claim": token} NX PX lease``, renewed every ``lease / 3`` while the first
-    attempt runs (so a replica that dies gives the message back within ``lease``); the record
-    (``{"task": id, "answer": base64}``) replaces it with the ttl, so the entry expires ttl
-    seconds after the first answer. Records hold a snapshot of the first answer
-    (``keeps_snapshots``): a replica whose task store does not hold the task answers with it.
+    ``SET key {"claim": token, "fp": fingerprint} NX PX lease``, renewed every ``lease / 3``
+    until the first attempt records or releases it (a renewal that fails is tried again at
+    the next period; renewal stops only when the claim is provably gone: its lease expired
+    or another took the key), so a replica that dies gives the message back within
+    ``lease``. The record (``{"task": id, "fp": fingerprint}``, and ``"msg"``, a small
+    Message answer in base64, when kept) replaces it with the ttl. Records hold ids only:
+    every replica must read tasks from one shared task store.
 
-    Every command is bounded by ``timeout``. A command that fails or times out makes the call
-    fail open (processed without deduplication); a WARNING says so at most once per
-    ``warn_interval`` seconds.
+    Every command is bounded by ``timeout``. When Redis refuses a write (an error answer: a
+    full Redis under ``maxmemory`` with ``noeviction``, a read-only replica), the refusal is
+    counted in `refusals` and logged at WARNING, every time; when a command fails or times
+    out, it is counted in `failures`, and a WARNING says so at most once per
+    ``warn_interval`` seconds. Either way the call fails open: its message is processed
+    without deduplication, and a resend of it may run again.
 
     Args:
         client: a ``redis.asyncio.Redis`` (or anything with its ``set``, ``get`` and ``eval``
@@ -343,12 +460,17 @@ class RedisDedupeStore:
         poll_initial: the first pause (seconds) between two reads of a claimed entry; doubled
             after each read, up to ``poll_max``.
         poll_max: the longest pause between two reads.
-        warn_interval: the least number of seconds between two fail-open warnings.
+        warn_interval: the least number of seconds between two warnings that Redis cannot be
+            reached (refusals are logged every time).
         sleep: the coroutine that pauses between two reads (inject one in tests).
+        renew_sleep: the coroutine that pauses between two renewals of a claim (real time by
+            default, as the lease is Redis's; inject one in tests).
         clock: a monotonic clock in seconds (deadlines and warnings; inject one in tests).
-    """
 
-    keeps_snapshots = True
+    Attributes:
+        refusals: writes Redis refused since the store was made.
+        failures: commands that failed or timed out since the store was made.
+    """
 
     def __init__(
         self,
@@ -361,6 +483,7 @@ class RedisDedupeStore:
         poll_max: float = 0.5,
         warn_interval: float = 60.0,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        renew_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if lease <= 0 or timeout <= 0 or poll_initial <= 0 or poll_max < poll_initial:
@@ -373,7 +496,10 @@ class RedisDedupeStore:
         self.poll_max = float(poll_max)
         self.warn_interval = float(warn_interval)
         self.sleep = sleep
+        self.renew_sleep = renew_sleep
         self.clock = clock
+        self.refusals = 0
+        self.failures = 0
         self._warned_at: float | None = None
         self._written: dict[tuple[str, str], str] = {}
         self._renewals: dict[tuple[str, str], asyncio.Task[None]] = {}
@@ -419,18 +545,28 @@ class RedisDedupeStore:
     # -- failing open ------------------------------------------------------------------------
 
     def _fail_open(self, what: str, exc: BaseException) -> None:
+        if isinstance(exc, _refusal_types()):
+            self.refusals += 1
+            _log.warning(
+                "deduplication store refused a write (%s: %s); this message is processed "
+                "without deduplication, and a resend of it may run again",
+                what,
+                type(exc).__name__,
+            )
+            return
+        self.failures += 1
         now = self.clock()
         if self._warned_at is None or now - self._warned_at >= self.warn_interval:
             self._warned_at = now
             _log.warning(
                 "deduplication store unreachable (%s failed: %s); processing messages "
-                "without deduplication",
+                "without deduplication (a resend may run a message again)",
                 what,
                 type(exc).__name__,
             )
 
     async def _command(self, what: str, call: Awaitable[Any]) -> tuple[bool, Any]:
-        """Run one command, bounded; (False, None) when it failed (logged)."""
+        """Run one command, bounded; (False, None) when it failed or was refused (logged)."""
         try:
             return True, await asyncio.wait_for(call, self.timeout)
         except Exception as exc:  # any client or network failure: fail open
@@ -439,35 +575,48 @@ class RedisDedupeStore:
 
     # -- the protocol ------------------------------------------------------------------------
 
-    async def claim(self, key: str, ttl: float, *, _retried: bool = False) -> Claim:
-        """See `DedupeStore.claim`; fails open (owned, degraded) when Redis fails."""
-        token = uuid.uuid4().hex
+    async def claim(self, key: str, fingerprint: str, ttl: float) -> Claim:
+        """See `DedupeStore.claim`; fails open (owned, degraded) when Redis fails or refuses."""
         name = self.prefix + key
-        value = _claim_value(token)
-        lease_ms = max(1, int(min(self.lease, ttl) * 1000))
-        ok, won = await self._command("claim", self.client.set(name, value, nx=True, px=lease_ms))
-        if not ok:
-            return Claim(owned=True, degraded=True)
-        if won:
-            self._written[(key, token)] = value
-            self._renewals[(key, token)] = asyncio.create_task(self._renew(name, value, lease_ms))
-            return Claim(owned=True, token=token)
-        ok, raw = await self._command("read", self.client.get(name))
-        if not ok:
-            return Claim(owned=True, degraded=True)
-        found = _parse(raw)
-        if isinstance(found, DedupeRecord):
-            return Claim(owned=False, record=found)
-        if raw is None and not _retried:  # expired between the two commands: claim again
-            return await self.claim(key, ttl, _retried=True)
+        for _ in range(2):  # the second time: the entry expired between the two commands
+            token = uuid.uuid4().hex
+            value = _claim_value(token, fingerprint)
+            lease_ms = max(1, int(min(self.lease, ttl) * 1000))
+            ok, won = await self._command(
+                "claim", self.client.set(name, value, nx=True, px=lease_ms)
+            )
+            if not ok:
+                return Claim(owned=True, degraded=True)
+            if won:
+                self._written[(key, token)] = value
+                self._renewals[(key, token)] = asyncio.create_task(
+                    self._renew(name, value, lease_ms)
+                )
+                return Claim(owned=True, token=token)
+            ok, raw = await self._command("read", self.client.get(name))
+            if not ok:
+                return Claim(owned=True, degraded=True)
+            found = _parse(raw)
+            if isinstance(found, DedupeRecord):
+                return Claim(owned=False, record=found, fingerprint=found.fingerprint)
+            if isinstance(found, _Claimed):
+                return Claim(owned=False, fingerprint=found.fingerprint)
+            if raw is not None:  # a value of no known form: the first attempt's, unreadable
+                return Claim(owned=False)
         return Claim(owned=False)
 
     async def _renew(self, name: str, value: str, lease_ms: int) -> None:
-        """Extend the claim's lease every third of it until stopped (real time: a lease is)."""
+        """Extend the claim's lease every third of it, until stopped or provably lost."""
         while True:
-            await asyncio.sleep(lease_ms / 3000)
-            ok, _ = await self._command("renew", self.client.eval(_RENEW, 1, name, value, lease_ms))
-            if not ok:
+            await self.renew_sleep(lease_ms / 3000)
+            ok, renewed = await self._command(
+                "renew", self.client.eval(_RENEW, 1, name, value, lease_ms)
+            )
+            if ok and not renewed:
+                _log.warning(
+                    "a deduplication claim was lost while its first attempt ran (its lease "
+                    "expired, or the key was taken); a resend of that message may run again"
+                )
                 return
 
     def _stop_renewing(self, key: str, token: str) -> None:
@@ -498,18 +647,30 @@ class RedisDedupeStore:
     async def record(
         self, key: str, token: str, record: DedupeRecord, ttl: float, *, final: bool = True
     ) -> None:
-        """See `DedupeStore.record`; a failure is logged and forgotten (fail open)."""
-        self._stop_renewing(key, token)
-        last = self._written.pop((key, token), None)
+        """See `DedupeStore.record`; a failure is logged and counted (fail open).
+
+        A final record that cannot be written gives the claim back (a resend then runs again,
+        at once rather than when the lease ends); one that is not final keeps the claim, and
+        its renewal, for the final record to try again.
+        """
+        last = self._written.get((key, token))
         if last is None:  # a degraded or spent claim: nothing to record
             return
         value = _record_value(record)
+        if value == last and final:  # already there: the token is spent, nothing to write
+            del self._written[(key, token)]
+            return
         ttl_ms = max(1, int(ttl * 1000))
         ok, written = await self._command(
             "record", self.client.eval(_SWAP, 1, self.prefix + key, last, value, ttl_ms)
         )
+        if ok or final:
+            self._stop_renewing(key, token)
+            del self._written[(key, token)]
         if ok and written and not final:
             self._written[(key, token)] = value
+        elif not ok and final and isinstance(_parse(last), _Claimed):
+            await self._command("release", self.client.eval(_DROP, 1, self.prefix + key, last))
 
     async def release(self, key: str, token: str) -> None:
         """See `DedupeStore.release`."""

@@ -557,7 +557,10 @@ class EmbeddedPeer:
             (advertised only: a2a-sdk does not enforce it).
         startup_timeout: Seconds `start` waits for all servers.
         deduplicate: whether the request handler is wrapped in
-            `a2a_client_errors.server.deduplicate` (a resent messageId gets the first task).
+            `a2a_client_errors.server.deduplicate` (a resent messageId gets the first task),
+            and the card advertises it (its ``DEDUPLICATE_EXTENSION`` entry).
+        dedupe_options: more arguments for ``deduplicate`` (``store``, ``ttl``,
+            ``credential_headers``, ``caller``, ...), when ``deduplicate`` is set.
         grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server.
         jsonrpc_url: URL of the JSON-RPC endpoint.
         rest_url: Base URL of the HTTP+JSON routes.
@@ -576,6 +579,7 @@ class EmbeddedPeer:
         required_extension: str | None = DEFAULT_REQUIRED_EXTENSION,
         startup_timeout: float = 10.0,
         deduplicate: bool = False,
+        dedupe_options: Mapping[str, Any] | None = None,
         grpc_interceptors: tuple[Any, ...] = (),
     ) -> None:
         self.streaming = streaming
@@ -584,6 +588,7 @@ class EmbeddedPeer:
         self.required_extension = required_extension
         self.startup_timeout = startup_timeout
         self.deduplicate = deduplicate
+        self.dedupe_options = dict(dedupe_options or {})
         self.grpc_interceptors = tuple(grpc_interceptors)
         self.jsonrpc_url = ""
         self.rest_url = ""
@@ -888,7 +893,7 @@ class EmbeddedPeer:
         if self.deduplicate:
             from a2a_client_errors.server import deduplicate  # noqa: PLC0415
 
-            handler = deduplicate(handler)
+            handler = deduplicate(handler, card=card, **self.dedupe_options)
 
         stubs: Any = a2a_pb2_grpc  # generated code without annotations
         stubs.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)

@@ -166,17 +166,25 @@ def deduplicating() -> Iterator[EmbeddedPeer]:
 def test_an_agent_with_deduplicate_passes_the_resend_check_on_every_binding(
     deduplicating: EmbeddedPeer,
 ) -> None:
-    """Two sends with one messageId per binding make one task each; exit 0."""
+    """One task per messageId on each binding; the card's promise is read, and it counts."""
     before = len(deduplicating.task_ids())
     found = probe(_base(deduplicating), checks=[RESEND])
     assert _outcomes(found) == {RESEND: _all(PASSED)}
     assert len(deduplicating.task_ids()) == before + len(BINDINGS)
+    assert found.agent is not None
+    assert found.agent.deduplicate is not None
+    assert found.agent.deduplicate.ttl == 24 * 3600
     for binding in BINDINGS:
         result = found.result(RESEND, binding)
-        assert result.advisory is True
+        assert result.advisory is False  # the card promises it
         assert result.notes[0].startswith("the resend of messageId a2a-errors-probe-")
         assert " got the first task back: " in result.notes[0]
+        assert result.notes[1] == (
+            "the card advertises deduplication (urn:a2a-client-errors:ext:deduplicate:v1, "
+            "ttl 86400 s)"
+        )
     assert found.exit_status == 0
+    assert "deduplication advertised (ttl 86400 s)" in found.to_text()
 
 
 def test_a_plain_a2a_sdk_agent_fails_the_resend_check_but_exits_0(peer: EmbeddedPeer) -> None:
@@ -200,19 +208,30 @@ def test_a_plain_a2a_sdk_agent_fails_the_resend_check_but_exits_0(peer: Embedded
 def test_cli_json_carries_the_advisory_check(
     peer: EmbeddedPeer, deduplicating: EmbeddedPeer
 ) -> None:
-    """--json: status and advisory per check, the advisory summary; exit 0 either way."""
-    for agent, status in ((peer, FAILED), (deduplicating, PASSED)):
+    """--json: status and advisory per check, the summaries, the card's promise; exit 0."""
+    for agent, status, advisory in ((peer, FAILED, True), (deduplicating, PASSED, False)):
         code, out = _cli(["probe", _base(agent), "--json", "--check", RESEND])
         assert code == 0
         report = json.loads(out)
         assert report["schema"] == "a2a-errors-probe/1"
         assert report["exit_status"] == 0
         assert [(c["binding"], c["status"], c["advisory"]) for c in report["checks"]] == [
-            (binding, status, True) for binding in BINDINGS
+            (binding, status, advisory) for binding in BINDINGS
         ]
         counts = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "inconclusive": 0, status: 3}
-        assert report["advisory_summary"] == counts
+        none = dict.fromkeys(counts, 0)
+        assert report["advisory_summary"] == (counts if advisory else none)
         assert report["summary"] == counts
+        promised = report["agent"]["deduplicate"]
+        assert promised == (
+            None
+            if advisory
+            else {
+                "extension": "urn:a2a-client-errors:ext:deduplicate:v1",
+                "ttl": 86400.0,
+                "per_caller": True,
+            }
+        )
 
 
 # --------------------------------------------------------------------------------------------
