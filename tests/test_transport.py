@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 
 RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"id": "task-1", "contextId": "ctx-1"}}
 OK = Reply.json(200, RESULT)
-UNAVAILABLE = Reply(503, b"upstream unavailable", {"content-type": "text/plain"})
+UNAVAILABLE = Reply.json(
+    503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
+)
+"""The agent's own 503 (a google.rpc.Status): it refused the call, which is resent at once."""
 SECRET = "Bearer tok-SECRET-77aa"
 BODY_MARKER = "BODY-MARKER-5c3b"
 
@@ -426,7 +429,7 @@ async def test_async_sse_200_is_passed_through_unread(loopback: Loopback) -> Non
 
 def test_final_response_is_handed_back_by_default(loopback: Loopback) -> None:
     """After the last attempt the client gets the last 503 itself, body intact."""
-    loopback.script([UNAVAILABLE])
+    loopback.script([Reply(503, b"upstream unavailable", {"content-type": "text/plain"})])
     with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
         response = client.get(f"{loopback.url}/tasks/t-1")
     assert response.status_code == 503
@@ -672,7 +675,7 @@ def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> N
     def slow_503(request: httpx.Request) -> httpx.Response:
         starts.append(clock.now())
         clock.advance(4.0)  # each attempt takes 4 s on the fake clock
-        return httpx.Response(503)
+        return httpx.Response(503, headers={"Retry-After": "0"})  # refused: resent at once
 
     guard = guard_on(clock, deadline=10.0, max_attempts=5)
     transport = GuardTransport(guard, inner=httpx.MockTransport(slow_503), raise_failures=False)

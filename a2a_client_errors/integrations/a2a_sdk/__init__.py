@@ -45,6 +45,7 @@ import httpx
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
+from a2a_client_errors.integrations.a2a_sdk.connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.interfaces import Interface, Route, route_of
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of
@@ -449,7 +450,7 @@ class GuardedClient:
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             call = method if client is self.client else getattr(client, name)
             return await guard._acall_with(
-                _read_by(call),
+                _read_by(connecting(client, call)),
                 (request,),
                 peer=interface.peer,
                 shape=CallShape(operation, failover=failover),
@@ -668,6 +669,7 @@ class _Stream:
 
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
+                await connect_first(client)
                 iterator = _Reading(open_stream(client).__aiter__())
                 try:
                     return iterator, await iterator.__anext__()
