@@ -8,6 +8,7 @@ attempt sent the same request. The Guard runs on a fake clock: no test sleeps fo
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import re
 import subprocess
@@ -845,6 +846,60 @@ async def test_connect_lets_a_closed_or_unknown_channel_call() -> None:
             raise AssertionError(last)
 
     await connect(Odd(), timeout=CALL_TIMEOUT)
+
+
+class _ChangedCore:
+    """grpcio's core channel as a later grpcio might shape it: its state cannot be read."""
+
+    target = "agent.test:443"
+
+    def __init__(self, state: int | None) -> None:
+        self.state = state
+
+    def check_connectivity_state(self, try_to_connect: bool) -> int:
+        """The state given, or an error when none was."""
+        if self.state is None:
+            raise RuntimeError("no such call")
+        return self.state
+
+    async def watch_connectivity_state(self, last: int, deadline: float | None) -> bool:
+        """Always an error."""
+        raise RuntimeError("no such call")
+
+
+class _Answered:
+    """A finished call: awaiting it gives nothing more."""
+
+    def __await__(self) -> Any:
+        return iter(())
+
+
+@pytest.mark.parametrize("state", [None, grpc.ChannelConnectivity.CONNECTING.value[0], 99])
+async def test_a_channel_whose_state_cannot_be_read_is_called_as_it_is(state: int | None) -> None:
+    """Grpcio of another shape: no wait and no verdict of its own; the call goes as it would."""
+
+    class Owner:
+        """What grpc.aio binds an interceptor's continuation to: it holds the channel."""
+
+        def __init__(self) -> None:
+            self._channel = _ChangedCore(state)
+            self.calls = 0
+
+        async def run(self, details: Any, request: Any) -> _Answered:
+            """The call itself."""
+            self.calls += 1
+            return _Answered()
+
+    owner = Owner()
+    details = grpc.aio.ClientCallDetails(path("GetTask").encode(), 5.0, None, None, None)
+    guarded = GuardInterceptor(Guard())
+
+    call = await guarded.intercept_unary_unary(
+        functools.partial(owner.run), details, a2a_pb2.GetTaskRequest(id="task-1")
+    )
+
+    assert isinstance(call, _Answered)
+    assert owner.calls == 1
 
 
 # --- server streams -------------------------------------------------------------------------
