@@ -449,6 +449,11 @@ _GRPC_DELIVERY: Mapping[str, Delivery] = MappingProxyType(
     }
 )
 
+# Bound once: an enum class's attribute is looked up through its metaclass, slowly, and these
+# are read for every status judged.
+_UNKNOWN: Final = _D.UNKNOWN
+_NOT_PROCESSED: Final = _D.NOT_PROCESSED
+
 NOT_PROCESSED_5XX: frozenset[int] = frozenset({501, 505})
 """Server-error statuses that say by their HTTP meaning alone that the request was not
 carried out."""
@@ -495,18 +500,18 @@ def status_delivery(
     said = has_details or hinted or answered
     if grpc_status is not None:
         if grpc_status == "UNAVAILABLE" and said:
-            by_grpc = _D.NOT_PROCESSED
+            by_grpc = _NOT_PROCESSED
         else:
-            by_grpc = _GRPC_DELIVERY.get(grpc_status, _D.NOT_PROCESSED)
-        if by_grpc is _D.UNKNOWN or http_status is None or 200 <= http_status < 300:
+            by_grpc = _GRPC_DELIVERY.get(grpc_status, _NOT_PROCESSED)
+        if by_grpc is _UNKNOWN or http_status is None or 200 <= http_status < 300:
             return by_grpc
     if http_status is None or 200 <= http_status < 300:
-        return _D.UNKNOWN
+        return _UNKNOWN
     if http_status >= 500:
         if http_status in NOT_PROCESSED_5XX or (said and http_status in SAID_5XX):
-            return _D.NOT_PROCESSED
-        return _D.UNKNOWN
-    return _D.UNKNOWN if http_status in UNKNOWN_3XX else _D.NOT_PROCESSED
+            return _NOT_PROCESSED
+        return _UNKNOWN
+    return _UNKNOWN if http_status in UNKNOWN_3XX else _NOT_PROCESSED
 
 
 NO_TASK_OPERATIONS: frozenset[str] = frozenset(
