@@ -455,7 +455,9 @@ def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on th
             unknown = reason in UNKNOWN_DELIVERY_REASONS
             delivery = _DELIVERY_UNKNOWN if unknown else _DELIVERY_NOT_PROCESSED
         else:
-            delivery = _delivery_of(wire, source, reason, http_status, grpc_status, raw_details)
+            delivery = _delivery_of(
+                wire, source, reason, http_status, grpc_status, raw_details, retry_after
+            )
     self.delivery = delivery
     self._details = None
     self.__class__ = cls  # from here on, frozen
@@ -467,6 +469,10 @@ def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on th
 _DELIVERY_UNKNOWN: Final = Delivery.UNKNOWN
 _DELIVERY_NOT_PROCESSED: Final = Delivery.NOT_PROCESSED
 _STATUS_SOURCES = frozenset({Source.STATUS_FALLBACK, Source.STATUS_AND_OPERATION, Source.TRANSPORT})
+# The error bodies a server writes itself (see `status_delivery`); compared by identity, as
+# hashing an enum member runs Python code.
+_WIRE_JSONRPC: Final = WireShape.JSONRPC
+_WIRE_STATUS: Final = WireShape.STATUS_JSON
 _A2A_SOURCES = frozenset(
     {Source.ERROR_INFO, Source.JSONRPC_CODE, Source.PROBLEM_TYPE, Source.LEGACY_BODY}
 )
@@ -479,8 +485,13 @@ def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
     http_status: int | None,
     grpc_status: str | None,
     raw_details: tuple[Mapping[str, Any], ...],
+    retry_after: float | None,
 ) -> Delivery:
-    """What reached the agent, from what the error record holds (see `Delivery`)."""
+    """What reached the agent, from what the error record holds (see `Delivery`).
+
+    A JSON-RPC error or a ``{"error": Status}`` body is the server's own answer (see
+    `status_delivery`); a body that relays a gRPC status as it was is built with its delivery.
+    """
     if wire is WireShape.NOT_SENT:
         return Delivery.NOT_SENT
     if source is Source.INVALID_RESPONSE:
@@ -490,7 +501,13 @@ def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
         return Delivery.UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else Delivery.NOT_PROCESSED
     if wire in (WireShape.TRANSPORT, WireShape.INVALID):
         return Delivery.UNKNOWN  # a transport exception names its own (normalize passes it)
-    return status_delivery(http_status, grpc_status, has_details=bool(raw_details))
+    return status_delivery(
+        http_status,
+        grpc_status,
+        has_details=bool(raw_details),
+        hinted=retry_after is not None,
+        answered=wire is _WIRE_JSONRPC or wire is _WIRE_STATUS,
+    )
 
 
 _CALL_ERROR_DETAILS = vars(_CallErrorSlots)["_details"]

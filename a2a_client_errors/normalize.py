@@ -55,6 +55,7 @@ from a2a_client_errors.reasons import (
     TransportFailure,
     canonical_reason,
     grpc_reason,
+    status_delivery,
     status_reason,
     status_row,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "INVALID",
     "Limits",
+    "NotSentError",
     "SSEParser",
     "UnreadableAnswerError",
     "event_error",
@@ -398,7 +400,11 @@ def _from_body(
         if code < 0:
             return _jsonrpc(body, limits, http_status, hint)
         if "details" in body or 0 < code <= 16:
-            return _status_json(body, limits, http_status, hint, grpc_numeric=code <= 16)
+            # A Status at the top level is no binding's own answer: a transcoder relays the
+            # gRPC status it got, as it got it (grpc-gateway writes ``{"code": 14, ...}``).
+            return _status_json(
+                body, limits, http_status, hint, grpc_numeric=code <= 16, relayed=True
+            )
     if problem or "type" in body or "title" in body or ("status" in body and "detail" in body):
         return _problem(body, limits, http_status, hint)
     return None
@@ -432,8 +438,13 @@ def _status_json(
     hint: float | None,
     *,
     grpc_numeric: bool = False,
+    relayed: bool = False,
 ) -> CallError:
-    """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare."""
+    """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare.
+
+    ``relayed``: a Status that a hop passed on as it got it, not the server's own answer (its
+    delivery is the status's, as a gRPC call's would be: see `status_delivery`).
+    """
     code = error.get("code")
     name = error.get("status")
     grpc_status = (
@@ -456,6 +467,7 @@ def _status_json(
         None,
         None,
         hint,
+        relayed=relayed,
     )
 
 
@@ -589,8 +601,13 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
     legacy: Reason | None = None,
     retry_after: float | None = None,
     supported_versions: tuple[str, ...] = (),
+    *,
+    relayed: bool = False,
 ) -> CallError:
-    """Apply the reason-first precedence to the signals one error carries."""
+    """Apply the reason-first precedence to the signals one error carries.
+
+    ``relayed``: the status was passed on by a hop, not written by the server (`_status_json`).
+    """
     details: tuple[dict[str, Any], ...] = ()
     info_reason: Reason | str | None = None
     domain: str | None = None
@@ -661,6 +678,11 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
                 kind = _KIND_TRANSPORT
     if type(message) is not str or len(message) > limits.max_message:
         message = _message(message, limits)
+    delivery = None  # derived from the record's fields (`errors._delivery_of`)
+    if relayed and source is _SOURCE_STATUS:
+        delivery = status_delivery(
+            http_status, grpc_status, has_details=bool(details), hinted=retry_after is not None
+        )
     return _filled(
         CallError,
         kind,
@@ -678,7 +700,7 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
         supported_versions,
         None,
         None,
-        None,
+        delivery,
     )
 
 
@@ -1131,13 +1153,27 @@ class UnreadableAnswerError(Exception):
     """
 
 
+class NotSentError(Exception):
+    """A call that was never made: its connection could not be made first.
+
+    Raised (or mixed into what is raised) by a door that waited for a connection before
+    making a call and did not get one, so that nothing of the request left this machine.
+    `normalize` reads it, and an exception raised from it, as *not sent* whatever else it is:
+    a gRPC status keeps its code (`a2a_client_errors.integrations.grpc.NotConnectedError`),
+    anything else is a connect failure.
+    """
+
+
 def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
     if isinstance(exc, UnreadableAnswerError):
         return _invalid(_message(_text(exc) or "the peer's answer could not be read", limits))
     if isinstance(exc, httpx.HTTPStatusError):
         return _from_response(exc.response, limits) or _bare(exc.response, limits, "")
     if _is_grpc_error(exc):
-        return _from_grpc(exc, limits)
+        found = _from_grpc(exc, limits)
+        if found is not None and isinstance(exc, NotSentError):
+            return replace(found, delivery=Delivery.NOT_SENT)
+        return found
     module = type(exc).__module__
     if module == "a2a" or module.startswith("a2a."):
         return _from_sdk(exc, limits)
@@ -1168,13 +1204,17 @@ _TRANSPORT_TYPES: tuple[
     (httpx.DecodingError, TransportFailure.DECODING),
     ((httpx.TransportError, httpx.StreamError), TransportFailure.NETWORK),
     (TimeoutError, TransportFailure.TIMEOUT),
-    ((ConnectionRefusedError, ConnectionAbortedError, socket.gaierror), TransportFailure.CONNECT),
+    (
+        (NotSentError, ConnectionRefusedError, ConnectionAbortedError, socket.gaierror),
+        TransportFailure.CONNECT,
+    ),
     ((ConnectionError, ssl.SSLError), TransportFailure.NETWORK),
 )
 
 
 _NOT_SENT_TYPES: tuple[type[BaseException], ...] = (
     # Raised before a byte of the request could reach the agent.
+    NotSentError,
     httpx.ConnectError,
     httpx.ConnectTimeout,
     httpx.PoolTimeout,
@@ -1191,6 +1231,7 @@ _NOT_SENT_TYPES: tuple[type[BaseException], ...] = (
 _PHASES: tuple[tuple[type[BaseException], str], ...] = (
     # The most specific first: what failed, and in which phase. Never the exception's text,
     # which may hold a URL, a header value or a body.
+    (NotSentError, "the connection could not be made; nothing was sent"),
     (httpx.ConnectTimeout, "the connection timed out"),
     (httpx.ReadTimeout, "the answer timed out"),
     (httpx.WriteTimeout, "sending the request timed out"),

@@ -41,12 +41,14 @@ __all__ = [
     "GRPC_NAMES",
     "INTERRUPTED_STATES",
     "JSONRPC_CODES",
+    "NOT_PROCESSED_5XX",
     "NO_TASK_OPERATIONS",
     "PROBLEM_TYPES",
     "PROBLEM_TYPE_PREFIX",
     "REASON_ACTIONS",
     "RETRYABLE_HTTP_STATUSES",
     "ROWS",
+    "SAID_5XX",
     "STATUS_ROWS",
     "TERMINAL_STATES",
     "TRANSPORT_ACTIONS",
@@ -393,19 +395,34 @@ class Delivery(str, enum.Enum):
     The same messageId makes a resend *recognisable*, not *safe*: no official A2A server
     deduplicates by it. Only a failure that provably did not reach the agent's processing may
     be resent blindly; an unknown one must first be looked up (see `a2a_client_errors.lookup`).
+
+    A status with no A2A reason behind it reads by `status_delivery`. A retry hint
+    (``Retry-After``, ``retry-after-ms``, ``RetryInfo``, ``grpc-retry-pushback-ms``) or an error
+    body the server wrote itself makes only 503 and gRPC UNAVAILABLE *not processed*: those
+    two say "not now" by their meaning, and the hint or the body says who said it. It never
+    turns 500, 502 or 504 into *not processed*: a hint says when to come back, not what was
+    done, and those three may come after the work.
     """
 
     NOT_SENT = "not_sent"
     """Nothing reached the agent: DNS, connection refused, connect or pool timeout, TLS
-    handshake, a request that could not be built, or a call the agent card refused."""
+    handshake, a request that could not be built, a gRPC channel that could not connect
+    before the call was made (`a2a_client_errors.integrations.grpc`), or a call the agent
+    card refused."""
     NOT_PROCESSED = "not_processed"
-    """It reached the agent (or a hop), which refused it: an A2A error answer, 429, 503, a
-    4xx, a gRPC status that says the call was not carried out."""
+    """It reached the agent (or a hop), which refused it: an A2A error answer, a 4xx (429
+    included), 501, 505, a 503 the server says itself (with a retry hint, or with an error
+    body of its own: a ``google.rpc.Status`` or JSON-RPC error), a gRPC status that says the
+    call was not carried out, UNAVAILABLE with details or a retry pushback."""
     UNKNOWN = "unknown"
     """It may have been processed: the answer was lost (read or write error or timeout, a
-    connection closed before the answer), a hop's 500/502/504, a 301/302/303 redirect (the
-    answer to a POST already carried out), an internal error, gRPC
-    UNKNOWN, INTERNAL, DEADLINE_EXCEEDED or CANCELLED, or a success that could not be read."""
+    connection closed before the answer), a hop's 500/502/504 (with a retry hint too), a bare
+    503 (no hint, no error body of its own: a proxy may answer it after forwarding the
+    request, as Envoy does for an upstream reset before headers), a 301/302/303 redirect (the
+    answer to a POST already carried out), an internal error, gRPC UNKNOWN, INTERNAL,
+    DEADLINE_EXCEEDED, CANCELLED, DATA_LOSS, UNAVAILABLE with neither details nor pushback (what
+    grpcio reports for a connection reset mid-call, and what a server stopping mid-call
+    sends), or a success that could not be read."""
 
     def __str__(self) -> str:
         return self.value
@@ -426,14 +443,26 @@ _GRPC_DELIVERY: Mapping[str, Delivery] = MappingProxyType(
         "DEADLINE_EXCEEDED": _D.UNKNOWN,
         "INTERNAL": _D.UNKNOWN,
         "DATA_LOSS": _D.UNKNOWN,
-        # A server's UNAVAILABLE carries details; the client's own (a reset connection, a
-        # closed stream) carries none and may come after the work was done.
+        # Unknown unless the server says it (see `status_delivery`): grpcio's own for a reset
+        # connection, and a server's as it stops with calls under way, carry nothing.
         "UNAVAILABLE": _D.UNKNOWN,
     }
 )
 
-NOT_PROCESSED_5XX: frozenset[int] = frozenset({501, 503, 505})
-"""Server-error statuses that say by their HTTP meaning that the request was not carried out."""
+# Bound once: an enum class's attribute is looked up through its metaclass, slowly, and these
+# are read for every status judged.
+_UNKNOWN: Final = _D.UNKNOWN
+_NOT_PROCESSED: Final = _D.NOT_PROCESSED
+
+NOT_PROCESSED_5XX: frozenset[int] = frozenset({501, 505})
+"""Server-error statuses that say by their HTTP meaning alone that the request was not
+carried out."""
+
+SAID_5XX: frozenset[int] = frozenset({503})
+"""Server-error statuses that are *not processed* when the server says them itself (a retry
+hint, or an error body of its own) and *unknown* when bare: a proxy answers 503 for an
+upstream that reset after the request was forwarded (Envoy's "upstream connect error or
+disconnect/reset before headers")."""
 
 UNKNOWN_3XX: frozenset[int] = frozenset({301, 302, 303})
 """Redirects that may answer a POST already carried out (post/redirect/get): unknown. 307 and
@@ -441,18 +470,48 @@ UNKNOWN_3XX: frozenset[int] = frozenset({301, 302, 303})
 
 
 def status_delivery(
-    http_status: int | None, grpc_status: str | None, *, has_details: bool = False
+    http_status: int | None,
+    grpc_status: str | None,
+    *,
+    has_details: bool = False,
+    hinted: bool = False,
+    answered: bool = False,
 ) -> Delivery:
-    """What a status alone says reached the agent (no A2A reason behind it)."""
+    """What a status alone says reached the agent (no A2A reason behind it).
+
+    Args:
+        http_status: the HTTP status, if any.
+        grpc_status: the gRPC status name, if any: a gRPC call's, or a ``google.rpc.Status``
+            body's.
+        has_details: whether ``google.rpc`` details came with it (a ``RetryInfo``, an
+            ``ErrorInfo`` of another domain, ...): the server wrote them.
+        hinted: whether the answer carried a retry hint (``Retry-After``, ``retry-after-ms``,
+            ``RetryInfo``, ``grpc-retry-pushback-ms``).
+        answered: whether the server wrote the error body itself in the binding's shape (a
+            JSON-RPC error, a ``{"error": Status}`` body), rather than a hop's page, no body,
+            or a gRPC status relayed as it was (``{"code": 14, ...}``, a transcoder's).
+
+    Returns:
+        *Not processed* for a refusal, *unknown* when the work may have been done: see
+        `Delivery`. When both statuses are given, the more cautious decides, except that a
+        2xx (gRPC answers errors on 200) says nothing.
+
+    """
+    said = has_details or hinted or answered
     if grpc_status is not None:
-        if grpc_status == "UNAVAILABLE" and has_details:
-            return _D.NOT_PROCESSED
-        return _GRPC_DELIVERY.get(grpc_status, _D.NOT_PROCESSED)
+        if grpc_status == "UNAVAILABLE" and said:
+            by_grpc = _NOT_PROCESSED
+        else:
+            by_grpc = _GRPC_DELIVERY.get(grpc_status, _NOT_PROCESSED)
+        if by_grpc is _UNKNOWN or http_status is None or 200 <= http_status < 300:
+            return by_grpc
     if http_status is None or 200 <= http_status < 300:
-        return _D.UNKNOWN
+        return _UNKNOWN
     if http_status >= 500:
-        return _D.NOT_PROCESSED if http_status in NOT_PROCESSED_5XX else _D.UNKNOWN
-    return _D.UNKNOWN if http_status in UNKNOWN_3XX else _D.NOT_PROCESSED
+        if http_status in NOT_PROCESSED_5XX or (said and http_status in SAID_5XX):
+            return _NOT_PROCESSED
+        return _UNKNOWN
+    return _UNKNOWN if http_status in UNKNOWN_3XX else _NOT_PROCESSED
 
 
 NO_TASK_OPERATIONS: frozenset[str] = frozenset(

@@ -161,6 +161,11 @@ def json_response(
     return httpx.Response(status, content=json.dumps(body).encode(), headers=all_headers)
 
 
+def agent_unavailable(headers: Mapping[str, str] | None = None) -> httpx.Response:
+    """The agent's own 503: a ``google.rpc.Status`` UNAVAILABLE body, *not processed*."""
+    return json_response(503, status_body(503, "UNAVAILABLE", "overloaded"), headers=headers)
+
+
 def sse_response(events: Iterable[str], *, status: int = 200) -> httpx.Response:
     """An SSE (``text/event-stream``) response; each item is one event's raw lines."""
     text = "".join(event.rstrip("\n") + "\n\n" for event in events)

@@ -31,9 +31,10 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.breaker import verdict_of
 from a2a_client_errors.failures import RetryExhausted
+from a2a_client_errors.integrations.grpc import NotConnectedError
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
-from tests.conftest import jsonrpc_error, jsonrpc_result
+from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
 FAILED_TASK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_FAILED"}})
@@ -75,10 +76,13 @@ UNWELL = [
     httpx.ReadTimeout("slow", request=REQUEST),
     httpx.RemoteProtocolError("closed", request=REQUEST),
     httpx.Response(503, request=REQUEST),
+    httpx.Response(503, headers={"Retry-After": "1"}, request=REQUEST),
+    agent_unavailable(),
     httpx.Response(429, request=REQUEST),
     httpx.Response(500, request=REQUEST),
     httpx.Response(502, request=REQUEST),
     _Rpc(grpc.StatusCode.UNAVAILABLE),
+    NotConnectedError(grpc.StatusCode.UNAVAILABLE, "nothing sent"),
     _Rpc(grpc.StatusCode.DEADLINE_EXCEEDED),
     _Rpc(grpc.StatusCode.RESOURCE_EXHAUSTED),
     _Rpc(grpc.StatusCode.INTERNAL),

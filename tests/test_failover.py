@@ -51,6 +51,7 @@ from a2a_client_errors.lookup import ListTasksQuery
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.loopback import Loopback, Recorded, Reply
 from tests.metrics_support import scrape, value
+from tests.relay import refused_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -103,7 +104,8 @@ class Agent:
             raise httpx.ReadError("connection closed", request=request)
         if prefix == "/jsonrpc":
             rpc = json.loads(request.content)
-            return httpx.Response(200, json={"jsonrpc": "2.0", "id": rpc["id"], "result": TASK})
+            result = {"task": TASK} if rpc.get("method") == "SendMessage" else TASK
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": rpc["id"], "result": result})
         if request.url.path.endswith("/tasks"):
             return httpx.Response(200, json={"tasks": [TASK], "nextPageToken": ""})
         return httpx.Response(200, json=TASK)
@@ -373,6 +375,62 @@ async def test_a_lost_send_is_looked_up_not_moved() -> None:
     assert agent.reached[0] == "/jsonrpc"  # the send (its answer lost)
     assert agent.reached.count("/jsonrpc") == 2  # then the look-up's query, lost too
     assert "/rest/tasks" in agent.reached  # answered over HTTP+JSON
+
+
+def _send(message_id: str) -> Any:
+    """A SendMessageRequest in its own context."""
+    message = a2a_pb2.Message(
+        message_id=message_id,
+        context_id="c1",
+        role=a2a_pb2.ROLE_USER,
+        parts=[a2a_pb2.Part(text="hi")],
+    )
+    return a2a_pb2.SendMessageRequest(message=message)
+
+
+async def test_a_grpc_interface_that_cannot_connect_moves_a_send_to_the_next() -> None:
+    """The gRPC channel cannot connect: nothing sent, so the send goes over JSON-RPC at once."""
+    clock, hook, agent = FakeClock(), RecordingHook(), Agent(jsonrpc="up")
+    sock, target = refused_port()
+    with sock:
+        card = _card(("GRPC", target), ("JSONRPC", JSONRPC_URL))
+        client = guard_client(
+            _sdk_client(agent, card, ("GRPC", "JSONRPC")),
+            _guard(hook, clock),
+            failover_origins=(JSONRPC_URL,),  # another origin than the gRPC one: allowed
+        )
+        try:
+            events = [event async for event in client.send_message(_send("m1"))]
+        finally:
+            await client.close()
+    assert [event.task.id for event in events] == ["t1"]
+    (moved,) = hook.failovers
+    assert (moved.peer, moved.to, moved.why) == (target, JSONRPC_URL, "not_sent")
+    assert agent.reached == ["/jsonrpc"]  # the send, once: nothing was looked up
+    assert hook.resolutions == []
+
+
+async def test_a_grpc_route_of_one_that_cannot_connect_retries_a_send_at_once() -> None:
+    """No other interface: the send is retried where it is (not sent), never OutcomeUnknown."""
+    clock, hook = FakeClock(), RecordingHook()
+    sock, target = refused_port()
+    with sock:
+        card = _card(("GRPC", target))
+        sdk = _sdk_client(Agent(), card, ("GRPC",))
+        client = guard_client(sdk, _guard(hook, clock, max_attempts=2))
+        try:
+            with pytest.raises(RetryExhausted) as caught:
+                await client.get_task(a2a_pb2.GetTaskRequest(id="t1"))
+            with pytest.raises(RetryExhausted) as sent:
+                _ = [event async for event in client.send_message(_send("m2"))]
+        finally:
+            await client.close()
+    for failure in (caught.value, sent.value):
+        assert failure.decision.give_up is GiveUp.ATTEMPTS
+        assert failure.decision.delivery.value == "not_sent"
+        assert not failure.maybe_processed
+    assert hook.resolutions == []
+    assert not hook.failovers
 
 
 async def test_without_failover_the_route_is_the_preferred_only() -> None:

@@ -8,6 +8,7 @@ attempt sent the same request. The Guard runs on a fake clock: no test sleeps fo
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import re
 import subprocess
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import grpc.aio
 import pytest
+from a2a.client.errors import A2AClientError
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -34,13 +36,21 @@ from a2a_client_errors import (
     OutcomeUnknown,
     ReconcileNeeded,
     RetryExhausted,
+    classify,
 )
-from a2a_client_errors.integrations.grpc import GuardInterceptor, operation_of
+from a2a_client_errors.integrations.grpc import (
+    GuardInterceptor,
+    NotConnectedError,
+    connect,
+    operation_of,
+)
+from a2a_client_errors.reasons import Delivery
 from a2a_client_errors.retry import BudgetRegistry, RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.relay import Relay, refused_port, silent_port
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Iterator
 
 SERVICE = "lf.a2a.v1.A2AService"
 LEGACY_SERVICE = "a2a.v1.A2AService"
@@ -87,7 +97,10 @@ class Fail:
 
 @dataclass(frozen=True)
 class Reply:
-    """Answer with ``messages`` (one for a unary call), then end: OK, ``then``, or hold open."""
+    """Answer with ``messages`` (one for a unary call), then end: OK, ``then``, or hold open.
+
+    A unary call that holds waits before its answer, until its connection or the server ends.
+    """
 
     messages: tuple[bytes, ...] = (b"",)
     then: Fail | None = None
@@ -104,6 +117,7 @@ class ScriptedServer:
     requests: dict[str, list[bytes]] = field(default_factory=lambda: defaultdict(list))
     time_left: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def plan(self, method: str, *steps: Fail | Reply) -> None:
         """Answer the next calls of ``method`` (a full path) with ``steps``, in order."""
@@ -112,6 +126,7 @@ class ScriptedServer:
     def _next(self, method: str, request: bytes, context: Any) -> Fail | Reply:
         self.requests[method].append(request)
         self.time_left[method].append(context.time_remaining())
+        self.arrived.set()
         steps = self.script[method]
         return steps.pop(0) if steps else Reply()
 
@@ -134,6 +149,8 @@ class ScriptedServer:
             if isinstance(step, Fail):
                 await context.abort(step.code, step.details, trailing_metadata=step.trailing)
             assert isinstance(step, Reply)
+            if step.hold:
+                await asyncio.Event().wait()  # until the connection breaks or the server stops
             if step.trailing:
                 context.set_trailing_metadata(step.trailing)
             return step.messages[0]
@@ -205,6 +222,7 @@ async def rig_for(server: ScriptedServer) -> AsyncIterator[Callable[..., Rig]]:
         peer: str | None = None,
         extra: Any = (),
         whole: bool = False,
+        target: str | None = None,
         **kwargs: Any,
     ) -> Rig:
         clock = FakeClock()
@@ -217,7 +235,9 @@ async def rig_for(server: ScriptedServer) -> AsyncIterator[Callable[..., Rig]]:
             if not whole
             else [GuardInterceptor(guard, peer=peer)]
         )
-        channel = grpc.aio.insecure_channel(server.target, interceptors=[*interceptors, *extra])
+        channel = grpc.aio.insecure_channel(
+            target or server.target, interceptors=[*interceptors, *extra]
+        )
         channels.append(channel)
         return Rig(guard, clock, hook, channel)
 
@@ -604,6 +624,282 @@ def test_the_interceptors_have_one_arity_each() -> None:
     assert not isinstance(unary, grpc.aio.UnaryStreamClientInterceptor)
     assert isinstance(stream, grpc.aio.UnaryStreamClientInterceptor)
     assert not isinstance(stream, grpc.aio.UnaryUnaryClientInterceptor)
+
+
+# --- what reached the agent: nothing, a refusal, or maybe the work ----------------------------
+
+
+@pytest.fixture
+def refused() -> Iterator[str]:
+    """A port of 127.0.0.1 that refuses connections (held for the test)."""
+    sock, target = refused_port()
+    with sock:
+        yield target
+
+
+async def test_a_refused_port_is_not_sent_and_a_send_is_resent_at_once(
+    refused: str, rig_for: Callable[..., Rig]
+) -> None:
+    """The channel cannot connect: nothing was sent; a SendMessage is retried, never looked up."""
+    rig = rig_for(target=refused, max_attempts=3)
+
+    with pytest.raises(RetryExhausted) as raised:
+        await rig.stub.SendMessage(send_request("msg-down"), timeout=CALL_TIMEOUT)
+
+    failure = raised.value
+    assert failure.decision.give_up is GiveUp.ATTEMPTS
+    assert failure.attempts == 3
+    assert not failure.maybe_processed
+    assert isinstance(failure.__cause__, NotConnectedError)
+    assert failure.__cause__.code() is grpc.StatusCode.UNAVAILABLE
+    assert [e.decision.delivery for e in rig.hook.decisions] == [Delivery.NOT_SENT] * 3
+    assert rig.hook.actions == ["retry"] * 3
+    assert rig.clock.sleeps == [0.25, 0.5]
+
+
+async def test_a_refused_port_is_not_sent_for_a_stream_too(
+    refused: str, rig_for: Callable[..., Rig]
+) -> None:
+    """A stream that cannot be opened because nothing connects: not sent, reopened."""
+    rig = rig_for(target=refused, max_attempts=2)
+
+    with pytest.raises(RetryExhausted) as raised:
+        await collect(rig.stub.SendStreamingMessage(send_request("msg-s")), [])
+
+    assert raised.value.attempts == 2
+    assert [e.decision.delivery for e in rig.hook.decisions] == [Delivery.NOT_SENT] * 2
+
+
+async def test_an_agent_gone_from_a_ready_channel_is_not_sent(
+    server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """A channel that served calls, whose agent now refuses connections: not sent, not looked up."""
+    server.plan(path("SendMessage"), Reply((b"",)))
+    async with Relay(server.target) as relay:
+        rig = rig_for(target=relay.target, max_attempts=2)
+        await rig.stub.SendMessage(send_request("msg-1"), timeout=CALL_TIMEOUT)
+        relay.refusing = True
+        relay.cut()  # the idle connection breaks; no call is on it
+        # Until gRPC notices, the channel still says READY, and a call would go on it
+        # (and be unknown): that is the wait's limit, not this test's subject.
+        ready = grpc.ChannelConnectivity.READY
+        await asyncio.wait_for(rig.channel.wait_for_state_change(ready), WAIT)
+
+        with pytest.raises(RetryExhausted) as raised:
+            await rig.stub.SendMessage(send_request("msg-2"), timeout=CALL_TIMEOUT)
+
+    assert len(server.requests[path("SendMessage")]) == 1
+    assert [e.decision.delivery for e in rig.hook.decisions[1:]] == [Delivery.NOT_SENT] * 2
+    assert not raised.value.maybe_processed
+
+
+async def test_a_connection_reset_after_the_request_went_out_is_unknown(
+    server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """The agent has the request when the connection resets: unknown, never resent blindly."""
+    server.plan(path("SendMessage"), Reply(hold=True))
+    async with Relay(server.target) as relay:
+        rig = rig_for(target=relay.target)
+        call = asyncio.ensure_future(
+            rig.stub.SendMessage(send_request("msg-reset"), timeout=CALL_TIMEOUT)
+        )
+        await asyncio.wait_for(server.arrived.wait(), WAIT)
+        relay.cut()
+
+        with pytest.raises(OutcomeUnknown) as raised:
+            await call
+
+    assert len(server.requests[path("SendMessage")]) == 1
+    assert raised.value.decision.delivery is Delivery.UNKNOWN
+    assert raised.value.decision.error.grpc_status == "UNAVAILABLE"
+    assert not isinstance(raised.value.__cause__, NotConnectedError)
+
+
+async def test_a_server_stopped_mid_call_is_unknown(rig_for: Callable[..., Rig]) -> None:
+    """A grpc.aio server stopping with the call under way sends UNAVAILABLE bare: unknown."""
+    scripted = ScriptedServer()
+    scripted.plan(path("SendMessage"), Reply(hold=True))
+    running = grpc.aio.server()
+    running.add_generic_rpc_handlers(scripted.handlers())
+    port = running.add_insecure_port("127.0.0.1:0")
+    await running.start()
+    try:
+        rig = rig_for(target=f"127.0.0.1:{port}")
+        call = asyncio.ensure_future(
+            rig.stub.SendMessage(send_request("msg-stop"), timeout=CALL_TIMEOUT)
+        )
+        await asyncio.wait_for(scripted.arrived.wait(), WAIT)
+    finally:
+        await running.stop(0)
+
+    with pytest.raises(OutcomeUnknown) as raised:
+        await call
+
+    assert raised.value.decision.delivery is Delivery.UNKNOWN
+    assert raised.value.decision.error.grpc_status == "UNAVAILABLE"
+    assert len(scripted.requests[path("SendMessage")]) == 1
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        SAID_UNAVAILABLE,
+        Fail(grpc.StatusCode.UNAVAILABLE, "busy", (("grpc-retry-pushback-ms", "0"),)),
+    ],
+    ids=["details", "pushback"],
+)
+async def test_an_unavailable_the_server_says_is_not_processed(
+    refusal: Fail, server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """UNAVAILABLE with details, or with a pushback: refused, the same bytes sent again."""
+    server.plan(path("SendMessage"), refusal, Reply((b"",)))
+    rig = rig_for()
+    request = send_request("msg-busy")
+
+    await rig.stub.SendMessage(request, timeout=CALL_TIMEOUT)
+
+    assert server.requests[path("SendMessage")] == [request.SerializeToString()] * 2
+    assert rig.hook.decisions[0].decision.delivery is Delivery.NOT_PROCESSED
+
+
+async def test_an_unavailable_the_server_sends_bare_is_unknown(
+    server: ScriptedServer, rig_for: Callable[..., Rig]
+) -> None:
+    """The server's UNAVAILABLE with neither details nor pushback: unknown, as a reset is."""
+    server.plan(path("SendMessage"), UNAVAILABLE)
+    rig = rig_for()
+
+    with pytest.raises(OutcomeUnknown) as raised:
+        await rig.stub.SendMessage(send_request("msg-bare"), timeout=CALL_TIMEOUT)
+
+    assert raised.value.decision.delivery is Delivery.UNKNOWN
+
+
+# --- connect: the wait before a call ----------------------------------------------------------
+
+
+async def test_connect_returns_once_the_channel_is_ready(server: ScriptedServer) -> None:
+    """A fresh channel to a live server connects; a ready one returns at once."""
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        await connect(channel, timeout=CALL_TIMEOUT)
+        assert channel.get_state() is grpc.ChannelConnectivity.READY
+        await connect(channel, timeout=0)
+
+
+async def test_connect_to_a_refused_port_raises_unavailable_not_sent(refused: str) -> None:
+    """The channel fails to connect: UNAVAILABLE, read as not sent, wrapped by a2a-sdk too."""
+    async with grpc.aio.insecure_channel(refused) as channel:
+        with pytest.raises(NotConnectedError) as raised:
+            await connect(channel, timeout=CALL_TIMEOUT)
+
+    error = raised.value
+    assert error.code() is grpc.StatusCode.UNAVAILABLE
+    assert isinstance(error, grpc.aio.AioRpcError)
+    assert classify(error).delivery is Delivery.NOT_SENT
+    assert classify(error).action.value == "retry"
+    try:
+        raise A2AClientError("gRPC Error UNAVAILABLE") from error
+    except A2AClientError as wrapped:
+        found = classify(wrapped)
+    assert found.delivery is Delivery.NOT_SENT
+
+
+async def test_connect_gives_up_at_its_timeout_not_sent() -> None:
+    """A server that never speaks HTTP/2: the channel stays CONNECTING; at the timeout, not sent."""
+    sock, target = silent_port()
+    with sock:
+        async with grpc.aio.insecure_channel(target) as channel:
+            with pytest.raises(NotConnectedError) as raised:
+                await connect(channel, timeout=0.05)
+            with pytest.raises(NotConnectedError) as at_once:
+                await connect(channel, timeout=0)
+
+    for error in (raised.value, at_once.value):
+        assert error.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+        assert classify(error).delivery is Delivery.NOT_SENT
+
+
+async def test_connect_waits_through_a_failing_channel_for_wait_for_ready(refused: str) -> None:
+    """wait_for_ready: a refusing channel is waited on, as gRPC would, until the timeout."""
+    async with grpc.aio.insecure_channel(refused) as channel:
+        with pytest.raises(NotConnectedError) as raised:
+            await connect(channel, timeout=0.05, wait_for_ready=True)
+
+    assert raised.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+async def test_connect_lets_a_closed_or_unknown_channel_call() -> None:
+    """A closed channel, or a state it does not know: no wait, no error; gRPC decides."""
+    channel = grpc.aio.insecure_channel("127.0.0.1:1")
+    await channel.close()
+    await connect(channel, timeout=CALL_TIMEOUT)
+
+    class Odd:
+        """A channel-like object in a state this package does not know."""
+
+        def get_state(self, try_to_connect: bool = False) -> object:
+            """A state that is none of gRPC's."""
+            return "warming-up"
+
+        async def wait_for_state_change(self, last: object) -> None:
+            """Never called: the state is not one to wait on."""
+            raise AssertionError(last)
+
+    await connect(Odd(), timeout=CALL_TIMEOUT)
+
+
+class _ChangedCore:
+    """grpcio's core channel as a later grpcio might shape it: its state cannot be read."""
+
+    target = "agent.test:443"
+
+    def __init__(self, state: int | None) -> None:
+        self.state = state
+
+    def check_connectivity_state(self, try_to_connect: bool) -> int:
+        """The state given, or an error when none was."""
+        if self.state is None:
+            raise RuntimeError("no such call")
+        return self.state
+
+    async def watch_connectivity_state(self, last: int, deadline: float | None) -> bool:
+        """Always an error."""
+        raise RuntimeError("no such call")
+
+
+class _Answered:
+    """A finished call: awaiting it gives nothing more."""
+
+    def __await__(self) -> Any:
+        return iter(())
+
+
+@pytest.mark.parametrize("state", [None, grpc.ChannelConnectivity.CONNECTING.value[0], 99])
+async def test_a_channel_whose_state_cannot_be_read_is_called_as_it_is(state: int | None) -> None:
+    """Grpcio of another shape: no wait and no verdict of its own; the call goes as it would."""
+
+    class Owner:
+        """What grpc.aio binds an interceptor's continuation to: it holds the channel."""
+
+        def __init__(self) -> None:
+            self._channel = _ChangedCore(state)
+            self.calls = 0
+
+        async def run(self, details: Any, request: Any) -> _Answered:
+            """The call itself."""
+            self.calls += 1
+            return _Answered()
+
+    owner = Owner()
+    details = grpc.aio.ClientCallDetails(path("GetTask").encode(), 5.0, None, None, None)
+    guarded = GuardInterceptor(Guard())
+
+    call = await guarded.intercept_unary_unary(
+        functools.partial(owner.run), details, a2a_pb2.GetTaskRequest(id="task-1")
+    )
+
+    assert isinstance(call, _Answered)
+    assert owner.calls == 1
 
 
 # --- server streams -------------------------------------------------------------------------

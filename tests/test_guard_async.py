@@ -32,7 +32,7 @@ from a2a_client_errors.guard import Guard, GuardEvent, Hook
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import Backoff, RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
-from tests.conftest import jsonrpc_error, jsonrpc_result
+from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
 SECRET = "Bearer tok-SECRET-4f1c"
@@ -354,7 +354,7 @@ async def test_same_arguments_on_every_attempt(clock: AsyncFakeClock) -> None:
     """Every attempt gets the very same positional and keyword argument objects."""
     message = {"messageId": "m-1", "parts": [{"text": "hi"}]}
     options = {"timeout": 3}
-    peer = AsyncPeer(_503(), _503(), OK)
+    peer = AsyncPeer(agent_unavailable(), agent_unavailable(), OK)
     await make_guard(clock).acall(peer, message, options=options, operation="SendMessage")
     assert len(peer.calls) == 3
     for args, kwargs in peer.calls:

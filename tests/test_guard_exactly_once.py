@@ -23,6 +23,7 @@ from a2a_client_errors.lookup import ExactlyOnce, Found, NotFound, Resolution, U
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.reasons import Delivery
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.conftest import agent_unavailable
 
 ANSWER = {"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "t1", "status": {"state": "x"}}}}
 
@@ -414,13 +415,18 @@ async def test_a_call_without_an_operation_is_retried_without_a_look(
 
 
 @MODES
+@pytest.mark.parametrize(
+    "refusal",
+    [agent_unavailable(), httpx.Response(503, headers={"Retry-After": "1"})],
+    ids=["status-body", "retry-after"],
+)
 async def test_not_processed_503_on_a_send_is_retried_without_a_look(
-    mode: str, clock: FakeClock
+    mode: str, refusal: httpx.Response, clock: FakeClock
 ) -> None:
-    """A 503 refused the send: retried at once (no look-up), and not maybe processed."""
+    """A 503 the agent says itself refused the send: retried at once, not maybe processed."""
     hook = Hook()
     g = guard(clock, hook, max_attempts=2)
-    peer, looker = Peer(httpx.Response(503)), Looker(Found("never"))
+    peer, looker = Peer(refusal), Looker(Found("never"))
     with pytest.raises(RetryExhausted) as caught:
         await run(mode, g, peer, looker)
     assert peer.calls == 2
@@ -428,6 +434,39 @@ async def test_not_processed_503_on_a_send_is_retried_without_a_look(
     assert not caught.value.maybe_processed
     assert caught.value.decision.delivery is Delivery.NOT_PROCESSED
     assert all(e.decision.delivery is Delivery.NOT_PROCESSED for e in hook.decisions)
+
+
+@MODES
+@pytest.mark.parametrize(
+    "bare",
+    [
+        httpx.Response(503),
+        httpx.Response(503, text="upstream connect error or disconnect/reset before headers"),
+        httpx.Response(503, html="<html><body>503 Service Unavailable</body></html>"),
+    ],
+    ids=["empty", "text", "html"],
+)
+async def test_a_bare_503_on_a_send_is_looked_up_before_a_resend(
+    mode: str, bare: httpx.Response, clock: FakeClock
+) -> None:
+    """A bare 503 may come after the request was forwarded: looked up, resent when not there."""
+    hook = Hook()
+    g = guard(clock, hook)
+    peer, looker = Peer(bare, ANSWER), Looker(NotFound())
+    assert await run(mode, g, peer, looker) == ANSWER
+    assert peer.calls == 2
+    assert len(looker.times) >= 1
+    assert hook.decisions[0].decision.delivery is Delivery.UNKNOWN
+    assert hook.resolutions == [Resolution.RESENT]
+
+
+@MODES
+async def test_a_bare_503_on_a_read_is_retried_without_a_look(mode: str, clock: FakeClock) -> None:
+    """GetTask after a bare 503: retried at once, whatever reached the agent."""
+    peer, looker = Peer(httpx.Response(503), "task"), Looker(Found("never"))
+    assert await run(mode, guard(clock), peer, looker, operation="GetTask") == "task"
+    assert peer.calls == 2
+    assert looker.times == []
 
 
 @MODES
@@ -451,7 +490,7 @@ async def test_maybe_processed_after_an_unknown_earlier_attempt(
         await run(mode, guard(clock), peer, Looker(NotFound()))
     assert caught.value.maybe_processed
     assert caught.value.decision.delivery is Delivery.NOT_PROCESSED
-    peer = Peer(httpx.Response(503), refused)
+    peer = Peer(agent_unavailable(), refused)
     with pytest.raises(FixRequestNeeded) as caught:
         await run(mode, guard(clock), peer, Looker(NotFound()))
     assert not caught.value.maybe_processed

@@ -27,7 +27,7 @@ from a2a_client_errors.guard import Guard, GuardEvent, Hook, failure_for
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
-from tests.conftest import jsonrpc_error, jsonrpc_result
+from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
 SECRET = "Bearer tok-SECRET-4f1c"
@@ -357,7 +357,7 @@ def test_same_arguments_on_every_attempt(clock: FakeClock) -> None:
     """Every attempt gets the very same positional and keyword argument objects."""
     message = {"messageId": "m-1", "parts": [{"text": "hi"}]}
     options = {"timeout": 3}
-    peer = Peer(_503(), _503(), OK)
+    peer = Peer(agent_unavailable(), agent_unavailable(), OK)
     make_guard(clock).call(peer, message, options=options, operation="SendMessage", peer="a")
     assert len(peer.calls) == 3
     for args, kwargs in peer.calls:
@@ -484,7 +484,7 @@ def test_hook_events_carry_no_request_body_or_credentials(clock: FakeClock) -> N
     }
     recorder = RecordingHook()
     guard = make_guard(clock, hooks=[recorder])
-    peer = Peer(_503(), httpx.Response(401), OK)
+    peer = Peer(agent_unavailable(), httpx.Response(401), OK)
     with pytest.raises(AuthFailed):
         guard.call(peer, request, token=SECRET, operation="SendMessage")
     assert len(recorder.events) >= 4

@@ -34,7 +34,7 @@ from a2a_client_errors import (
     normalize,
 )
 from a2a_client_errors.guard import AttemptCutShortError
-from a2a_client_errors.normalize import Limits
+from a2a_client_errors.normalize import Limits, NotSentError
 from a2a_client_errors.reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
 from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
 from tests.conftest import (
@@ -43,6 +43,7 @@ from tests.conftest import (
     NINE_ACTIONS,
     NINE_REASONS,
     PROBLEM_PREFIX,
+    FakeRpcError,
     bad_request,
     debug_info,
     error_info,
@@ -1562,6 +1563,169 @@ def test_grpc_unavailable_with_details_is_not_processed() -> None:
     assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "reset")).delivery is UNKNOWN
 
 
+def test_grpc_unavailable_with_a_pushback_is_not_processed() -> None:
+    """UNAVAILABLE with grpc-retry-pushback-ms is the server's "not now"; INTERNAL stays unknown."""
+    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "busy", pushback_ms="250")).delivery is (
+        NOT_PROCESSED
+    )
+    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1")).delivery is (
+        NOT_PROCESSED
+    )
+    assert _error(rpc_error(grpc.StatusCode.INTERNAL, "x", pushback_ms="250")).delivery is UNKNOWN
+
+
+class NotSentRpcError(FakeRpcError, NotSentError):
+    """A gRPC error a door raised for a call it never made."""
+
+
+def test_not_sent_error_is_a_connect_failure_not_sent() -> None:
+    """NotSentError, alone or as a cause, is not sent; a gRPC one keeps its status."""
+    alone = _error(NotSentError("no connection"))
+    assert (alone.kind, alone.transport, alone.delivery) == (
+        ErrorKind.TRANSPORT,
+        TransportFailure.CONNECT,
+        NOT_SENT,
+    )
+    assert classify(NotSentError()).action is Action.RETRY
+    assert _error(_raised_from(httpx.ReadError("x"), NotSentError())).delivery is NOT_SENT
+    for code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        found = _error(NotSentRpcError(code, "the channel could not connect"))
+        assert (found.grpc_status, found.delivery) == (code.name, NOT_SENT)
+        assert classify(NotSentRpcError(code)).action is Action.RETRY
+        assert _error(rpc_error(code, "the same, sent")).delivery is UNKNOWN
+
+
+def test_an_sdk_error_raised_from_a_not_sent_rpc_error_is_not_sent() -> None:
+    """a2a-sdk's A2AClientError (or timeout error) raised from the gRPC error: not sent."""
+    unavailable = NotSentRpcError(grpc.StatusCode.UNAVAILABLE, "not connected")
+    late = NotSentRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "not connected in time")
+    assert _error(_raised_from(A2AClientError("gRPC Error"), unavailable)).delivery is NOT_SENT
+    assert _error(_raised_from(A2AClientTimeoutError("timed out"), late)).delivery is NOT_SENT
+    try:
+        try:
+            raise unavailable
+        except NotSentRpcError:
+            raise A2AClientError("gRPC Error")  # noqa: B904 (a context only proves nothing)
+    except A2AClientError as exc:
+        found = _error(exc)
+    assert found.delivery is UNKNOWN
+
+
+# --- 503 and the server's own word -------------------------------------------------------------
+
+ENVOY = "upstream connect error or disconnect/reset before headers. reset reason: overflow"
+AGENT_503 = [
+    json_response(503, status_body(503, "UNAVAILABLE", "overloaded")),
+    json_response(
+        503,
+        {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}},
+        content_type="application/a2a+json",
+    ),
+    json_response(503, jsonrpc_error(-32000, "server busy")),
+]
+BARE_503 = [
+    httpx.Response(503),
+    httpx.Response(503, text=ENVOY),
+    httpx.Response(503, html="<html><body><h1>503 Service Unavailable</h1></body></html>"),
+    json_response(503, {"message": "no healthy upstream"}),
+    json_response(
+        503,
+        {"type": "about:blank", "title": "Service Unavailable", "status": 503},
+        content_type="application/problem+json",
+    ),
+]
+HINTS = [
+    {"Retry-After": "1"},
+    {"retry-after-ms": "250"},
+    {"Retry-After": "Sun, 09 Nov 2025 10:30:05 GMT", "Date": "Sun, 09 Nov 2025 10:30:00 GMT"},
+]
+
+
+def _with(response: httpx.Response, headers: dict[str, str]) -> httpx.Response:
+    """The same answer with more headers."""
+    return httpx.Response(
+        response.status_code, content=response.content, headers={**response.headers, **headers}
+    )
+
+
+@pytest.mark.parametrize("hint", [{}, *HINTS], ids=["no-hint", "retry-after", "ms", "date"])
+@pytest.mark.parametrize("response", AGENT_503, ids=["status", "a2a-json", "jsonrpc"])
+def test_the_agents_own_503_is_not_processed(
+    response: httpx.Response, hint: dict[str, str]
+) -> None:
+    """A 503 with the server's own A2A-shaped body, hint or not: refused, resent at once."""
+    decision = classify(_with(response, hint), operation="SendMessage")
+    assert decision.action is Action.RETRY
+    assert decision.delivery is NOT_PROCESSED
+
+
+@pytest.mark.parametrize(
+    "response", BARE_503, ids=["empty", "envoy-text", "html", "json-message", "problem"]
+)
+def test_a_bare_503_is_unknown_and_a_hint_makes_it_not_processed(response: httpx.Response) -> None:
+    """A proxy's 503 may follow a forwarded request; a Retry-After says the server refused it."""
+    assert _error(response).delivery is UNKNOWN
+    assert classify(response, operation="SendMessage").action is Action.RETRY
+    for hint in HINTS:
+        found = _error(_with(response, hint))
+        assert found.delivery is NOT_PROCESSED
+        assert found.retry_after is not None
+
+
+@pytest.mark.parametrize("hint", [{}, *HINTS], ids=["no-hint", "retry-after", "ms", "date"])
+@pytest.mark.parametrize("status", [500, 502, 504])
+def test_no_hint_or_body_makes_500_502_504_not_processed(status: int, hint: dict[str, str]) -> None:
+    """500, 502 and 504 may come after the work: unknown, whatever hint or Status body."""
+    answers = [
+        httpx.Response(status),
+        httpx.Response(status, text=ENVOY),
+        json_response(status, status_body(status, "UNAVAILABLE", "x")),
+        json_response(status, status_body(status, "INVALID_ARGUMENT", "x")),
+        json_response(status, jsonrpc_error(-32000, "x")),
+        json_response(status, {"code": 14, "message": "x", "details": []}),
+    ]
+    for response in answers:
+        assert _error(_with(response, hint)).delivery is UNKNOWN
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        status_body(503, "INTERNAL", "x"),
+        status_body(503, "UNKNOWN", "x"),
+        status_body(503, "UNAVAILABLE", "x", [error_info("INTERNAL_ERROR")]),
+        jsonrpc_error(-32603, "internal"),
+    ],
+    ids=["internal", "unknown", "internal-error-reason", "jsonrpc-internal"],
+)
+def test_a_503_whose_body_may_follow_done_work_stays_unknown(body: dict[str, Any]) -> None:
+    """The server's own body on a 503 that says INTERNAL (or a reason like it): unknown."""
+    for hint in ({}, {"Retry-After": "1"}):
+        assert _error(json_response(503, body, headers=hint)).delivery is UNKNOWN
+
+
+def test_a_status_relayed_as_it_was_reads_as_its_grpc_code() -> None:
+    """A top-level Status (a transcoder's relay, grpc-gateway) is judged as a gRPC call's."""
+    relayed = {"code": 14, "message": "error reading from server: EOF", "details": []}
+    assert _error(json_response(503, relayed)).delivery is UNKNOWN
+    assert _error(relayed).delivery is UNKNOWN
+    assert _error(json_response(503, relayed, headers={"Retry-After": "1"})).delivery is (
+        NOT_PROCESSED
+    )
+    with_retry_info = {**relayed, "details": [retry_info("1s")]}
+    assert _error(json_response(503, with_retry_info)).delivery is NOT_PROCESSED
+    refused = {"code": 3, "message": "bad request", "details": []}
+    assert _error(json_response(400, refused)).delivery is NOT_PROCESSED
+    wrapped = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
+    assert _error(wrapped).delivery is NOT_PROCESSED
+
+
+def test_a_503_event_in_a_stream_is_the_servers_word() -> None:
+    """An SSE event carrying the server's UNAVAILABLE Status: not processed."""
+    event = sse_data({"error": {"code": 503, "status": "UNAVAILABLE", "message": "busy"}})
+    assert _error(sse_response([event])).delivery is NOT_PROCESSED
+
+
 def test_grpc_internal_with_details_stays_unknown() -> None:
     """INTERNAL is unknown with details too."""
     exc = rpc_error(grpc.StatusCode.INTERNAL, "x", packed_bad_request("f", "d"))
@@ -1592,7 +1756,7 @@ def test_grpc_a2a_reason_decides_the_delivery(reason: Reason) -> None:
         (500, UNKNOWN),
         (501, NOT_PROCESSED),
         (502, UNKNOWN),
-        (503, NOT_PROCESSED),
+        (503, UNKNOWN),
         (504, UNKNOWN),
         (505, NOT_PROCESSED),
         (507, UNKNOWN),
@@ -1600,7 +1764,7 @@ def test_grpc_a2a_reason_decides_the_delivery(reason: Reason) -> None:
     ],
 )
 def test_bare_http_status_delivery(status: int, expected: Delivery) -> None:
-    """A bare status: 501/503/505 refused the call; 500/502/504 may follow done work."""
+    """A bare status: 501/505 refused the call; 500/502/503/504 may follow done work."""
     assert _error(httpx.Response(status)).delivery is expected
     page = httpx.Response(status, text="<html>x</html>", headers={"content-type": "text/html"})
     assert _error(page).delivery is expected
@@ -1774,7 +1938,8 @@ def test_sdk_error_with_a_status_code_has_the_status_delivery() -> None:
     """An a2a-sdk error carrying an HTTP status has that status's delivery."""
     from a2a.client.errors import AgentCardResolutionError
 
-    assert _error(AgentCardResolutionError("x", status_code=503)).delivery is NOT_PROCESSED
+    assert _error(AgentCardResolutionError("x", status_code=429)).delivery is NOT_PROCESSED
+    assert _error(AgentCardResolutionError("x", status_code=503)).delivery is UNKNOWN  # bare
     assert _error(AgentCardResolutionError("x", status_code=502)).delivery is UNKNOWN
 
 
@@ -1822,7 +1987,8 @@ def test_delivery_given_is_kept_and_reported() -> None:
     )
     assert error.delivery is NOT_SENT
     assert error.to_dict()["delivery"] == "not_sent"
-    assert _error(httpx.Response(503)).to_dict()["delivery"] == "not_processed"
+    refused = httpx.Response(503, headers={"Retry-After": "1"})
+    assert _error(refused).to_dict()["delivery"] == "not_processed"
 
 
 def test_dns_failure_is_a_connect_failure() -> None:

@@ -25,6 +25,7 @@ from a2a_client_errors import (
     classify,
     normalize,
 )
+from a2a_client_errors.normalize import NotSentError
 from a2a_client_errors.reasons import ROWS, Delivery
 from tests.conftest import (
     A2A_DOMAIN,
@@ -228,6 +229,45 @@ def test_any_retry_after_header(status: int, headers: dict[bytes, bytes]) -> Non
         assert found.retry_after >= 0
 
 
+hint_headers = st.dictionaries(
+    st.sampled_from([b"retry-after", b"retry-after-ms", b"date"]),
+    header_values | st.sampled_from([b"1", b"0", b"250", b"Sun, 09 Nov 2025 10:30:05 GMT"]),
+)
+A2A_SOURCES = (Source.ERROR_INFO, Source.JSONRPC_CODE, Source.PROBLEM_TYPE, Source.LEGACY_BODY)
+
+
+@PROPERTY
+@given(st.sampled_from([500, 502, 504, 507, 520, 599]), envelopes, content_types, hint_headers)
+def test_no_hint_or_body_makes_a_late_5xx_not_processed(
+    status: int, body: dict[str, Any], content_type: str, hints: dict[bytes, bytes]
+) -> None:
+    """500, 502, 504, ... with any body and hint: not processed only by an A2A reason."""
+    headers = {b"content-type": content_type.encode(), **hints}
+    response = httpx.Response(status, content=json.dumps(body).encode(), headers=headers)
+    found = normalize(response)
+    _check_all(response)
+    assert found is not None
+    if found.delivery is not Delivery.UNKNOWN:
+        assert found.delivery is Delivery.NOT_PROCESSED
+        assert isinstance(found.reason, Reason)
+        assert found.source in A2A_SOURCES
+
+
+@PROPERTY
+@given(st.binary(max_size=200), st.sampled_from(["text/html", "text/plain", ""]), hint_headers)
+def test_a_503_page_is_not_processed_exactly_when_it_carries_a_hint(
+    content: bytes, content_type: str, hints: dict[bytes, bytes]
+) -> None:
+    """A 503 with no body of the server's (a page, bytes, nothing): refused iff it has a hint."""
+    headers = {b"content-type": content_type.encode(), **hints} if content_type else hints
+    response = httpx.Response(503, content=b"<" + content, headers=headers)
+    found = normalize(response)
+    _check_all(response)
+    assert found is not None
+    expected = Delivery.UNKNOWN if found.retry_after is None else Delivery.NOT_PROCESSED
+    assert found.delivery is expected
+
+
 @PROPERTY
 @given(st.sampled_from(list(grpc.StatusCode)), st.binary(max_size=200), header_values)
 def test_corrupt_grpc_trailer(code: grpc.StatusCode, trailer: bytes, pushback: bytes) -> None:
@@ -416,6 +456,7 @@ def test_error_info_reason_comes_first(case: tuple[dict[str, Any], int, Reason])
 # --- delivery: any chain of exceptions -----------------------------------------------------------
 
 NOT_SENT_TYPES = (
+    NotSentError,
     httpx.ConnectError,
     httpx.ConnectTimeout,
     httpx.PoolTimeout,

@@ -362,24 +362,35 @@ def test_every_grpc_code_has_a_delivery(name: str) -> None:
     assert reasons.status_delivery(None, name) is expected
 
 
-def test_grpc_unavailable_with_details_is_not_processed() -> None:
-    """UNAVAILABLE with details is the server's refusal; without, it may be a reset connection."""
-    assert reasons.status_delivery(None, "UNAVAILABLE", has_details=True) is (
+def test_the_more_cautious_of_two_statuses_decides() -> None:
+    """A gRPC code and an HTTP status: unknown when either says so; a 2xx says nothing."""
+    delivery = reasons.status_delivery
+    unknown, refused = reasons.Delivery.UNKNOWN, reasons.Delivery.NOT_PROCESSED
+    assert delivery(200, "INVALID_ARGUMENT") is refused  # gRPC over HTTP/2 answers 200
+    assert delivery(200, "UNAVAILABLE") is unknown
+    assert delivery(200, "UNAVAILABLE", answered=True) is refused
+    assert delivery(400, "INTERNAL") is unknown
+    assert delivery(400, "INVALID_ARGUMENT") is refused
+    assert delivery(503, "UNAVAILABLE", answered=True) is refused
+    assert delivery(503, "INTERNAL", answered=True) is unknown
+    for status in (500, 502, 504):
+        assert delivery(status, "UNAVAILABLE", answered=True, hinted=True) is unknown
+        assert delivery(status, "INVALID_ARGUMENT", answered=True) is unknown
+
+
+@pytest.mark.parametrize("said", ["has_details", "hinted", "answered"])
+def test_grpc_unavailable_the_server_says_is_not_processed(said: str) -> None:
+    """UNAVAILABLE with details, a pushback, or in a body the server wrote: not processed."""
+    assert reasons.status_delivery(None, "UNAVAILABLE", **{said: True}) is (
         reasons.Delivery.NOT_PROCESSED
     )
-    assert reasons.status_delivery(None, "UNAVAILABLE") is reasons.Delivery.UNKNOWN
 
 
 @pytest.mark.parametrize("name", sorted(GRPC_UNKNOWN_DELIVERY - {"UNAVAILABLE"}))
-def test_details_do_not_make_other_codes_not_processed(name: str) -> None:
-    """Only UNAVAILABLE is told apart by its details: INTERNAL with details is still unknown."""
-    assert reasons.status_delivery(None, name, has_details=True) is reasons.Delivery.UNKNOWN
-
-
-def test_grpc_code_wins_over_an_http_status() -> None:
-    """A gRPC code (gRPC over HTTP/2 answers 200) decides, not the HTTP status."""
-    assert reasons.status_delivery(200, "INVALID_ARGUMENT") is reasons.Delivery.NOT_PROCESSED
-    assert reasons.status_delivery(400, "INTERNAL") is reasons.Delivery.UNKNOWN
+def test_nothing_said_makes_other_grpc_codes_not_processed(name: str) -> None:
+    """INTERNAL, UNKNOWN, ... stay unknown with details, a hint and a body of the server's."""
+    found = reasons.status_delivery(None, name, has_details=True, hinted=True, answered=True)
+    assert found is reasons.Delivery.UNKNOWN
 
 
 def _http_delivery(status: int) -> reasons.Delivery:
@@ -389,16 +400,25 @@ def _http_delivery(status: int) -> reasons.Delivery:
     if status in (301, 302, 303):
         return reasons.Delivery.UNKNOWN  # post/redirect/get: the POST may have been carried out
     if status >= 500:
-        if status in (501, 503, 505):
+        if status in (501, 505):
             return reasons.Delivery.NOT_PROCESSED
-        return reasons.Delivery.UNKNOWN
+        return reasons.Delivery.UNKNOWN  # 503 too: a proxy may answer it after forwarding
     return reasons.Delivery.NOT_PROCESSED
 
 
 @pytest.mark.parametrize("status", range(100, 600))
 def test_every_http_status_has_a_delivery(status: int) -> None:
-    """1xx, 3xx but 301-303, 4xx, 501/503/505: not processed; 2xx, 301-303, other 5xx: unknown."""
+    """1xx, 3xx but 301-303, 4xx, 501/505: not processed; 2xx, 301-303, other 5xx: unknown."""
     assert reasons.status_delivery(status, None) is _http_delivery(status)
+
+
+@pytest.mark.parametrize("status", range(100, 600))
+@pytest.mark.parametrize("said", ["has_details", "hinted", "answered"])
+def test_only_503_is_not_processed_when_the_server_says_it(status: int, said: str) -> None:
+    """A hint or the server's own body turns a 503 into not processed, and no other status."""
+    found = reasons.status_delivery(status, None, **{said: True})
+    expected = reasons.Delivery.NOT_PROCESSED if status == 503 else _http_delivery(status)
+    assert found is expected
 
 
 def test_no_status_at_all_is_unknown() -> None:
@@ -413,5 +433,6 @@ def test_unknown_delivery_reasons_are_the_three() -> None:
         Reason.UNKNOWN_ERROR,
         Reason.INVALID_AGENT_RESPONSE,
     } == reasons.UNKNOWN_DELIVERY_REASONS
-    assert frozenset({501, 503, 505}) == reasons.NOT_PROCESSED_5XX
+    assert frozenset({501, 505}) == reasons.NOT_PROCESSED_5XX
+    assert frozenset({503}) == reasons.SAID_5XX
     assert str(reasons.Delivery.NOT_SENT) == "not_sent"

@@ -29,6 +29,7 @@ from a2a_client_errors.failures import (
 from a2a_client_errors.guard import Guard
 from a2a_client_errors.normalize import Limits
 from a2a_client_errors.policy import GiveUp, Policy
+from a2a_client_errors.reasons import Delivery
 from a2a_client_errors.retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
 from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
 
 RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"id": "task-1", "contextId": "ctx-1"}}
 OK = Reply.json(200, RESULT)
-UNAVAILABLE = Reply(503, b"upstream unavailable", {"content-type": "text/plain"})
+UNAVAILABLE = Reply.json(
+    503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
+)
+"""The agent's own 503 (a google.rpc.Status): it refused the call, which is resent at once."""
 SECRET = "Bearer tok-SECRET-77aa"
 BODY_MARKER = "BODY-MARKER-5c3b"
 
@@ -222,6 +226,41 @@ def test_rest_send_message_resends_identical_bytes(loopback: Loopback) -> None:
     assert len(bodies) == 2
     assert bodies[0] == bodies[1]
     assert json.loads(bodies[0]) == body
+
+
+@pytest.mark.parametrize("hint", [{}, {"Retry-After": "1"}], ids=["no-hint", "retry-after"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_agents_own_503_twice_then_ok_resends_the_send_without_a_look(
+    mode: str, hint: dict[str, str]
+) -> None:
+    """A google.rpc.Status UNAVAILABLE on 503, twice: the same bytes go again, nothing looked up."""
+    busy = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
+    task = {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+    done = {"jsonrpc": "2.0", "id": 1, "result": {"task": task}}
+    answers = iter([httpx.Response(503, json=busy, headers=hint)] * 2)
+    sent: list[bytes] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return next(answers, httpx.Response(200, json=done))
+
+    clock, hook = FakeClock(), RecordingHook()
+    guard = guard_on(clock, hooks=[hook])
+    if mode == "sync":
+        with httpx.Client(transport=GuardTransport(guard, httpx.MockTransport(agent))) as client:
+            response = client.post("http://agent/", json=send_message())
+    else:
+        transport = AsyncGuardTransport(guard, httpx.MockTransport(agent))
+        async with httpx.AsyncClient(transport=transport) as client:
+            response = await client.post("http://agent/", json=send_message())
+
+    assert response.json() == done
+    assert len(sent) == 3
+    assert len(set(sent)) == 1  # the identical bytes each time
+    assert {json.loads(body)["method"] for body in sent} == {"SendMessage"}  # no ListTasks
+    assert hook.actions == ["retry", "retry", "ok"]
+    assert [e.decision.delivery for e in hook.decisions[:2]] == [Delivery.NOT_PROCESSED] * 2
+    assert hook.resolutions == []
 
 
 def test_retry_after_from_the_wire_floors_the_sleep(loopback: Loopback) -> None:
@@ -426,7 +465,7 @@ async def test_async_sse_200_is_passed_through_unread(loopback: Loopback) -> Non
 
 def test_final_response_is_handed_back_by_default(loopback: Loopback) -> None:
     """After the last attempt the client gets the last 503 itself, body intact."""
-    loopback.script([UNAVAILABLE])
+    loopback.script([Reply(503, b"upstream unavailable", {"content-type": "text/plain"})])
     with httpx.Client(transport=GuardTransport(guard_on(FakeClock()))) as client:
         response = client.get(f"{loopback.url}/tasks/t-1")
     assert response.status_code == 503
@@ -672,7 +711,7 @@ def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> N
     def slow_503(request: httpx.Request) -> httpx.Response:
         starts.append(clock.now())
         clock.advance(4.0)  # each attempt takes 4 s on the fake clock
-        return httpx.Response(503)
+        return httpx.Response(503, headers={"Retry-After": "0"})  # refused: resent at once
 
     guard = guard_on(clock, deadline=10.0, max_attempts=5)
     transport = GuardTransport(guard, inner=httpx.MockTransport(slow_503), raise_failures=False)

@@ -39,6 +39,18 @@ Each call's status and trailers (the ``google.rpc.Status`` in ``grpc-status-deta
   received was yielded, so the caller can resubscribe (``SubscribeToTask``) or read the task.
   Hooks see that decision too. The interceptor never resubscribes by itself.
 
+Before each attempt, the interceptor waits for the channel to have a connection, as gRPC
+itself would before making the call (`connect`). A channel that cannot connect (the agent is
+down, the port refuses, TLS fails) fails the attempt with `NotConnectedError` before the call
+is made: *not sent*, so even a SendMessage is retried at once (or, under ``guard_client``,
+goes over the agent's next interface). Without that wait, gRPC's own error for it (UNAVAILABLE,
+"failed to connect to all addresses") is indistinguishable from the one for a connection that
+broke after the request went out: the same code, no details, no metadata; only the text (and
+``debug_error_string()``, which repeats it) differs, and text is never parsed. Such an
+UNAVAILABLE stays *unknown*. What the wait cannot see: a connection that breaks between the
+wait and the call (gRPC then reconnects, and its failure is *unknown*), and a call cut short by
+the Guard's deadline while it waits (*unknown*, as any attempt cut short).
+
 The A2A operation comes from the method path (``/lf.a2a.v1.A2AService/<Method>``, or the
 0.3 service ``/a2a.v1.A2AService/<Method>``), for per-operation overrides and for hooks. The
 peer, which keys the retry budget and the hooks' events, is the channel's target unless
@@ -49,6 +61,7 @@ grpcio is imported by this module only: importing ``a2a_client_errors`` never ne
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -56,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.guard import CallShape
 from a2a_client_errors.lookup import WORK_OPERATIONS
+from a2a_client_errors.normalize import NotSentError
 from a2a_client_errors.policy import GiveUp
 
 try:
@@ -73,7 +87,13 @@ if TYPE_CHECKING:
 
     from a2a_client_errors.guard import Guard
 
-__all__ = ["A2AErrorInterceptor", "GuardInterceptor", "operation_of"]
+__all__ = [
+    "A2AErrorInterceptor",
+    "GuardInterceptor",
+    "NotConnectedError",
+    "connect",
+    "operation_of",
+]
 
 _SERVICE: Final = "lf.a2a.v1.A2AService"
 _LEGACY_SERVICE: Final = "a2a.v1.A2AService"
@@ -128,15 +148,148 @@ def _unsafe(operation: str | None, request: object) -> GiveUp | None:
     return GiveUp.NO_MESSAGE_ID
 
 
-def _target_of(continuation: object) -> str | None:
-    """The target of the channel a call runs on, or None when it cannot be read.
+# --- nothing sent: a channel that cannot connect -------------------------------------------
+
+_READY: Final = grpc.ChannelConnectivity.READY
+_FAILING: Final = grpc.ChannelConnectivity.TRANSIENT_FAILURE
+_WAITED: Final = frozenset(
+    {grpc.ChannelConnectivity.IDLE, grpc.ChannelConnectivity.CONNECTING, _FAILING}
+)
+"""The states in which a call waits for a connection (or fails, when it does not wait)."""
+_STATES: Final[Mapping[object, grpc.ChannelConnectivity]] = MappingProxyType(
+    {state.value[0]: state for state in grpc.ChannelConnectivity}
+)
+
+
+class NotConnectedError(grpc.aio.AioRpcError, NotSentError):  # type: ignore[misc]
+    """The error of a call `connect` did not let go: its channel had no connection.
+
+    It is the ``grpc.aio.AioRpcError`` gRPC raises for such a call (UNAVAILABLE; or
+    DEADLINE_EXCEEDED when the call's time ran out while the channel was still connecting),
+    with no metadata, and a `NotSentError`: `normalize` reads it, and an a2a-sdk error raised
+    from it, as *not sent*.
+
+    Args:
+        code: UNAVAILABLE or DEADLINE_EXCEEDED.
+        details: what happened, in words of this package.
+
+    """
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+
+async def connect(
+    channel: Any, *, timeout: float | None = None, wait_for_ready: bool = False
+) -> None:
+    """Wait until ``channel`` has a connection for a call; raise `NotConnectedError` if none.
+
+    gRPC makes a call only over a ready connection, and fails a call at once (UNAVAILABLE)
+    while its channel cannot connect: nothing is sent. But that error is indistinguishable
+    from the one for a connection reset after the request went out. Waiting here, before the
+    call is made, as gRPC would, tells them apart by construction: a call this refuses was
+    never made. A ready channel costs one state read.
+
+    Args:
+        channel: a ``grpc.aio.Channel`` (anything with its ``get_state`` and
+            ``wait_for_state_change``).
+        timeout: the longest to wait, in seconds (the call's time left); None: as long as
+            connecting takes (gRPC gives up a connection attempt after 20 s).
+        wait_for_ready: the call's ``wait_for_ready``: wait through a failing channel, as
+            gRPC does for such a call, instead of failing at once.
+
+    Raises:
+        NotConnectedError: UNAVAILABLE when the channel is failing to connect
+            (TRANSIENT_FAILURE), DEADLINE_EXCEEDED when ``timeout`` passed first. Nothing was
+            sent. A closed channel, or a state this package does not know, raises nothing:
+            the call goes, and gRPC decides.
+
+    """
+    state = channel.get_state(True)
+    if state is _READY:
+        return
+    loop = asyncio.get_running_loop()
+    ends = None if timeout is None else loop.time() + timeout
+    while state is not _READY:
+        if state not in _WAITED:
+            return  # closed, or a state this package does not know: gRPC decides
+        if state is _FAILING and not wait_for_ready:
+            raise NotConnectedError(
+                grpc.StatusCode.UNAVAILABLE,
+                "the channel could not connect (TRANSIENT_FAILURE): the call was not made",
+            )
+        left = None if ends is None else ends - loop.time()
+        if left is not None and left <= 0:
+            raise NotConnectedError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "the call's time ran out before the channel connected: the call was not made",
+            )
+        try:
+            await asyncio.wait_for(channel.wait_for_state_change(state), left)
+        except asyncio.TimeoutError:
+            continue  # its time is up: said above, on the next turn
+        state = channel.get_state(True)
+
+
+class _CoreChannel:
+    """The connectivity of the channel a ``grpc.aio`` call runs on, read as `connect` reads it.
+
+    An interceptor sees grpcio's core channel, not the ``grpc.aio.Channel``; this reads its
+    state the way ``grpc.aio.Channel`` does. Should grpcio change it, an error says "state
+    unknown" (None), and the call goes as it would without the wait.
+    """
+
+    __slots__ = ("_core", "_failed")
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+        self._failed = False
+
+    def get_state(self, try_to_connect: bool = False) -> grpc.ChannelConnectivity | None:
+        """The channel's state; None when it cannot be read."""
+        if self._failed:
+            return None
+        try:
+            return _STATES.get(self._core.check_connectivity_state(try_to_connect))
+        except Exception:  # grpcio of another shape: no wait, the call decides
+            self._failed = True
+            return None
+
+    async def wait_for_state_change(self, last_observed_state: grpc.ChannelConnectivity) -> None:
+        """Return once the state is no longer ``last_observed_state`` (or cannot be watched)."""
+        try:
+            await self._core.watch_connectivity_state(last_observed_state.value[0], None)
+        except Exception:  # grpcio of another shape: the next read says unknown
+            self._failed = True
+
+
+def _core_of(continuation: object) -> Any:
+    """The core channel (grpcio's) a call runs on, or None when it cannot be found.
 
     ``grpc.aio`` hands interceptors a ``functools.partial`` of its intercepted call's bound
-    method; the call holds the channel, whose ``target`` is what the channel was built with.
+    method; the call holds the channel.
     """
     try:
         owner = getattr(getattr(continuation, "func", None), "__self__", None)
-        target = getattr(getattr(owner, "_channel", None), "target", None)
+        return getattr(owner, "_channel", None)
+    except Exception:  # a grpc.aio of another shape: no channel
+        return None
+
+
+def _channel_of(continuation: object) -> _CoreChannel | None:
+    """The connectivity of the channel a call runs on, or None (no wait before the call)."""
+    core = _core_of(continuation)
+    if callable(getattr(core, "check_connectivity_state", None)) and callable(
+        getattr(core, "watch_connectivity_state", None)
+    ):
+        return _CoreChannel(core)
+    return None
+
+
+def _target_of(continuation: object) -> str | None:
+    """The target of the channel a call runs on (what it was built with), or None."""
+    try:
+        target = getattr(_core_of(continuation), "target", None)
     except Exception:  # a grpc.aio of another shape: no target, the Guard's default peer
         return None
     if isinstance(target, bytes):
@@ -154,15 +307,26 @@ class _Attempts:
         self._clock = guard.clock
         self._ends_at = None if limit is None else guard.clock() + limit
 
+    def left(self) -> float | None:
+        """The time left for the call, in seconds (None: not bounded)."""
+        return None if self._ends_at is None else max(0.0, self._ends_at - self._clock())
+
     def next(self) -> Any:
         """The details of the next attempt."""
         details = self._details
-        if self._ends_at is None:
+        left = self.left()
+        if left is None:
             return details
-        left = max(0.0, self._ends_at - self._clock())
         return grpc.aio.ClientCallDetails(
             details.method, left, details.metadata, details.credentials, details.wait_for_ready
         )
+
+    async def connected(self, channel: _CoreChannel | None) -> None:
+        """Wait for the channel's connection within the time left (`connect`), if it is known."""
+        if channel is not None:
+            await connect(
+                channel, timeout=self.left(), wait_for_ready=bool(self._details.wait_for_ready)
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +414,10 @@ class GuardInterceptor(
         attempts = _Attempts(
             guard, client_call_details, guard.deadline if timeout is None else timeout
         )
+        channel = _channel_of(continuation)
 
         async def attempt() -> Any:
+            await attempts.connected(channel)
             call = await continuation(attempts.next(), request)
             await call  # raises the AioRpcError of a failed call
             return call
@@ -291,8 +457,10 @@ class GuardInterceptor(
         peer = self.peer or _target_of(continuation)
         timeout = client_call_details.timeout
         attempts = _Attempts(guard, client_call_details, timeout)
+        channel = _channel_of(continuation)
 
         async def attempt() -> _Opened:
+            await attempts.connected(channel)
             call = await continuation(attempts.next(), request)
             responses = aiter(call)
             try:

@@ -323,12 +323,13 @@ def _grpc_first(agent: EmbeddedPeer, grpc_url: str) -> Any:
     return card
 
 
-async def test_a_dead_grpc_endpoint_fails_over_once_its_breaker_opens(
+async def test_a_dead_grpc_endpoint_moves_calls_to_the_next_interface_at_once(
     agent: EmbeddedPeer,
 ) -> None:
-    """A dead gRPC endpoint answers a bare UNAVAILABLE, which may have reached the agent.
+    """A gRPC endpoint that refuses connections: its channel cannot connect, nothing is sent.
 
-    So a read is retried where it is until gRPC's breaker opens; then calls go over JSON-RPC.
+    So a read and a send go over JSON-RPC at once, with no look-up; the refusals still count
+    in gRPC's breaker, which opens, and later calls go straight to JSON-RPC.
     """
     clock, hook, sent = FakeClock(), RecordingHook(), Sent()
     made, http_made = _client(agent.agent_card, ["JSONRPC"], RecordingHook(), clock, sent)
@@ -342,18 +343,19 @@ async def test_a_dead_grpc_endpoint_fails_over_once_its_breaker_opens(
     client, http = _client(
         card, ["GRPC", "JSONRPC"], hook, clock, sent, breaker=breaker, allow=(agent.jsonrpc_url,)
     )
-    request = a2a_pb2.GetTaskRequest(id=task_id)
+    before = agent.task_ids()
     try:
         assert [i.binding for i in client.interfaces] == ["GRPC", "JSONRPC"]
-        with pytest.raises(RetryExhausted) as failed:  # two UNAVAILABLEs: gRPC's breaker opens
-            await client.get_task(request)
-        assert failed.value.decision.error is not None
-        assert failed.value.decision.error.grpc_status == "UNAVAILABLE"
-        assert breaker.state(client.peer) is BreakerState.OPEN
-        assert (await client.get_task(request)).id == task_id
+        assert (await client.get_task(a2a_pb2.GetTaskRequest(id=task_id))).id == task_id
         assert client.serving is not None
         assert client.serving.binding == "JSONRPC"
-        assert [f.why for f in hook.failovers] == ["breaker_open"]
+        assert len(sdk_task_ids(await _send(client))) == 1
+        assert [f.why for f in hook.failovers] == ["not_sent", "not_sent"]
+        assert hook.resolutions == []  # nothing was looked up: nothing had been sent
+        assert breaker.state(client.peer) is BreakerState.OPEN
+        await client.get_task(a2a_pb2.GetTaskRequest(id=task_id))
+        assert [f.why for f in hook.failovers][-1] == "breaker_open"
     finally:
         await client.close()
         await http.aclose()
+    assert len(new_tasks(agent, before)) == 1  # the send made one task

@@ -48,6 +48,7 @@ import httpx
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
+from a2a_client_errors.integrations.a2a_sdk.connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.interfaces import (
     MAX_INTERFACES,
@@ -540,7 +541,7 @@ class GuardedClient:
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             call = method if client is self.client else getattr(client, name)
             return await guard._acall_with(
-                _read_by(call),
+                _read_by(connecting(client, call)),
                 (request,),
                 peer=interface.peer,
                 shape=CallShape(operation, failover=failover),
@@ -787,6 +788,7 @@ class _Stream:
 
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
+                await connect_first(client)
                 iterator = _Reading(open_stream(client).__aiter__())
                 try:
                     return iterator, await iterator.__anext__()
