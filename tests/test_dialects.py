@@ -41,6 +41,8 @@ from a2a_client_errors.testing.dialects import (
     SUBTASK_ECHO_FIRST,
     TRIMMED_HISTORY,
     Dialect,
+    DialectHandler,
+    DialectTaskStore,
     Ledger,
     RequestRecorder,
     SeenRequest,
@@ -322,8 +324,10 @@ def test_a_bearer_token_makes_a_user() -> None:
 def test_bearer_user_never_raises(value: str | None) -> None:
     """Whatever the header holds, the answer is None or a ``user-`` name of 12 hex digits."""
     user = bearer_user(value)
-    assert user is None or (user.startswith("user-") and len(user) == 17)
-    int(user[5:], 16) if user else None
+    if user is not None:
+        assert user.startswith("user-")
+        assert len(user) == 17
+        assert set(user[5:]) <= set("0123456789abcdef")
 
 
 def test_the_recorder_keeps_the_last_requests_only() -> None:
@@ -391,6 +395,42 @@ def test_the_ledger_waits_are_guarded_by_their_timeout() -> None:
     ledger.saved("t-1", COMPLETED)
     ledger.wait_state("t-1", COMPLETED, timeout=0)
     assert ledger.state("t-1") == COMPLETED
+
+
+def test_a_hold_waits_for_its_release_on_the_loop() -> None:
+    """A held run resumes when released from a callback, and is no longer listed as held."""
+    ledger = Ledger()
+
+    async def held_then_released() -> list[str]:
+        loop = asyncio.get_running_loop()
+        seen: list[str] = []
+        holding = asyncio.ensure_future(ledger.hold("m-3"))  # runs before the callbacks below
+        loop.call_soon(lambda: seen.extend(ledger.held()))
+        loop.call_soon(ledger.release, "m-3")
+        await asyncio.wait_for(holding, TIMEOUT)
+        return seen
+
+    assert asyncio.run(held_then_released()) == ["m-3"]
+    assert ledger.held() == []
+
+
+def test_a_state_wait_on_the_loop_ends_when_stored_or_closed() -> None:
+    """``stored`` returns for a state already stored, when it is stored, or when closed."""
+    ledger = Ledger()
+    ledger.saved("t-1", WORKING)
+
+    async def waits() -> None:
+        await asyncio.wait_for(ledger.stored("t-1", WORKING), TIMEOUT)
+        loop = asyncio.get_running_loop()
+        waiting = asyncio.ensure_future(ledger.stored("t-2", WORKING))  # waits before saved
+        loop.call_soon(ledger.saved, "t-2", WORKING)
+        await asyncio.wait_for(waiting, TIMEOUT)
+        waiting = asyncio.ensure_future(ledger.stored("t-3", WORKING))
+        loop.call_soon(ledger.close)
+        await asyncio.wait_for(waiting, TIMEOUT)
+
+    asyncio.run(waits())
+    assert ledger.state("t-3") is None
 
 
 def test_the_ledger_counts_runs_per_message() -> None:
@@ -698,6 +738,32 @@ def test_a_bearer_makes_the_caller_a_user_who_lists_its_own_tasks(
     assert peer.task(mine) is not None
 
 
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [(b"{not json", -32700), (b'[{"jsonrpc": "2.0", "id": 1, "method": "ListTasks"}]', -32600)],
+    ids=["garbage", "batch"],
+)
+def test_list_needs_user_leaves_what_is_not_a_list_call_to_a2a_sdk(
+    agent: Callable[[Dialect], EmbeddedPeer], body: bytes, code: int
+) -> None:
+    """A body that is not one ListTasks call passes the gate: a2a-sdk answers it itself."""
+    peer = agent(LIST_NEEDS_USER)
+    headers = {**VERSION, "Content-Type": "application/json"}
+    answer = httpx.post(peer.jsonrpc_url, content=body, headers=headers, timeout=TIMEOUT)
+    assert answer.json()["error"]["code"] == code
+
+
+def test_list_needs_user_answers_a_bad_id_with_null(
+    agent: Callable[[Dialect], EmbeddedPeer],
+) -> None:
+    """A refused ListTasks whose id is not a string or an integer is answered with id null."""
+    peer = agent(LIST_NEEDS_USER)
+    body = {"jsonrpc": "2.0", "id": True, "method": "ListTasks", "params": {}}
+    answer = httpx.post(peer.jsonrpc_url, json=body, headers=VERSION, timeout=TIMEOUT)
+    assert answer.json()["id"] is None
+    assert answer.json()["error"]["code"] == -31401
+
+
 def test_no_list_tasks_is_method_not_found_over_jsonrpc(
     agent: Callable[[Dialect], EmbeddedPeer],
 ) -> None:
@@ -838,6 +904,40 @@ def test_held_work_stays_working_until_released(
     assert peer.executions[message["messageId"]] == 1
 
 
+def test_a_held_task_can_be_canceled(agent: Callable[[Dialect], EmbeddedPeer]) -> None:
+    """CancelTask on a held task cancels it; its run is no longer held."""
+    peer = agent(A2A_SDK)
+    message = user_message(HOLD)
+    task_id = send(peer, JSONRPC, message, wait=False)["task"]["id"]
+    peer.ledger.wait_held(message_id=message["messageId"], timeout=TIMEOUT)
+    canceled = _jsonrpc(peer.jsonrpc_url, "CancelTask", {"id": task_id})
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    peer.ledger.wait_state(task_id, "TASK_STATE_CANCELED", timeout=TIMEOUT)
+    assert message["messageId"] not in peer.ledger.held()
+
+
+def test_a_subscription_to_held_work_is_shaped(agent: Callable[[Dialect], EmbeddedPeer]) -> None:
+    """SubscribeToTask: the task, then its updates to the end, without timestamps."""
+    peer = agent(HELD | NO_TIMESTAMPS)
+    message = user_message()
+    task_id = send(peer, JSONRPC, message, wait=False)["task"]["id"]
+    peer.ledger.wait_held(message_id=message["messageId"], timeout=TIMEOUT)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+    headers = {**VERSION, "Accept": "text/event-stream"}
+    events = []
+    with httpx.stream(
+        "POST", peer.jsonrpc_url, json=body, headers=headers, timeout=TIMEOUT
+    ) as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data:"):
+                events.append(json.loads(line[len("data:") :])["result"])
+                if len(events) == 1:  # subscribed: the task as it is now
+                    peer.release(message["messageId"])
+    assert events[0]["task"]["status"]["state"] == WORKING
+    assert events[-1]["statusUpdate"]["status"]["state"] == COMPLETED
+    assert all("timestamp" not in json.dumps(event) for event in events)
+
+
 def test_release_without_an_id_releases_everything_held(
     agent: Callable[[Dialect], EmbeddedPeer],
 ) -> None:
@@ -923,6 +1023,33 @@ def test_fill_refuses_negative_sizes(agent: Callable[[Dialect], EmbeddedPeer]) -
         peer.fill(-1)
     with pytest.raises(ValueError, match="negative"):
         peer.fill(1, artifact_bytes=-5)
+
+
+def test_the_store_forgets_a_task_only_when_its_owner_deletes_it() -> None:
+    """A delete by another caller leaves the task; by its owner, it is gone from task_ids."""
+    from a2a.auth.user import UnauthenticatedUser
+    from a2a.server.context import ServerCallContext
+    from a2a.server.tasks import InMemoryTaskStore
+
+    class Named(UnauthenticatedUser):
+        @property
+        def user_name(self) -> str:
+            return "someone-else"
+
+    store = DialectTaskStore(InMemoryTaskStore(), A2A_SDK, Ledger())
+    owner, other = ServerCallContext(), ServerCallContext(user=Named())
+
+    async def scenario() -> list[list[str]]:
+        await store.save(a2a_pb2.Task(id="t-1", context_id="c-1"), owner)
+        seen = [store.task_ids()]
+        await store.delete("t-1", other)
+        seen.append(store.task_ids())
+        await store.delete("t-1", owner)
+        seen.append(store.task_ids())
+        return seen
+
+    assert asyncio.run(scenario()) == [["t-1"], ["t-1"], []]
+    assert "DialectHandler" in repr(DialectHandler(object(), A2A_SDK))
 
 
 # --------------------------------------------------------------------------------------------

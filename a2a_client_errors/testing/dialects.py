@@ -892,8 +892,10 @@ class DialectHandler:
         """
         if self.dialect.list_tasks == "empty":
             from a2a.types import ListTasksResponse  # noqa: PLC0415
+            from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE  # noqa: PLC0415
 
-            size = params.page_size if params.HasField("page_size") else 50
+            has_size = params.HasField("page_size")
+            size = params.page_size if has_size else DEFAULT_LIST_TASKS_PAGE_SIZE
             return ListTasksResponse(tasks=[], next_page_token="", total_size=0, page_size=size)
         page = await self.inner.on_list_tasks(params, context)
         drop, keep = not self.dialect.list_history, self.dialect.history_limit
@@ -920,9 +922,9 @@ def _error_info() -> dict[str, Any]:
     }
 
 
-def _authenticated(headers: Any) -> bool:
-    """Whether HTTP request headers make the caller a user (`bearer_user`)."""
-    return bearer_user(headers.get("authorization")) is not None
+def _authenticated(values: Iterable[str]) -> bool:
+    """Whether ``Authorization`` values make the caller a user (`bearer_user`)."""
+    return any(bearer_user(value) is not None for value in values)
 
 
 @functools.cache
@@ -1013,7 +1015,7 @@ def jsonrpc_routes(handler: Any, dialect: Dialect, path: str) -> list[Any]:
     dispatcher = JsonRpcDispatcher(handler, context_builder=_context_builders()[0])
 
     async def endpoint(request: Any) -> Any:
-        if not _authenticated(request.headers):
+        if not _authenticated(request.headers.getlist("authorization")):
             try:
                 payload = json.loads(await request.body())
             except ValueError:
@@ -1064,7 +1066,7 @@ def rest_routes(handler: Any, dialect: Dialect, prefix: str) -> list[Any]:
 
     def gate(endpoint: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
         async def gated(request: Any) -> Any:
-            if _authenticated(request.headers):
+            if _authenticated(request.headers.getlist("authorization")):
                 return await endpoint(request)
             body = {
                 "error": {
@@ -1126,8 +1128,8 @@ def _interceptor_classes() -> tuple[type[Any], type[Any]]:
             handler = await continuation(details)
             if handler is None or not is_list(details):
                 return handler
-            values = _metadata_values(details.invocation_metadata or (), "authorization")
-            if any(bearer_user(value) is not None for value in values):
+            metadata = details.invocation_metadata or ()
+            if _authenticated(_metadata_values(metadata, "authorization")):
                 return handler
 
             async def refuse(request: Any, context: Any) -> Any:
