@@ -448,6 +448,17 @@ def test_the_ledger_counts_runs_per_message() -> None:
     assert ledger.started_by("t-3") is None
 
 
+@pytest.mark.parametrize("name", list(DIALECTS))
+def test_every_dialect_serves_its_card_and_stops_in_bounded_time(name: str) -> None:
+    """Each named dialect's peer serves its card, and stop() ends its thread within the bound."""
+    peer = EmbeddedPeer(dialect=DIALECTS[name])
+    with peer:
+        card = httpx.get(peer.card_url, timeout=TIMEOUT).json()
+        assert card["supportedInterfaces"][0]["url"] == peer.jsonrpc_url
+        assert peer.stop(timeout=TIMEOUT) is True
+    assert not peer.running
+
+
 # --------------------------------------------------------------------------------------------
 # a2a-sdk as it is: what the other dialects depart from
 # --------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """Dialects: how foreign A2A servers behave, applied to the embedded a2a-sdk peer.
 
 A client that must never make two tasks of one logical send, and never hand back a wrong
-task, meets servers that do not behave as a2a-sdk 1.x does (protocol notes §15-§16): tasks
-without the user's message in their history, listings without history or with trimmed
-history, no status timestamps, agents that answer with a Message and make no task, sub-tasks
-that echo the user's message, ListTasks refused to anonymous callers or missing altogether, a
-listing that is always empty, one task store per binding, interfaces on another origin.
+task, meets servers that do not behave as a2a-sdk 1.x does: tasks without the user's message
+in their history, listings without history or with trimmed history, no status timestamps,
+agents that answer with a Message and make no task, sub-tasks that echo the user's message,
+ListTasks refused to anonymous callers or missing altogether, a listing that is always empty,
+one task store per binding, interfaces on another origin.
 
 A `Dialect` is a set of such behaviours (fields, so that they combine: ``NO_TIMESTAMPS |
 HELD``), and ``EmbeddedPeer(dialect=...)`` (`a2a_client_errors.testing.peer`) applies it
@@ -199,8 +199,8 @@ class Dialect:
 def trimmed_history(keep: int = 1) -> Dialect:
     """GetTask and ListTasks answer at most the last ``keep`` messages of history.
 
-    As servers that cap ``historyLength`` on their side (protocol notes §16): whatever the
-    request asks, the older messages, the user's first among them, are left out.
+    As servers that cap ``historyLength`` on their side: whatever the request asks, the older
+    messages, the user's first among them, are left out.
 
     Args:
         keep: How many of the last messages to answer (0: none).
@@ -1054,12 +1054,8 @@ def rest_routes(handler: Any, dialect: Dialect, prefix: str) -> list[Any]:
     from starlette.responses import JSONResponse  # noqa: PLC0415
     from starlette.routing import Mount, Route  # noqa: PLC0415
 
-    if dialect.list_tasks != "needs_user":
-        routes = list(create_rest_routes(handler, path_prefix=prefix))
-    else:
-        routes = list(
-            create_rest_routes(handler, context_builder=_context_builders()[0], path_prefix=prefix)
-        )
+    users = _context_builders()[0] if dialect.list_tasks == "needs_user" else None
+    routes = list(create_rest_routes(handler, context_builder=users, path_prefix=prefix))
     if dialect.list_tasks not in ("absent", "needs_user"):
         return routes
     list_path = f"{prefix}/tasks"

@@ -81,7 +81,7 @@ def forward_all(seen: Seen) -> str:
 
 
 def lose_sends(count: int, *, mode: str = "lose") -> Plan:
-    """A plan that loses the answers of the first ``count`` sends (``mode``: or drops, cuts)."""
+    """A plan that applies ``mode`` (``lose``, ``drop`` or ``cut``) to the first ``count`` sends."""
     left = [count]
 
     def plan(seen: Seen) -> str:
@@ -94,7 +94,7 @@ def lose_sends(count: int, *, mode: str = "lose") -> Plan:
 
 
 def lose_share(share: float, *, seed: int = 0, mode: str = "lose") -> Plan:
-    """A plan that loses (``mode``: drops, cuts) the answers of a ``share`` of the sends.
+    """A plan that applies ``mode`` (``lose``, ``drop`` or ``cut``) to a ``share`` of the sends.
 
     The sends are drawn by a seeded random source: the same seed, the same schedule.
     """
