@@ -10,6 +10,11 @@
 * `a2a_client_errors.testing.peer`: a real a2a-sdk server on 127.0.0.1 (`EmbeddedPeer`) and
   raw captures of the errors it sends; import it on its own (it needs the extra ``a2a`` only
   when a peer starts).
+* `a2a_client_errors.testing.dialects`: how foreign A2A servers behave (`Dialect`: no user
+  message in history, no ListTasks, one store per binding, ...), applied by
+  ``EmbeddedPeer(dialect=...)``, and the ledger of what the agent did.
+* `a2a_client_errors.testing.lossy`: `LossyProxy`, a loopback hop that loses, drops or cuts
+  answers by a plan.
 
 Example:
     >>> from a2a_client_errors import Guard

@@ -6,10 +6,18 @@ For each HTTP request it decides, by a plan the test sets:
 * ``lose``: the request goes to the agent, the agent answers in full (a stream: starts
   answering), and the answer is thrown away: the client's connection is closed without a byte
   (the agent did the work; the client cannot know);
-* ``drop``: the request is never forwarded; the client's connection is closed.
+* ``drop``: the request is never forwarded; the client's connection is closed;
+* ``cut``: the request goes to the agent, and the client's connection is closed at once,
+  before the agent answers, while the connection to the agent stays open until the agent has
+  answered in full (a stream: until it ends): a proxy's idle timeout during a long blocking
+  send. The agent sees no disconnect and finishes the work; the client cannot know. What the
+  agent answered is kept in `LossyProxy.cut_answers` (`wait_cut_answers` waits for it).
 
 `down` makes it refuse connections (a dead endpoint: nothing is sent), `up` brings it back on
 the same port.
+
+A connection lives at most ``timeout`` seconds (30 by default), ``cut`` ones included: an
+agent that has not answered by then sees its connection closed.
 
 It speaks just enough HTTP/1.1 for this (a head, then a ``Content-Length`` or chunked body)
 and asks the agent to close after each answer, so that one answer is one connection's worth
@@ -73,7 +81,7 @@ def forward_all(seen: Seen) -> str:
 
 
 def lose_sends(count: int, *, mode: str = "lose") -> Plan:
-    """A plan that loses (or drops) the answers of the first ``count`` sends."""
+    """A plan that applies ``mode`` (``lose``, ``drop`` or ``cut``) to the first ``count`` sends."""
     left = [count]
 
     def plan(seen: Seen) -> str:
@@ -86,7 +94,10 @@ def lose_sends(count: int, *, mode: str = "lose") -> Plan:
 
 
 def lose_share(share: float, *, seed: int = 0, mode: str = "lose") -> Plan:
-    """A plan that loses (or drops) the answers of a ``share`` of the sends, drawn by a seed."""
+    """A plan that applies ``mode`` (``lose``, ``drop`` or ``cut``) to a ``share`` of the sends.
+
+    The sends are drawn by a seeded random source: the same seed, the same schedule.
+    """
     draw = random.Random(seed)  # noqa: S311 (a test schedule, not a secret)
 
     def plan(seen: Seen) -> str:
@@ -96,7 +107,14 @@ def lose_share(share: float, *, seed: int = 0, mode: str = "lose") -> Plan:
 
 
 class LossyProxy:
-    """Forwards to ``upstream`` (``host:port``) by a plan; counts what it did."""
+    """Forwards to ``upstream`` (``host:port``) by a plan; counts what it did.
+
+    Attributes:
+        seen: Every request, in order.
+        counts: How many requests each action (``forward``, ``lose``, ``drop``, ``cut``) took.
+        cut_answers: For each ``cut`` request whose agent answered to the end, the first 64
+            KiB of that answer (head and body), in the order they ended.
+    """
 
     def __init__(self, upstream: str, plan: Plan = forward_all, *, timeout: float = 30.0) -> None:
         host, _, port = upstream.rpartition(":")
@@ -105,6 +123,8 @@ class LossyProxy:
         self.timeout = timeout
         self.seen: list[Seen] = []
         self.counts: Counter[str] = Counter()
+        self.cut_answers: list[bytes] = []
+        self._answered = threading.Condition()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
@@ -129,6 +149,24 @@ class LossyProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
+
+    def wait_cut_answers(self, count: int = 1, timeout: float = 10.0) -> list[bytes]:
+        """Wait until the agent has answered ``count`` ``cut`` requests to the end.
+
+        Args:
+            count: How many answers to wait for.
+            timeout: Seconds to wait at most (a guard, not a measure).
+
+        Returns:
+            `cut_answers` (a copy).
+
+        Raises:
+            TimeoutError: If fewer answers ended within ``timeout``.
+        """
+        with self._answered:
+            if not self._answered.wait_for(lambda: len(self.cut_answers) >= count, timeout):
+                raise TimeoutError(f"fewer than {count} cut requests were answered in time")
+            return list(self.cut_answers)
 
     def down(self) -> None:
         """Stop listening: a client's connection is refused (nothing reaches the agent).
@@ -203,6 +241,9 @@ class LossyProxy:
         try:
             up_writer.write(request + body)
             await up_writer.drain()
+            if action == "cut":
+                await self._cut(writer, up_reader)
+                return
             head = b""
             while chunk := await up_reader.read(65536):
                 if action == "forward":
@@ -216,6 +257,18 @@ class LossyProxy:
             up_writer.close()
             with contextlib.suppress(Exception):
                 await up_writer.wait_closed()
+
+    async def _cut(self, writer: asyncio.StreamWriter, up_reader: asyncio.StreamReader) -> None:
+        """Close the client's connection now; read the agent's answer to its end."""
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+        answer = bytearray()
+        while chunk := await up_reader.read(65536):
+            answer += chunk[: max(0, _HEAD_LIMIT - len(answer))]
+        with self._answered:
+            self.cut_answers.append(bytes(answer))
+            self._answered.notify_all()
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

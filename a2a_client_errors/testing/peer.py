@@ -35,15 +35,31 @@ import contextlib
 import json
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import httpx
 
+from a2a_client_errors.testing.dialects import (
+    A2A_SDK,
+    Dialect,
+    DialectHandler,
+    DialectTaskStore,
+    Ledger,
+    RequestRecorder,
+    SeenRequest,
+    grpc_context_builder,
+    grpc_interceptors,
+    jsonrpc_routes,
+    rest_routes,
+)
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Mapping
+    from collections import Counter
+    from collections.abc import Awaitable, Callable, Coroutine, Mapping
     from types import ModuleType, TracebackType
 
     from a2a.server.agent_execution import RequestContext
@@ -55,6 +71,7 @@ __all__ = [
     "DEFAULT_REQUIRED_EXTENSION",
     "DEFAULT_TIMEOUT",
     "GRPC",
+    "HOLD",
     "JSONRPC",
     "REST",
     "SCENARIOS",
@@ -79,6 +96,8 @@ GRPC: Final = "grpc"
 BINDINGS: Final[tuple[str, ...]] = (JSONRPC, REST, GRPC)
 
 DEFAULT_REQUIRED_EXTENSION: Final = "urn:a2a-client-errors:test:required"
+HOLD: Final = "hold"
+"""The first text part that holds a message's work until the test releases it."""
 DEFAULT_TIMEOUT: Final = 10.0
 """Seconds any single capture (HTTP request, gRPC call, SDK call) may take."""
 
@@ -389,16 +408,16 @@ def _first_text(message: Any) -> str:
     return ""
 
 
-def _make_executor() -> Any:
+def _make_executor(ledger: Ledger, dialect: Dialect) -> Any:
     """Build the scripted `AgentExecutor` (the SDK is imported here, lazily)."""
     from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
     from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
-    from a2a.types import Part, Task, TaskState, TaskStatus  # noqa: PLC0415
+    from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus  # noqa: PLC0415
     from a2a.utils._async_queue_compat import QueueShutDown  # noqa: PLC0415
     from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
 
     class ScriptedExecutor(AgentExecutor):
-        """Behaves by the first text part (see `EmbeddedPeer`)."""
+        """Behaves by the first text part (see `EmbeddedPeer`), as the dialect says."""
 
         def __init__(self) -> None:
             self._release: dict[str, asyncio.Event] = {}
@@ -406,13 +425,28 @@ def _make_executor() -> Any:
 
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
             text = _first_text(context.message)
-            if text == "raise":
-                raise RuntimeError("the executor raised, as the 'raise' message asks")
+            message_id = context.message.message_id if context.message is not None else ""
             task_id = context.task_id or ""
             context_id = context.context_id or ""
+            new_task = context.current_task is None and not dialect.message_only
+            ledger.executed(message_id, task_id if new_task else None)
+            held = text == HOLD or dialect.hold_all
+            if dialect.message_only:
+                if held:
+                    await ledger.hold(message_id)
+                answer = Message(
+                    message_id=f"answer-{uuid.uuid4()}",
+                    context_id=context_id,
+                    role=Role.ROLE_AGENT,
+                    parts=[Part(text=f"echo: {text}")],
+                )
+                await event_queue.enqueue_event(answer)
+                return
+            if text == "raise":
+                raise RuntimeError("the executor raised, as the 'raise' message asks")
             if text == "complete-on-cancel":  # registered before any event can reach a client
                 self._cancel_seen.setdefault(task_id, asyncio.Event())
-            if context.current_task is None:
+            if new_task:
                 task = Task(
                     id=task_id,
                     context_id=context_id,
@@ -422,6 +456,12 @@ def _make_executor() -> Any:
                     task.history.append(context.message)
                 await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task_id, context_id)
+            if held:
+                await updater.start_work(
+                    updater.new_agent_message([Part(text="held until released")])
+                )
+                await ledger.stored(task_id, "TASK_STATE_WORKING")  # held means stored
+                await ledger.hold(message_id)
             if text == "fail":
                 await updater.failed(
                     updater.new_agent_message([Part(text="the task failed, as 'fail' asks")])
@@ -441,6 +481,8 @@ def _make_executor() -> Any:
             if text == "complete-on-cancel":
                 await self._complete_on_cancel(task_id, updater)
                 return
+            if not held:  # a held task's history already holds an agent message
+                await updater.start_work(updater.new_agent_message([Part(text=f"on it: {text}")]))
             await updater.add_artifact([Part(text=f"echo: {text}")], name="echo")
             await updater.complete(updater.new_agent_message([Part(text=f"echo: {text}")]))
 
@@ -521,11 +563,16 @@ def _quiet_sdk_logging() -> None:
 class _Servers:
     """What the peer's event loop owns while it runs."""
 
-    uvicorn_server: Any = None
-    uvicorn_task: asyncio.Task[None] | None = None
+    http: list[tuple[Any, asyncio.Task[None]]] = field(default_factory=list)
+    """Each uvicorn server and the task that serves it."""
+    sockets: list[Any] = field(default_factory=list)
     grpc_server: Any = None
-    handler: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    handlers: list[Any] = field(default_factory=list)
+    """The request handlers to close (one, or one per binding)."""
+    stores: dict[str, DialectTaskStore] = field(default_factory=dict)
+    """The task store serving each binding."""
+    recorders: dict[str, RequestRecorder] = field(default_factory=dict)
+    """The request recorder of each HTTP origin (with the ``other_origin`` dialect)."""
 
 
 class EmbeddedPeer:
@@ -546,7 +593,23 @@ class EmbeddedPeer:
     * ``"complete-on-cancel"``: stays working until a CancelTask reaches the executor, which
       then completes the task (COMPLETED is stored before the answer) and refuses the cancel
       with TASK_NOT_CANCELABLE: the cancel race, lost deterministically;
-    * anything else: completes with an echo artifact and an echo status message.
+    * ``"hold"`` (`HOLD`): the task is made and stored WORKING, its history the user's
+      message and an agent message, until the test releases it (`release`); it then
+      completes with an echo artifact. A held message to a ``MESSAGE_ONLY`` agent holds its
+      answer (a Message) instead. Every held run is released when the peer stops;
+    * anything else: a working status with an agent message, then an echo artifact and an
+      echo status message: the task completes with the history (user message, agent
+      message).
+
+    The ``dialect`` (a ``Dialect`` of `a2a_client_errors.testing.dialects`) makes the server
+    behave as another server does: no user message in history, no ListTasks, one store per
+    binding, ... (see `a2a_client_errors.testing.dialects`). With its ``hold_all``, every
+    message but ``"raise"`` is held first, then runs its script.
+
+    What the agent did is read from the test thread: `executions` (executor runs per
+    messageId), `ledger` (tasks made per messageId, held runs, the state stored of each task,
+    with waits bounded by a timeout), `task_ids` and `task` (its stores, whoever owns the
+    tasks), `seen_requests` (the headers received, with the ``other_origin`` dialect).
 
     Attributes:
         streaming: ``capabilities.streaming`` of the card (enforced by the server).
@@ -561,9 +624,14 @@ class EmbeddedPeer:
             and the card advertises it (its ``DEDUPLICATE_EXTENSION`` entry).
         dedupe_options: more arguments for ``deduplicate`` (``store``, ``ttl``,
             ``credential_headers``, ``caller``, ...), when ``deduplicate`` is set.
-        grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server.
+        grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server (they see a
+            call before the dialect's own).
+        dialect: How the server departs from a2a-sdk (``A2A_SDK``, the default: it does not).
+        ledger: What the agent did (a ``Ledger`` of `a2a_client_errors.testing.dialects`).
         jsonrpc_url: URL of the JSON-RPC endpoint.
         rest_url: Base URL of the HTTP+JSON routes.
+        other_rest_url: Base URL of the HTTP+JSON routes on the other origin ("" without the
+            ``other_origin`` dialect).
         grpc_target: ``"127.0.0.1:PORT"`` of the gRPC server.
         card_url: URL of the public agent card.
         agent_card: The card (an a2a-sdk ``AgentCard`` protobuf message).
@@ -581,7 +649,10 @@ class EmbeddedPeer:
         deduplicate: bool = False,
         dedupe_options: Mapping[str, Any] | None = None,
         grpc_interceptors: tuple[Any, ...] = (),
+        dialect: Dialect = A2A_SDK,
     ) -> None:
+        if not isinstance(dialect, Dialect):
+            raise TypeError(f"dialect must be a Dialect, not {type(dialect).__name__}")
         self.streaming = streaming
         self.push_notifications = push_notifications
         self.extended_card = extended_card
@@ -590,8 +661,11 @@ class EmbeddedPeer:
         self.deduplicate = deduplicate
         self.dedupe_options = dict(dedupe_options or {})
         self.grpc_interceptors = tuple(grpc_interceptors)
+        self.dialect = dialect
+        self.ledger = Ledger()
         self.jsonrpc_url = ""
         self.rest_url = ""
+        self.other_rest_url = ""
         self.grpc_target = ""
         self.card_url = ""
         self.agent_card: Any = None
@@ -655,28 +729,45 @@ class EmbeddedPeer:
             self.stop()
             raise RuntimeError(f"the embedded a2a-sdk peer failed to start: {error}") from error
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 10.0) -> bool:
         """Stop all servers and join the thread (bounded by ``timeout`` seconds).
 
+        Every held run is released first (its task completes if the servers still answer).
         Safe to call more than once, and while the peer is still starting: the thread then
         stops the servers as soon as they are up.
 
         Args:
             timeout: Seconds to wait for the servers to stop and the thread to end.
 
+        Returns:
+            Whether the servers' thread has ended (also True for a peer never started).
+
         """
         self._stop_requested.set()
+        self.ledger.close()
         loop, stop = self._loop, self._stop
         if loop is not None and stop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed
                 loop.call_soon_threadsafe(stop.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     @property
     def http_target(self) -> str:
         """``"127.0.0.1:PORT"`` of the HTTP server (JSON-RPC and HTTP+JSON), "" before start."""
         return httpx.URL(self.jsonrpc_url).netloc.decode() if self.jsonrpc_url else ""
+
+    @property
+    def origin(self) -> str:
+        """``"http://127.0.0.1:PORT"`` of the HTTP server, "" before start."""
+        return _origin_of(self.jsonrpc_url)
+
+    @property
+    def other_origin(self) -> str:
+        """The other origin's ``"http://127.0.0.1:PORT"`` (``other_origin`` dialect), or ""."""
+        return _origin_of(self.other_rest_url)
 
     def via(self, origin: str) -> Any:
         """A copy of the agent card whose HTTP interfaces point at ``origin`` (a proxy's).
@@ -696,30 +787,144 @@ class EmbeddedPeer:
                 interface.url = str(url.copy_with(host=there.host, port=there.port))
         return card
 
-    def task_ids(self) -> list[str]:
-        """The ids of every task the agent holds, read from its task store (not over the wire).
+    # -- what the agent did ------------------------------------------------------------------
+
+    @property
+    def executions(self) -> Counter[str]:
+        """Executor runs per messageId, over every binding (a copy, safe from any thread).
+
+        What a test counts as "runs per logical send" for agents that make no task.
+        """
+        return self.ledger.executions
+
+    def release(self, message_id: str | None = None) -> int:
+        """Let held work go on (``ledger.release``: a release before the run is kept).
+
+        Args:
+            message_id: The messageId of the held message (remembered if not held yet), or
+                None for every run held now.
+
+        Returns:
+            How many held runs were released.
+        """
+        return self.ledger.release(message_id)
+
+    def _stores(self, binding: str | None) -> list[DialectTaskStore]:
+        """The distinct stores serving ``binding``, or every binding (None)."""
+        stores = self._servers.stores
+        if binding is None:
+            return list(dict.fromkeys(stores.values()))
+        if binding not in BINDINGS:
+            raise ValueError(f"unknown binding {binding!r}; use one of {BINDINGS}")
+        return [stores[binding]] if binding in stores else []
+
+    def task_ids(self, binding: str | None = None) -> list[str]:
+        """The ids of every task the agent holds, read from its task stores (not the wire).
 
         What the exactly-once tests count: how many tasks the agent made, whatever its
-        clients saw.
+        clients saw, whoever owns them. Sub-tasks and `fill`'s tasks are included.
+
+        Args:
+            binding: Only the store serving this binding (`JSONRPC`, `REST`, `GRPC`); they
+                differ with the ``separate_stores`` dialect. None: every store.
         """
+        stores = self._stores(binding)
 
         async def read() -> list[str]:
-            from a2a.server.context import ServerCallContext  # noqa: PLC0415
-            from a2a.types import ListTasksRequest  # noqa: PLC0415
-
-            store = self._servers.handler.task_store
-            ids: list[str] = []
-            token = ""
-            while True:
-                page = await store.list(
-                    ListTasksRequest(page_size=100, page_token=token), ServerCallContext()
-                )
-                ids.extend(task.id for task in page.tasks)
-                token = page.next_page_token
-                if not token:
-                    return ids
+            return list(dict.fromkeys(i for store in stores for i in store.task_ids()))
 
         return self.call(read())
+
+    def task(self, task_id: str, binding: str | None = None) -> Any:
+        """Task ``task_id`` as the agent's store holds it (an a2a-sdk ``Task``), or None.
+
+        As stored: shaped by the dialect (e.g. no user message), never trimmed as GetTask
+        answers it.
+
+        Args:
+            task_id: A task id.
+            binding: Only the store serving this binding; None: the first store holding it.
+        """
+        stores = self._stores(binding)
+
+        async def read() -> Any:
+            for store in stores:
+                found = await store.read(task_id)
+                if found is not None:
+                    return found
+            return None
+
+        return self.call(read())
+
+    def fill(
+        self,
+        count: int,
+        *,
+        artifact_bytes: int = 400 * 1024,
+        context_id: str | None = None,
+        binding: str | None = None,
+        spread: float = 300.0,
+    ) -> list[str]:
+        """Store ``count`` completed tasks with large artifacts, at once (a busy agent).
+
+        Each task has a history of a user message and an agent message, one text artifact of
+        ``artifact_bytes`` characters, and a ``status.timestamp`` spread evenly over the last
+        ``spread`` seconds, oldest first. They are stored through the dialect (no user message
+        or no timestamp if it says so), as the anonymous caller's, and no executor runs.
+
+        Args:
+            count: How many tasks to store.
+            artifact_bytes: Size of each task's artifact text, in bytes.
+            context_id: The contextId of every task; None: each its own.
+            binding: The binding whose store takes them (None: the JSON-RPC one, which is
+                every binding's unless the stores are separate).
+            spread: Seconds before now that the oldest task's timestamp lies.
+
+        Returns:
+            The ids of the tasks stored, oldest first.
+
+        Raises:
+            ValueError: For a negative count or size, or an unknown binding.
+            RuntimeError: If the peer is not running.
+        """
+        if count < 0 or artifact_bytes < 0 or spread < 0:
+            raise ValueError("count, artifact_bytes and spread must not be negative")
+        stores = self._stores(binding or JSONRPC)
+        if not stores:
+            raise RuntimeError("the embedded peer is not running")
+        store = stores[0]
+
+        async def write() -> list[str]:
+            from a2a.server.context import ServerCallContext  # noqa: PLC0415
+
+            now = time.time_ns()
+            ids = []
+            for index in range(count):
+                stamp = now - int(spread * 1e9) + int(index * spread * 1e9 / max(count, 1))
+                task = _filled_task(index, artifact_bytes, context_id, stamp)
+                await store.save(task, ServerCallContext())
+                ids.append(task.id)
+            return ids
+
+        return self.call(write(), timeout=DEFAULT_TIMEOUT + count * 0.1)
+
+    def seen_requests(self, origin: str | None = None) -> list[SeenRequest]:
+        """The HTTP requests an origin received, oldest first (``other_origin`` dialect).
+
+        Args:
+            origin: `origin` (None) or `other_origin`.
+
+        Raises:
+            ValueError: Without the ``other_origin`` dialect (nothing is recorded), or for an
+                origin that is not the peer's.
+        """
+        recorders = self._servers.recorders
+        if not recorders:
+            raise ValueError("requests are recorded only with the other_origin dialect")
+        wanted = self.origin if origin is None else origin.rstrip("/")
+        if wanted not in recorders:
+            raise ValueError(f"{origin!r} is not one of the peer's origins: {sorted(recorders)}")
+        return recorders[wanted].seen()
 
     def call(self, coro: Coroutine[Any, Any, _T], timeout: float = DEFAULT_TIMEOUT) -> _T:
         """Run ``coro`` on the peer's event loop and wait for it (bounded).
@@ -783,7 +988,7 @@ class EmbeddedPeer:
             await self._stop.wait()
         await self._stop_servers()
 
-    def _build_card(self, base_url: str, grpc_target: str) -> Any:
+    def _build_card(self, base_url: str, grpc_target: str, other_url: str) -> Any:
         from a2a.types import (  # noqa: PLC0415
             AgentCapabilities,
             AgentCard,
@@ -801,27 +1006,36 @@ class EmbeddedPeer:
                     required=True,
                 )
             )
+        interfaces = [
+            AgentInterface(
+                url=base_url + _JSONRPC_PATH,
+                protocol_binding="JSONRPC",
+                protocol_version=PROTOCOL_VERSION,
+            ),
+            AgentInterface(
+                url=base_url + _REST_PREFIX,
+                protocol_binding="HTTP+JSON",
+                protocol_version=PROTOCOL_VERSION,
+            ),
+            AgentInterface(
+                url=grpc_target,
+                protocol_binding="GRPC",
+                protocol_version=PROTOCOL_VERSION,
+            ),
+        ]
+        if other_url:
+            interfaces.append(
+                AgentInterface(
+                    url=other_url + _REST_PREFIX,
+                    protocol_binding="HTTP+JSON",
+                    protocol_version=PROTOCOL_VERSION,
+                )
+            )
         return AgentCard(
             name="a2a-client-errors embedded peer",
             description="A real a2a-sdk server that produces A2A errors on request.",
             version="1.0.0",
-            supported_interfaces=[
-                AgentInterface(
-                    url=base_url + _JSONRPC_PATH,
-                    protocol_binding="JSONRPC",
-                    protocol_version=PROTOCOL_VERSION,
-                ),
-                AgentInterface(
-                    url=base_url + _REST_PREFIX,
-                    protocol_binding="HTTP+JSON",
-                    protocol_version=PROTOCOL_VERSION,
-                ),
-                AgentInterface(
-                    url=grpc_target,
-                    protocol_binding="GRPC",
-                    protocol_version=PROTOCOL_VERSION,
-                ),
-            ],
+            supported_interfaces=interfaces,
             capabilities=AgentCapabilities(
                 streaming=self.streaming,
                 push_notifications=self.push_notifications,
@@ -835,77 +1049,113 @@ class EmbeddedPeer:
                     id="echo",
                     name="echo",
                     description="Echoes the text; 'fail', 'raise', 'stream-error' and 'slow' "
-                    "trigger errors.",
+                    "trigger errors, 'hold' waits until released.",
                     tags=["test"],
                 )
             ],
         )
 
-    async def _start_servers(self) -> None:
-        import socket  # noqa: PLC0415
-
-        import grpc.aio  # noqa: PLC0415
-        import uvicorn  # noqa: PLC0415
-        from a2a.server.request_handlers import (  # noqa: PLC0415
-            DefaultRequestHandler,
-            GrpcHandler,
-        )
-        from a2a.server.routes import (  # noqa: PLC0415
-            create_agent_card_routes,
-            create_jsonrpc_routes,
-            create_rest_routes,
-        )
+    def _handlers(self, card: Any) -> dict[str, Any]:
+        """The request handler serving each binding: one, or one per binding (own store)."""
+        from a2a.server.request_handlers import DefaultRequestHandler  # noqa: PLC0415
         from a2a.server.tasks import (  # noqa: PLC0415
             InMemoryPushNotificationConfigStore,
             InMemoryTaskStore,
         )
+
+        servers = self._servers
+        handlers: dict[str, Any] = {}
+        for binding in BINDINGS:
+            if handlers and not self.dialect.separate_stores:
+                handlers[binding] = handlers[JSONRPC]
+                servers.stores[binding] = servers.stores[JSONRPC]
+                continue
+            store = DialectTaskStore(InMemoryTaskStore(), self.dialect, self.ledger)
+            handler: Any = DefaultRequestHandler(  # the store is a TaskStore by its methods
+                agent_executor=_make_executor(self.ledger, self.dialect),
+                task_store=cast("Any", store),
+                agent_card=card,
+                push_config_store=(
+                    InMemoryPushNotificationConfigStore() if self.push_notifications else None
+                ),
+                validate_input_modes=True,
+            )
+            servers.handlers.append(handler)
+            servers.stores[binding] = store
+            handler = DialectHandler(handler, self.dialect)
+            if self.deduplicate:
+                from a2a_client_errors.server import deduplicate  # noqa: PLC0415
+
+                handler = deduplicate(handler, card=card, **self.dedupe_options)
+            handlers[binding] = handler
+        return handlers
+
+    async def _start_servers(self) -> None:
+        import grpc.aio  # noqa: PLC0415
+        from a2a.server.request_handlers import GrpcHandler  # noqa: PLC0415
+        from a2a.server.routes import create_agent_card_routes  # noqa: PLC0415
         from a2a.types import a2a_pb2_grpc  # noqa: PLC0415
         from starlette.applications import Starlette  # noqa: PLC0415
 
         servers = self._servers
-        grpc_server = grpc.aio.server(interceptors=self.grpc_interceptors or None)
+        dialect = self.dialect
+        interceptors = (*self.grpc_interceptors, *grpc_interceptors(dialect))
+        grpc_server = grpc.aio.server(interceptors=interceptors or None)
         servers.grpc_server = grpc_server
         grpc_port = int(grpc_server.add_insecure_port("127.0.0.1:0"))
         if grpc_port == 0:
             raise RuntimeError("could not bind the gRPC server to 127.0.0.1")
+        base_url = self._listen()
+        other_url = self._listen() if dialect.other_origin else ""
+        grpc_target = f"127.0.0.1:{grpc_port}"
+
+        card = self._build_card(base_url, grpc_target, other_url)
+        handlers = self._handlers(card)
+        stubs: Any = a2a_pb2_grpc  # generated code without annotations
+        stubs.add_A2AServiceServicer_to_server(
+            GrpcHandler(handlers[GRPC], context_builder=grpc_context_builder(dialect)),
+            grpc_server,
+        )
+        await grpc_server.start()
+
+        rest = rest_routes(handlers[REST], dialect, _REST_PREFIX)
+        app: Any = Starlette(
+            routes=[
+                *create_agent_card_routes(card, card_url=_CARD_PATH),
+                *jsonrpc_routes(handlers[JSONRPC], dialect, _JSONRPC_PATH),
+                *rest,
+            ]
+        )
+        apps: list[Any] = [app]
+        if other_url:
+            apps = [RequestRecorder(app), RequestRecorder(Starlette(routes=rest))]
+            servers.recorders = dict(zip((base_url, other_url), apps, strict=True))
+        for served, sock in zip(apps, servers.sockets, strict=True):
+            await self._serve_http(served, sock)
+
+        self.agent_card = card
+        self.jsonrpc_url = base_url + _JSONRPC_PATH
+        self.rest_url = base_url + _REST_PREFIX
+        self.other_rest_url = other_url + _REST_PREFIX if other_url else ""
+        self.grpc_target = grpc_target
+        self.card_url = base_url + _CARD_PATH
+
+    def _listen(self) -> str:
+        """Bind a socket on an ephemeral port of 127.0.0.1; return its origin."""
+        import socket  # noqa: PLC0415
 
         # IPPROTO_TCP (not 0): asyncio then sets TCP_NODELAY on every accepted connection, so
         # a response's headers and body never wait for the client's delayed ACK (~40 ms).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        servers.extra["socket"] = sock
+        self._servers.sockets.append(sock)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
-        http_port = int(sock.getsockname()[1])
-        base_url = f"http://127.0.0.1:{http_port}"
-        grpc_target = f"127.0.0.1:{grpc_port}"
+        return f"http://127.0.0.1:{int(sock.getsockname()[1])}"
 
-        card = self._build_card(base_url, grpc_target)
-        handler: Any = DefaultRequestHandler(
-            agent_executor=_make_executor(),
-            task_store=InMemoryTaskStore(),
-            agent_card=card,
-            push_config_store=(
-                InMemoryPushNotificationConfigStore() if self.push_notifications else None
-            ),
-            validate_input_modes=True,
-        )
-        servers.handler = handler
-        if self.deduplicate:
-            from a2a_client_errors.server import deduplicate  # noqa: PLC0415
+    async def _serve_http(self, app: Any, sock: Any) -> None:
+        """Serve ``app`` with uvicorn on ``sock``; return once it listens."""
+        import uvicorn  # noqa: PLC0415
 
-            handler = deduplicate(handler, card=card, **self.dedupe_options)
-
-        stubs: Any = a2a_pb2_grpc  # generated code without annotations
-        stubs.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
-        await grpc_server.start()
-
-        app = Starlette(
-            routes=[
-                *create_agent_card_routes(card, card_url=_CARD_PATH),
-                *create_jsonrpc_routes(handler, rpc_url=_JSONRPC_PATH),
-                *create_rest_routes(handler, path_prefix=_REST_PREFIX),
-            ]
-        )
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -915,44 +1165,90 @@ class EmbeddedPeer:
             timeout_graceful_shutdown=1,
         )
         server = uvicorn.Server(config)
-        servers.uvicorn_server = server
-        servers.uvicorn_task = asyncio.create_task(server.serve(sockets=[sock]))
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        self._servers.http.append((server, task))
         deadline = asyncio.get_running_loop().time() + self.startup_timeout
         while not server.started:
-            if servers.uvicorn_task.done():
-                servers.uvicorn_task.result()
+            if task.done():
+                task.result()
                 raise RuntimeError("uvicorn stopped before it started listening")
             if asyncio.get_running_loop().time() > deadline:
                 raise RuntimeError("uvicorn did not start listening in time")
             await asyncio.sleep(0.01)
 
-        self.agent_card = card
-        self.jsonrpc_url = base_url + _JSONRPC_PATH
-        self.rest_url = base_url + _REST_PREFIX
-        self.grpc_target = grpc_target
-        self.card_url = base_url + _CARD_PATH
-
     async def _stop_servers(self) -> None:
-        """Stop uvicorn, the gRPC server and the request handler, each step bounded."""
+        """Release held work, then stop uvicorn, gRPC and the handlers, each step bounded."""
+        self.ledger.close()
         servers = self._servers
-        server, task = servers.uvicorn_server, servers.uvicorn_task
-        if server is not None and task is not None:
+        for server, _ in servers.http:
             server.should_exit = True
-            done, _ = await asyncio.wait({task}, timeout=3.0)
-            if not done:
-                server.force_exit = True
-                task.cancel()
-                await asyncio.wait({task}, timeout=2.0)
+        if servers.http:
+            _, pending = await asyncio.wait({task for _, task in servers.http}, timeout=3.0)
+            for server, task in servers.http:
+                if task in pending:
+                    server.force_exit = True
+                    task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=2.0)
         if servers.grpc_server is not None:
             await _bounded(servers.grpc_server.stop(0.5), 3.0)
-        if servers.handler is not None:
-            await _bounded(servers.handler.aclose(), 3.0)
-        sock = servers.extra.pop("socket", None)
-        if sock is not None:
+        closing = (handler.aclose() for handler in servers.handlers)
+        await _bounded(asyncio.gather(*closing, return_exceptions=True), 3.0)
+        for sock in servers.sockets:
             sock.close()
+        servers.sockets.clear()
 
 
-async def _bounded(step: Coroutine[Any, Any, Any], timeout: float) -> None:
+def _origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url``, or "" for ""."""
+    if not url:
+        return ""
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.netloc.decode()}"
+
+
+def _filled_task(index: int, artifact_bytes: int, context_id: str | None, stamp_ns: int) -> Any:
+    """One completed task of `EmbeddedPeer.fill`, its status stamped ``stamp_ns``."""
+    from a2a.types import (  # noqa: PLC0415
+        Artifact,
+        Message,
+        Part,
+        Role,
+        Task,
+        TaskState,
+        TaskStatus,
+    )
+
+    task_id = f"filled-{uuid.uuid4()}"
+    context = context_id or f"ctx-{uuid.uuid4()}"
+    user = Message(
+        message_id=f"msg-{uuid.uuid4()}",
+        context_id=context,
+        task_id=task_id,
+        role=Role.ROLE_USER,
+        parts=[Part(text=f"filled task {index}")],
+    )
+    agent = Message(
+        message_id=f"agent-{uuid.uuid4()}",
+        context_id=context,
+        task_id=task_id,
+        role=Role.ROLE_AGENT,
+        parts=[Part(text=f"done: filled task {index}")],
+    )
+    artifact = Artifact(artifact_id=f"artifact-{index}", name="result")
+    artifact.parts.add(text="x" * artifact_bytes)
+    task = Task(
+        id=task_id,
+        context_id=context,
+        status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED),
+        history=[user, agent],
+        artifacts=[artifact],
+    )
+    task.status.timestamp.FromNanoseconds(stamp_ns)
+    return task
+
+
+async def _bounded(step: Awaitable[Any], timeout: float) -> None:
     """Run one shutdown step; a step that fails or hangs must not block the others."""
     try:
         await asyncio.wait_for(step, timeout)

@@ -1,0 +1,1174 @@
+"""Dialects: how foreign A2A servers behave, applied to the embedded a2a-sdk peer.
+
+A client that must never make two tasks of one logical send, and never hand back a wrong
+task, meets servers that do not behave as a2a-sdk 1.x does: tasks without the user's message
+in their history, listings without history or with trimmed history, no status timestamps,
+agents that answer with a Message and make no task, sub-tasks that echo the user's message,
+ListTasks refused to anonymous callers or missing altogether, a listing that is always empty,
+one task store per binding, interfaces on another origin.
+
+A `Dialect` is a set of such behaviours (fields, so that they combine: ``NO_TIMESTAMPS |
+HELD``), and ``EmbeddedPeer(dialect=...)`` (`a2a_client_errors.testing.peer`) applies it
+to its real a2a-sdk server. Each behaviour is made by wrapping a2a-sdk's own parts, never by
+writing a wire answer a2a-sdk can write itself:
+
+* `DialectTaskStore` wraps the ``TaskStore``: what is *stored* (no user message, no timestamp,
+  the echoing sub-task);
+* `DialectHandler` wraps the ``RequestHandler``: what is *answered* (the same shape on the
+  answers of sends and streams, ListTasks without history, trimmed, or empty);
+* `jsonrpc_routes` and `rest_routes` build a2a-sdk's Starlette routes as the dialect serves
+  them (ListTasks gone, or refused to anonymous callers), `grpc_interceptors` and
+  `grpc_context_builder` do the same for the gRPC binding;
+* `RequestRecorder` (an ASGI middleware) keeps the headers each request carried;
+* `Ledger` records what the agent did (executor runs per messageId, tasks made, held work,
+  the last state stored of each task), thread-safe, for the test thread to read.
+
+The modules of a2a-sdk, Starlette and grpcio are imported when a part is built or called, never
+when this module is imported.
+
+The named dialects (module constants, and `trimmed_history` for any length):
+
+* `A2A_SDK`: a2a-sdk 1.x as it is (the default);
+* `NO_HISTORY`: a2a-java 1.2.0.Final, no user message in a task's history;
+* `LIST_WITHOUT_HISTORY`: ListTasks leaves history out (GetTask keeps it);
+* `TRIMMED_HISTORY`: GetTask and ListTasks answer the last message of history only;
+* `NO_TIMESTAMPS`: no ``status.timestamp`` anywhere;
+* `MESSAGE_ONLY`: every message answered with a Message, no task made;
+* `SUBTASK_ECHO`, `SUBTASK_ECHO_FIRST`: a sub-task echoing the user's message, after an agent
+  message or first;
+* `LIST_NEEDS_USER`: a2a-go 2.3.1's default store, ListTasks refused to anonymous callers;
+* `NO_LIST_TASKS`: A2A 0.3 agents, no ListTasks at all;
+* `EMPTY_LIST`: a ListTasks stub that always answers an empty list;
+* `SEPARATE_STORES`: one request handler and task store per binding;
+* `OTHER_ORIGIN`: the card also lists an HTTP+JSON interface on another origin;
+* `HELD`: every message held as ``"hold"`` is (see `EmbeddedPeer`).
+
+`DIALECTS` maps a name to each, for parametrised tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import threading
+from collections import Counter, deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+if TYPE_CHECKING:
+    import builtins
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+
+__all__ = [
+    "A2A_SDK",
+    "DIALECTS",
+    "EMPTY_LIST",
+    "HELD",
+    "LIST_NEEDS_USER",
+    "LIST_WITHOUT_HISTORY",
+    "MESSAGE_ONLY",
+    "NO_HISTORY",
+    "NO_LIST_TASKS",
+    "NO_TIMESTAMPS",
+    "OTHER_ORIGIN",
+    "SEPARATE_STORES",
+    "SUBTASK_ECHO",
+    "SUBTASK_ECHO_FIRST",
+    "TRIMMED_HISTORY",
+    "Dialect",
+    "DialectHandler",
+    "DialectTaskStore",
+    "Ledger",
+    "ListTasks",
+    "RequestRecorder",
+    "SeenRequest",
+    "SubtaskEcho",
+    "bearer_user",
+    "grpc_context_builder",
+    "grpc_interceptors",
+    "jsonrpc_routes",
+    "rest_routes",
+    "trimmed_history",
+]
+
+ListTasks = Literal["served", "needs_user", "absent", "empty"]
+"""How ListTasks is served: as a2a-sdk does, refused to anonymous callers, absent, or empty."""
+SubtaskEcho = Literal["agent_first", "user_first"]
+"""Where the echoed user message stands in the sub-task's history."""
+
+_LIST_TASKS: Final = frozenset({"served", "needs_user", "absent", "empty"})
+_SUBTASK_ECHO: Final = frozenset({"agent_first", "user_first"})
+_TERMINAL: Final = frozenset(
+    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+)
+_A2A_DOMAIN: Final = "a2a-protocol.org"
+_ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
+_UNAUTHENTICATED: Final = "UNAUTHENTICATED"
+_UNAUTHENTICATED_JSONRPC_CODE: Final = -31401
+"""a2a-go's JSON-RPC code for an unauthenticated caller (sent on HTTP 200)."""
+_CREDENTIAL_HEADERS: Final = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"}
+)
+_RECORDER_LIMIT: Final = 10_000
+
+
+# --------------------------------------------------------------------------------------------
+# The dialect
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How a server departs from a2a-sdk 1.x; every field at its default is a2a-sdk itself.
+
+    Dialects combine with ``|`` (``NO_TIMESTAMPS | HELD``): each field takes the value that
+    departs from its default; two different departures of one field are refused.
+
+    Attributes:
+        user_message_in_history: False: the user's messages are never stored in a task's
+            history, nor shown in any answer (agent messages stay).
+        list_history: False: ListTasks answers every task with its history left out.
+        history_limit: GetTask and ListTasks answer at most the last ``history_limit``
+            messages of each task's history, whatever the request asks; None: no limit.
+        timestamps: False: no ``status.timestamp`` is stored or answered, on tasks and on
+            status updates.
+        message_only: True: the agent answers every message with a Message; no task is made.
+        subtask_echo: ``"agent_first"`` or ``"user_first"``: besides each task a message
+            starts, the agent keeps a sub-task (id ``<task id>-sub``, same contextId) whose
+            history holds an agent message and a copy of the user's message (same messageId),
+            in that order or the other; it is updated after every update of its parent, so
+            it is always the most recently updated of the two. None: no sub-task.
+        list_tasks: ``"served"`` (a2a-sdk's ListTasks), ``"needs_user"`` (refused to a caller
+            without an authenticated user, see `bearer_user`), ``"absent"`` (no such method or
+            route), ``"empty"`` (always an empty list).
+        separate_stores: True: each binding is served by its own request handler, executor
+            and task store; a task made over one is unknown to the others.
+        other_origin: True: a second HTTP server on another port of 127.0.0.1 serves the
+            HTTP+JSON routes (same handler and store), listed last on the card, and both HTTP
+            servers record the headers of every request (`RequestRecorder`).
+        hold_all: True: every message is held as a message whose first text part is
+            ``"hold"`` is.
+    """
+
+    user_message_in_history: bool = True
+    list_history: bool = True
+    history_limit: int | None = None
+    timestamps: bool = True
+    message_only: bool = False
+    subtask_echo: SubtaskEcho | None = None
+    list_tasks: ListTasks = "served"
+    separate_stores: bool = False
+    other_origin: bool = False
+    hold_all: bool = False
+
+    def __post_init__(self) -> None:
+        limit: object = self.history_limit
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ValueError(f"history_limit must be None or an int >= 0: {self.history_limit!r}")
+        if self.subtask_echo is not None and self.subtask_echo not in _SUBTASK_ECHO:
+            raise ValueError(f"subtask_echo must be None or one of {sorted(_SUBTASK_ECHO)}")
+        if self.list_tasks not in _LIST_TASKS:
+            raise ValueError(f"list_tasks must be one of {sorted(_LIST_TASKS)}")
+
+    def __or__(self, other: object) -> Dialect:
+        if not isinstance(other, Dialect):
+            return NotImplemented
+        merged: dict[str, Any] = {}
+        for spec in dataclasses.fields(self):
+            mine, theirs = getattr(self, spec.name), getattr(other, spec.name)
+            if theirs in (spec.default, mine):
+                merged[spec.name] = mine
+            elif mine == spec.default:
+                merged[spec.name] = theirs
+            else:
+                raise ValueError(f"the dialects disagree on {spec.name}: {mine!r} and {theirs!r}")
+        return Dialect(**merged)
+
+    @property
+    def shapes_tasks(self) -> bool:
+        """Whether stored tasks differ from what a2a-sdk stores (user message or timestamp)."""
+        return not (self.user_message_in_history and self.timestamps)
+
+
+def trimmed_history(keep: int = 1) -> Dialect:
+    """GetTask and ListTasks answer at most the last ``keep`` messages of history.
+
+    As servers that cap ``historyLength`` on their side: whatever the request asks, the older
+    messages, the user's first among them, are left out.
+
+    Args:
+        keep: How many of the last messages to answer (0: none).
+    """
+    return Dialect(history_limit=keep)
+
+
+A2A_SDK: Final = Dialect()
+"""a2a-sdk 1.x (1.3.0) as it is: the user's message in history, timestamps, ListTasks."""
+NO_HISTORY: Final = Dialect(user_message_in_history=False)
+"""As a2a-java 1.2.0.Final: a new task's history never holds the user's message.
+
+GetTask, ListTasks and the answers to sends show the task without it (agent messages stay):
+a client cannot find the task by its messageId.
+"""
+LIST_WITHOUT_HISTORY: Final = Dialect(list_history=False)
+"""A server whose ListTasks leaves history out (GetTask keeps it), as several servers do."""
+TRIMMED_HISTORY: Final = trimmed_history(1)
+"""A server that caps history on its side: GetTask and ListTasks keep the last message only."""
+NO_TIMESTAMPS: Final = Dialect(timestamps=False)
+"""Tasks without ``status.timestamp`` anywhere, as a2a-sdk's own ``new_task_from_user_message``
+leaves them.
+
+a2a-sdk's ``InMemoryTaskStore`` then drops such tasks from a ``statusTimestampAfter`` filter
+and sorts them after every task that has a timestamp.
+"""
+MESSAGE_ONLY: Final = Dialect(message_only=True)
+"""An agent that answers every message with a Message (no task, nothing to look up later),
+as many simple agents built on any SDK do."""
+SUBTASK_ECHO: Final = Dialect(subtask_echo="agent_first")
+"""An orchestrating agent that keeps a sub-task in its store, in the same context, whose
+history holds an agent message and then a copy of the user's message (same messageId); the
+sub-task is updated after its parent, so it is the most recently updated task."""
+SUBTASK_ECHO_FIRST: Final = Dialect(subtask_echo="user_first")
+"""`SUBTASK_ECHO` whose sub-task's history starts with the copied user message: two tasks are
+"started by" the same messageId."""
+LIST_NEEDS_USER: Final = Dialect(list_tasks="needs_user")
+"""As a2a-go 2.3.1's default task store: ListTasks from a caller without an authenticated user
+is refused (JSON-RPC -31401 on HTTP 200, HTTP+JSON 401 UNAUTHENTICATED, gRPC UNAUTHENTICATED).
+
+``Authorization: Bearer <token>`` (any non-empty token) makes the caller a user (see
+`bearer_user`); tasks belong to the caller who made them, as in a2a-go.
+"""
+NO_LIST_TASKS: Final = Dialect(list_tasks="absent")
+"""As A2A 0.3 agents (a2a-sdk 0.3, fasta2a, python-a2a): no ListTasks at all.
+
+JSON-RPC answers -32601 (a2a-sdk's own method-not-found), HTTP+JSON has no route (Starlette's
+plain 404, not an A2A body), gRPC answers UNIMPLEMENTED (the runtime's own).
+"""
+EMPTY_LIST: Final = Dialect(list_tasks="empty")
+"""A server whose ListTasks is a stub: always ``tasks: []`` and an empty ``nextPageToken``."""
+SEPARATE_STORES: Final = Dialect(separate_stores=True)
+"""A deployment that serves each binding from its own process and store: a task made over
+JSON-RPC is unknown over HTTP+JSON and gRPC, and so on."""
+OTHER_ORIGIN: Final = Dialect(other_origin=True)
+"""A card that also lists an HTTP+JSON interface on another origin (another port of
+127.0.0.1, same handler and store), whose server records the headers it received."""
+HELD: Final = Dialect(hold_all=True)
+"""Every message's work is held (its task WORKING) until the test releases it."""
+
+DIALECTS: Final[Mapping[str, Dialect]] = MappingProxyType(
+    {
+        "a2a_sdk": A2A_SDK,
+        "no_history": NO_HISTORY,
+        "list_without_history": LIST_WITHOUT_HISTORY,
+        "trimmed_history": TRIMMED_HISTORY,
+        "no_timestamps": NO_TIMESTAMPS,
+        "message_only": MESSAGE_ONLY,
+        "subtask_echo": SUBTASK_ECHO,
+        "subtask_echo_first": SUBTASK_ECHO_FIRST,
+        "list_needs_user": LIST_NEEDS_USER,
+        "no_list_tasks": NO_LIST_TASKS,
+        "empty_list": EMPTY_LIST,
+        "separate_stores": SEPARATE_STORES,
+        "other_origin": OTHER_ORIGIN,
+        "held": HELD,
+    }
+)
+"""Every named dialect by its name."""
+
+
+# --------------------------------------------------------------------------------------------
+# Callers and what they sent
+# --------------------------------------------------------------------------------------------
+
+
+def bearer_user(authorization: str | None) -> str | None:
+    """The user an ``Authorization`` header makes of its caller, or None (anonymous).
+
+    ``Bearer <token>`` with any non-empty token is a user named ``user-`` and the first 12
+    hex digits of the token's SHA-256: one token, one user, and the token itself is never a
+    name that could reach a log. Anything else (no header, another scheme, an empty token) is
+    anonymous.
+
+    Args:
+        authorization: The header's value, or None when absent.
+    """
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return "user-" + hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class SeenRequest:
+    """One HTTP request a recorded server received.
+
+    Its ``repr`` hides the values of credential headers (``Authorization``, cookies, API
+    keys), so that a failing assertion never prints them.
+
+    Attributes:
+        method: The HTTP method.
+        path: The path, without the query.
+        headers: ``(name, value)`` pairs as received, names lower-cased.
+    """
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), or None.
+
+        Args:
+            name: The header's name.
+        """
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key == wanted), None)
+
+    @property
+    def header_names(self) -> frozenset[str]:
+        """The lower-cased names of the headers received."""
+        return frozenset(key for key, _ in self.headers)
+
+    def __repr__(self) -> str:
+        shown = tuple(
+            (key, "<redacted>" if key in _CREDENTIAL_HEADERS else value)
+            for key, value in self.headers
+        )
+        return f"SeenRequest(method={self.method!r}, path={self.path!r}, headers={shown!r})"
+
+
+class RequestRecorder:
+    """An ASGI middleware that keeps the method, path and headers of each HTTP request.
+
+    It keeps the last ``limit`` requests (memory stays bounded under a benchmark) and never
+    logs anything. Read them with `seen`, from any thread.
+
+    Args:
+        app: The ASGI app it stands in front of.
+        limit: How many requests to keep.
+    """
+
+    def __init__(self, app: Any, *, limit: int = _RECORDER_LIMIT) -> None:
+        self.app = app
+        self._seen: deque[SeenRequest] = deque(maxlen=limit)
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Record an HTTP request's head, then let the app serve it."""
+        if scope.get("type") == "http":
+            headers = tuple(
+                (bytes(key).decode("latin-1").lower(), bytes(value).decode("latin-1"))
+                for key, value in scope.get("headers", ())
+            )
+            seen = SeenRequest(str(scope.get("method", "")), str(scope.get("path", "")), headers)
+            with self._lock:
+                self._seen.append(seen)
+        await self.app(scope, receive, send)
+
+    def seen(self) -> list[SeenRequest]:
+        """The requests kept, oldest first."""
+        with self._lock:
+            return list(self._seen)
+
+
+# --------------------------------------------------------------------------------------------
+# What the agent did
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Waiter:
+    """One waiter on the agent's loop: a held run, or a run waiting for a stored state."""
+
+    key: str
+    """The messageId of a held run ("" for a state waiter)."""
+    loop: asyncio.AbstractEventLoop
+    event: asyncio.Event
+
+
+def _wake(hold: _Waiter) -> None:
+    """Set a waiter's event on its own loop (from any thread)."""
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nothing waits any more
+        hold.loop.call_soon_threadsafe(hold.event.set)
+
+
+class Ledger:
+    """What an agent did, written from its event loop and read from any thread.
+
+    * executor runs per messageId (`executions`), and the tasks each run made
+      (`tasks_started_by`);
+    * held work (`hold`, `release`, `held`, `wait_held`);
+    * the last state stored of each task (`state`, `wait_state`, and `stored` on the loop).
+
+    Waiting methods take a timeout, a guard against a test that would otherwise hang, and
+    raise `TimeoutError` when it passes; they never sleep.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._executions: Counter[str] = Counter()
+        self._started: dict[str, list[str]] = {}
+        self._origin: dict[str, str] = {}
+        self._holds: list[_Waiter] = []
+        self._released: set[str] = set()
+        self._closed = False
+        self._states: dict[str, str] = {}
+        self._state_waits: list[tuple[str, str, _Waiter]] = []
+
+    # -- executions --------------------------------------------------------------------------
+
+    def executed(self, message_id: str, task_id: str | None) -> None:
+        """Count one executor run for ``message_id``; ``task_id`` the task it makes, if any.
+
+        Args:
+            message_id: The messageId of the message run.
+            task_id: The id of the new task the run makes, or None (a follow-up to an
+                existing task, or an answer that is a Message).
+        """
+        with self._lock:
+            self._executions[message_id] += 1
+            if task_id:
+                self._started.setdefault(message_id, []).append(task_id)
+                self._origin[task_id] = message_id
+            self._lock.notify_all()
+
+    @property
+    def executions(self) -> Counter[str]:
+        """Executor runs per messageId (a copy: it does not change under the reader)."""
+        with self._lock:
+            return Counter(self._executions)
+
+    def tasks_started_by(self, message_id: str) -> list[str]:
+        """The ids of the tasks the runs of ``message_id`` made, in order.
+
+        What "the right task" of a send is, whatever the task's history shows.
+
+        Args:
+            message_id: A messageId.
+        """
+        with self._lock:
+            return list(self._started.get(message_id, ()))
+
+    def started_by(self, task_id: str) -> str | None:
+        """The messageId whose run made task ``task_id``, or None (not made by a run).
+
+        Args:
+            task_id: A task id.
+        """
+        with self._lock:
+            return self._origin.get(task_id)
+
+    # -- held work ---------------------------------------------------------------------------
+
+    async def hold(self, message_id: str) -> None:
+        """Wait, on the agent's loop, until ``message_id`` is released (or the ledger closes).
+
+        Returns at once when ``message_id`` was released before it got here, or the ledger
+        is closed.
+
+        Args:
+            message_id: The messageId of the message being run.
+        """
+        hold = _Waiter(message_id, asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            if self._closed or message_id in self._released:
+                return
+            self._holds.append(hold)
+            self._lock.notify_all()
+        try:
+            await hold.event.wait()
+        finally:
+            with self._lock:
+                if hold in self._holds:
+                    self._holds.remove(hold)
+                self._lock.notify_all()
+
+    def release(self, message_id: str | None = None) -> int:
+        """Let held work go on: that of ``message_id``, or all that is held now (None).
+
+        A ``message_id`` not held yet is remembered: its run will not hold when it comes
+        (the release cannot be lost to a race with the run). ``None`` releases only what is
+        held at the time of the call.
+
+        Args:
+            message_id: A messageId, or None for every held run.
+
+        Returns:
+            How many held runs were released.
+        """
+        with self._lock:
+            chosen = [h for h in self._holds if message_id is None or h.key == message_id]
+            if message_id is not None and not chosen:
+                self._released.add(message_id)
+            for hold in chosen:
+                self._holds.remove(hold)
+                _wake(hold)
+            self._lock.notify_all()
+            return len(chosen)
+
+    def close(self) -> None:
+        """Release every held run and wait, now and from now on (the agent is stopping)."""
+        with self._lock:
+            self._closed = True
+            waits, self._state_waits = self._state_waits, []
+            for _, _, wait in waits:
+                _wake(wait)
+        self.release()
+
+    def held(self) -> list[str]:
+        """The messageIds of the runs held now, in the order they were held (repeats kept)."""
+        with self._lock:
+            return [hold.key for hold in self._holds]
+
+    def wait_held(
+        self, count: int = 1, *, message_id: str | None = None, timeout: float = 10.0
+    ) -> list[str]:
+        """Wait until at least ``count`` runs (of ``message_id``, or of any) are held.
+
+        Args:
+            count: How many held runs to wait for.
+            message_id: Count only the runs of this messageId.
+            timeout: Seconds to wait at most (a guard, not a measure).
+
+        Returns:
+            The messageIds held now (`held`).
+
+        Raises:
+            TimeoutError: If fewer are held when ``timeout`` passes.
+        """
+
+        def enough() -> bool:
+            matching = [h for h in self._holds if message_id in (None, h.key)]
+            return len(matching) >= count
+
+        with self._lock:
+            if not self._lock.wait_for(enough, timeout):
+                raise TimeoutError(f"fewer than {count} runs were held within {timeout:g}s")
+            return [hold.key for hold in self._holds]
+
+    # -- task states -------------------------------------------------------------------------
+
+    def saved(self, task_id: str, state: str) -> None:
+        """Note that task ``task_id`` was stored in ``state`` (a ``TaskState`` name).
+
+        Args:
+            task_id: The task's id.
+            state: Its state, e.g. ``"TASK_STATE_WORKING"``.
+        """
+        with self._lock:
+            self._states[task_id] = state
+            waits = [w for w in self._state_waits if (w[0], w[1]) == (task_id, state)]
+            for wait in waits:
+                self._state_waits.remove(wait)
+                _wake(wait[2])
+            self._lock.notify_all()
+
+    async def stored(self, task_id: str, state: str) -> None:
+        """Wait, on the agent's loop, until task ``task_id`` is stored in ``state``.
+
+        What a run awaits before it holds, so that a held task is always in the store. Returns
+        at once when the ledger is closed.
+
+        Args:
+            task_id: A task id.
+            state: A ``TaskState`` name.
+        """
+        wait = _Waiter("", asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            if self._closed or self._states.get(task_id) == state:
+                return
+            self._state_waits.append((task_id, state, wait))
+        try:
+            await wait.event.wait()
+        finally:
+            with self._lock:
+                self._state_waits = [w for w in self._state_waits if w[2] is not wait]
+
+    def state(self, task_id: str) -> str | None:
+        """The last state stored of task ``task_id``, or None (never stored).
+
+        Args:
+            task_id: A task id.
+        """
+        with self._lock:
+            return self._states.get(task_id)
+
+    def wait_state(self, task_id: str, state: str, *, timeout: float = 10.0) -> None:
+        """Wait until task ``task_id`` is stored in ``state``.
+
+        Args:
+            task_id: A task id.
+            state: A ``TaskState`` name, e.g. ``"TASK_STATE_COMPLETED"``.
+            timeout: Seconds to wait at most (a guard, not a measure).
+
+        Raises:
+            TimeoutError: If it is not in that state when ``timeout`` passes.
+        """
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._states.get(task_id) == state, timeout):
+                now = self._states.get(task_id)
+                raise TimeoutError(f"task {task_id} is {now}, not {state}, after {timeout:g}s")
+
+
+# --------------------------------------------------------------------------------------------
+# The task store and the request handler
+# --------------------------------------------------------------------------------------------
+
+
+def _copy(message: Any) -> Any:
+    """A copy of a protobuf message."""
+    clone = type(message)()
+    clone.CopyFrom(message)
+    return clone
+
+
+def _is_user(message: Any) -> bool:
+    """Whether a proto ``Message`` is the user's."""
+    from a2a.types import Role  # noqa: PLC0415
+
+    return bool(message.role == Role.ROLE_USER)
+
+
+def _shaped(task: Any, dialect: Dialect) -> Any:
+    """``task`` as the dialect stores and answers it: a copy when that differs, else itself."""
+    if not dialect.shapes_tasks:
+        return task
+    strip_user = not dialect.user_message_in_history and any(_is_user(m) for m in task.history)
+    strip_time = not dialect.timestamps and task.status.HasField("timestamp")
+    if not (strip_user or strip_time):
+        return task
+    task = _copy(task)
+    if strip_user:
+        kept = [m for m in task.history if not _is_user(m)]
+        del task.history[:]
+        task.history.extend(kept)
+    if strip_time:
+        task.status.ClearField("timestamp")
+    return task
+
+
+def _trimmed(task: Any, keep: int | None, *, drop: bool = False) -> Any:
+    """``task`` with no history (``drop``), or its last ``keep`` messages; a copy if changed."""
+    if drop and task.history:
+        task = _copy(task)
+        task.ClearField("history")
+    elif keep is not None and len(task.history) > keep:
+        kept = list(task.history)[len(task.history) - keep :]
+        task = _copy(task)
+        del task.history[:]
+        task.history.extend(kept)
+    return task
+
+
+def _state_name(task: Any) -> str:
+    """The name of a task's state (``TASK_STATE_...``)."""
+    from a2a.types import TaskState  # noqa: PLC0415
+
+    return str(TaskState.Name(task.status.state))
+
+
+class DialectTaskStore:
+    """An a2a-sdk ``TaskStore`` that stores tasks as the dialect does, and notes each save.
+
+    * Every save is stored shaped: without the user's messages (``user_message_in_history``
+      False) and without ``status.timestamp`` (``timestamps`` False). The task passed in is
+      never changed (a2a-sdk keeps it as its working copy).
+    * With ``subtask_echo``, each save of a task a run made (`Ledger.started_by`) is followed
+      by a save of its sub-task (see `Dialect`), in the same owner's store, with a timestamp
+      just after its parent's (or, without timestamps, an id that sorts before it).
+    * Each save is noted in the ledger (`Ledger.saved`), with the owner that made it, so that
+      `task_ids` and `read` see every task whoever owns it.
+
+    Args:
+        inner: The a2a-sdk ``TaskStore`` that keeps the tasks (e.g. ``InMemoryTaskStore``).
+        dialect: The dialect.
+        ledger: Where saves are noted, and where the runs that made tasks are read.
+    """
+
+    def __init__(self, inner: Any, dialect: Dialect, ledger: Ledger) -> None:
+        self.inner = inner
+        self.dialect = dialect
+        self.ledger = ledger
+        self._owners: dict[str, Any] = {}
+
+    async def save(self, task: Any, context: Any) -> None:
+        """Store ``task`` as the dialect does (see the class).
+
+        Args:
+            task: The a2a-sdk ``Task``.
+            context: The ``ServerCallContext`` of the call that saves it (its owner).
+        """
+        await self._put(_shaped(task, self.dialect), context)
+        if self.dialect.subtask_echo is not None and self.ledger.started_by(task.id) is not None:
+            await self._echo(task, context)
+
+    async def _put(self, task: Any, context: Any) -> None:
+        """Store ``task`` as it is, and note it."""
+        await self.inner.save(task, context)
+        if task.id not in self._owners:  # the owner only, not the request's headers and state
+            self._owners[task.id] = type(context)(user=context.user, tenant=context.tenant)
+        self.ledger.saved(task.id, _state_name(task))
+
+    async def _echo(self, parent: Any, context: Any) -> None:
+        """Save the sub-task of ``parent``, updated after it."""
+        from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus  # noqa: PLC0415
+
+        user = next((m for m in parent.history if _is_user(m)), None)
+        if user is None:
+            return
+        sub_id = f"{parent.id}-sub"  # without timestamps, a2a-sdk lists by id, descending
+        terminal = _state_name(parent) in _TERMINAL
+        state = TaskState.TASK_STATE_COMPLETED if terminal else TaskState.TASK_STATE_WORKING
+        echo = _copy(user)
+        echo.task_id = sub_id
+        agent = Message(
+            message_id=f"{sub_id}-agent",
+            context_id=parent.context_id,
+            task_id=sub_id,
+            role=Role.ROLE_AGENT,
+            parts=[Part(text=f"a sub-task of {parent.id}")],
+        )
+        first_user = self.dialect.subtask_echo == "user_first"
+        sub = Task(
+            id=sub_id,
+            context_id=parent.context_id,
+            status=TaskStatus(state=state),
+            history=[echo, agent] if first_user else [agent, echo],
+        )
+        if parent.status.HasField("timestamp"):
+            after = parent.status.timestamp.ToNanoseconds() + 1_000  # 1 µs later
+            sub.status.timestamp.FromNanoseconds(after)
+        else:
+            sub.status.timestamp.FromDatetime(datetime.now(timezone.utc))
+        await self._put(_shaped(sub, self.dialect), context)
+
+    async def get(self, task_id: str, context: Any) -> Any:
+        """The task ``task_id`` of the caller, as stored, or None.
+
+        Args:
+            task_id: The task's id.
+            context: The caller's ``ServerCallContext``.
+        """
+        return await self.inner.get(task_id, context)
+
+    async def list(self, params: Any, context: Any) -> Any:
+        """The caller's tasks, as the wrapped store lists them.
+
+        Args:
+            params: The ``ListTasksRequest``.
+            context: The caller's ``ServerCallContext``.
+        """
+        return await self.inner.list(params, context)
+
+    async def delete(self, task_id: str, context: Any) -> None:
+        """Delete task ``task_id`` of the caller.
+
+        Args:
+            task_id: The task's id.
+            context: The caller's ``ServerCallContext``.
+        """
+        await self.inner.delete(task_id, context)
+        if await self.inner.get(task_id, self._owners.get(task_id, context)) is None:
+            self._owners.pop(task_id, None)
+
+    def task_ids(self) -> builtins.list[str]:
+        """The ids of every task stored, whoever owns it, in the order first stored.
+
+        Call it on the agent's event loop (the store is written there).
+        """
+        return list(self._owners)
+
+    async def read(self, task_id: str) -> Any:
+        """Task ``task_id`` as stored, whoever owns it, or None.
+
+        Args:
+            task_id: A task id.
+        """
+        owner = self._owners.get(task_id)
+        return None if owner is None else await self.inner.get(task_id, owner)
+
+
+class DialectHandler:
+    """An a2a-sdk ``RequestHandler`` that answers as the dialect does.
+
+    * The tasks in the answers of SendMessage, SendStreamingMessage and SubscribeToTask are
+      shaped as the store keeps them (`DialectTaskStore`), and status updates lose their
+      timestamp when the dialect has none: the answers show what GetTask would.
+    * GetTask and ListTasks answer at most ``history_limit`` messages of history; ListTasks
+      leaves history out when ``list_history`` is False, and answers an empty list, whatever
+      the store holds, when ``list_tasks`` is ``"empty"``.
+
+    Refusing ListTasks (``"needs_user"``, ``"absent"``) happens before the handler, at the
+    binding's edge, where the wire answer is made (`jsonrpc_routes`, `rest_routes`,
+    `grpc_interceptors`). Every attribute it does not define is the wrapped handler's.
+
+    Args:
+        inner: The wrapped a2a-sdk ``RequestHandler``.
+        dialect: The dialect.
+    """
+
+    def __init__(self, inner: Any, dialect: Dialect) -> None:
+        self.inner = inner
+        self.dialect = dialect
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for what this class lacks: on_cancel_task, aclose, task_store, ...
+        if name == "inner":  # not yet set (copy, unpickling): do not recurse
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"DialectHandler({self.inner!r}, {self.dialect!r})"
+
+    def _event(self, event: Any) -> Any:
+        """A stream event as the dialect answers it."""
+        from a2a.types import Task, TaskStatusUpdateEvent  # noqa: PLC0415
+
+        if isinstance(event, Task):
+            return _shaped(event, self.dialect)
+        if (
+            isinstance(event, TaskStatusUpdateEvent)
+            and not self.dialect.timestamps
+            and event.status.HasField("timestamp")
+        ):
+            event = _copy(event)
+            event.status.ClearField("timestamp")
+        return event
+
+    async def on_message_send(self, params: Any, context: Any) -> Any:
+        """SendMessage, its task shaped.
+
+        Args:
+            params: The ``SendMessageRequest``.
+            context: The ``ServerCallContext``.
+        """
+        return self._event(await self.inner.on_message_send(params, context))
+
+    async def on_message_send_stream(self, params: Any, context: Any) -> AsyncIterator[Any]:
+        """SendStreamingMessage, each event shaped.
+
+        Args:
+            params: The ``SendMessageRequest``.
+            context: The ``ServerCallContext``.
+        """
+        async for event in self.inner.on_message_send_stream(params, context):
+            yield self._event(event)
+
+    async def on_subscribe_to_task(self, params: Any, context: Any) -> AsyncIterator[Any]:
+        """SubscribeToTask, each event shaped.
+
+        Args:
+            params: The ``SubscribeToTaskRequest``.
+            context: The ``ServerCallContext``.
+        """
+        async for event in self.inner.on_subscribe_to_task(params, context):
+            yield self._event(event)
+
+    async def on_get_task(self, params: Any, context: Any) -> Any:
+        """GetTask, at most ``history_limit`` messages of history.
+
+        Args:
+            params: The ``GetTaskRequest``.
+            context: The ``ServerCallContext``.
+        """
+        task = await self.inner.on_get_task(params, context)
+        return task if task is None else _trimmed(task, self.dialect.history_limit)
+
+    async def on_list_tasks(self, params: Any, context: Any) -> Any:
+        """ListTasks as the dialect serves it (see the class).
+
+        Args:
+            params: The ``ListTasksRequest``.
+            context: The ``ServerCallContext``.
+        """
+        if self.dialect.list_tasks == "empty":
+            from a2a.types import ListTasksResponse  # noqa: PLC0415
+            from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE  # noqa: PLC0415
+
+            has_size = params.HasField("page_size")
+            size = params.page_size if has_size else DEFAULT_LIST_TASKS_PAGE_SIZE
+            return ListTasksResponse(tasks=[], next_page_token="", total_size=0, page_size=size)
+        page = await self.inner.on_list_tasks(params, context)
+        drop, keep = not self.dialect.list_history, self.dialect.history_limit
+        if drop or keep is not None:
+            shown = [_trimmed(task, keep, drop=drop) for task in page.tasks]
+            del page.tasks[:]
+            page.tasks.extend(shown)
+        return page
+
+
+# --------------------------------------------------------------------------------------------
+# The bindings' edges
+# --------------------------------------------------------------------------------------------
+
+
+def _error_info() -> dict[str, Any]:
+    """a2a-go's ErrorInfo for an unauthenticated caller (a timestamp in its metadata)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "@type": _ERROR_INFO_TYPE,
+        "reason": _UNAUTHENTICATED,
+        "domain": _A2A_DOMAIN,
+        "metadata": {"timestamp": stamp},
+    }
+
+
+def _authenticated(values: Iterable[str]) -> bool:
+    """Whether ``Authorization`` values make the caller a user (`bearer_user`)."""
+    return any(bearer_user(value) is not None for value in values)
+
+
+@functools.cache
+def _context_builders() -> tuple[Any, Any]:
+    """a2a-sdk's HTTP and gRPC context builders, the caller's user read from its bearer."""
+    from a2a.auth.user import UnauthenticatedUser, User  # noqa: PLC0415
+    from a2a.server.request_handlers import DefaultGrpcServerCallContextBuilder  # noqa: PLC0415
+    from a2a.server.routes.common import DefaultServerCallContextBuilder  # noqa: PLC0415
+
+    class BearerUser(User):
+        """A caller that sent ``Authorization: Bearer <token>`` (see `bearer_user`)."""
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        @property
+        def is_authenticated(self) -> bool:
+            return True
+
+        @property
+        def user_name(self) -> str:
+            return self._name
+
+    def user_of(values: Iterable[str]) -> Any:
+        name = next((n for n in map(bearer_user, values) if n is not None), None)
+        return UnauthenticatedUser() if name is None else BearerUser(name)
+
+    class HttpBuilder(DefaultServerCallContextBuilder):
+        """a2a-sdk's context builder, the caller's user read from ``Authorization``."""
+
+        def build_user(self, request: Any) -> Any:
+            return user_of(request.headers.getlist("authorization"))
+
+    class GrpcBuilder(DefaultGrpcServerCallContextBuilder):
+        """a2a-sdk's gRPC context builder, the caller's user read from ``authorization``."""
+
+        def build_user(self, context: Any) -> Any:
+            metadata = context.invocation_metadata() or ()
+            return user_of(_metadata_values(metadata, "authorization"))
+
+    return HttpBuilder(), GrpcBuilder()
+
+
+def _metadata_values(metadata: Iterable[Any], name: str) -> list[str]:
+    """The text values of gRPC metadata key ``name``."""
+    values = []
+    for key, value in metadata:
+        if str(key).lower() == name:
+            values.append(value.decode("latin-1") if isinstance(value, bytes) else str(value))
+    return values
+
+
+def jsonrpc_routes(handler: Any, dialect: Dialect, path: str) -> list[Any]:
+    """a2a-sdk's JSON-RPC route for ``handler``, with ListTasks as the dialect serves it.
+
+    * ``"absent"``: a2a-sdk's dispatcher without the ListTasks method, so a2a-sdk itself
+      answers -32601 (method not found), as A2A 0.3 servers do.
+    * ``"needs_user"``: a ListTasks from a caller without a user (`bearer_user`) is answered
+      as a2a-go does: HTTP 200, ``error.code`` -31401, message ``"unauthenticated"``, an
+      ErrorInfo UNAUTHENTICATED in ``error.data``; the request never reaches the handler.
+      The caller's user is set on every call (tasks belong to who made them).
+
+    Args:
+        handler: The a2a-sdk ``RequestHandler`` (wrapped or not).
+        dialect: The dialect.
+        path: The endpoint's path, e.g. ``"/jsonrpc"``.
+    """
+    from a2a.server.routes import create_jsonrpc_routes  # noqa: PLC0415
+    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # noqa: PLC0415
+    from starlette.responses import JSONResponse  # noqa: PLC0415
+    from starlette.routing import Route  # noqa: PLC0415
+
+    if dialect.list_tasks in ("served", "empty"):
+        return list(create_jsonrpc_routes(handler, rpc_url=path))
+    if dialect.list_tasks == "absent":
+
+        class WithoutListTasks(JsonRpcDispatcher):
+            """a2a-sdk's dispatcher, knowing every method but ListTasks."""
+
+            METHOD_TO_MODEL = {  # noqa: RUF012 - a2a-sdk's own class attribute
+                name: model
+                for name, model in JsonRpcDispatcher.METHOD_TO_MODEL.items()
+                if name != "ListTasks"
+            }
+
+        return [Route(path, endpoint=WithoutListTasks(handler).handle_requests, methods=["POST"])]
+
+    dispatcher = JsonRpcDispatcher(handler, context_builder=_context_builders()[0])
+
+    async def endpoint(request: Any) -> Any:
+        if not _authenticated(request.headers.getlist("authorization")):
+            try:
+                payload = json.loads(await request.body())
+            except ValueError:
+                payload = None  # a2a-sdk answers the parse error
+            if isinstance(payload, dict) and payload.get("method") == "ListTasks":
+                request_id = payload.get("id")
+                if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+                    request_id = None
+                error = {
+                    "code": _UNAUTHENTICATED_JSONRPC_CODE,
+                    "message": "unauthenticated",
+                    "data": [_error_info()],
+                }
+                return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error})
+        return await dispatcher.handle_requests(request)
+
+    return [Route(path, endpoint=endpoint, methods=["POST"])]
+
+
+def rest_routes(handler: Any, dialect: Dialect, prefix: str) -> list[Any]:
+    """a2a-sdk's HTTP+JSON routes for ``handler``, with ListTasks as the dialect serves it.
+
+    * ``"absent"``: no ``GET {prefix}/tasks`` route at all: Starlette answers its own plain
+      404, not an A2A body.
+    * ``"needs_user"``: ``GET {prefix}/tasks`` from a caller without a user (`bearer_user`)
+      is answered as a2a-go does: 401, ``application/json``, a ``google.rpc.Status`` body
+      (``code`` 401, ``status`` UNAUTHENTICATED, an ErrorInfo UNAUTHENTICATED). The caller's
+      user is set on every call.
+
+    Args:
+        handler: The a2a-sdk ``RequestHandler`` (wrapped or not).
+        dialect: The dialect.
+        prefix: The routes' path prefix, e.g. ``"/rest"``.
+    """
+    from a2a.server.routes import create_rest_routes  # noqa: PLC0415
+    from starlette.responses import JSONResponse  # noqa: PLC0415
+    from starlette.routing import Mount, Route  # noqa: PLC0415
+
+    users = _context_builders()[0] if dialect.list_tasks == "needs_user" else None
+    routes = list(create_rest_routes(handler, context_builder=users, path_prefix=prefix))
+    if dialect.list_tasks not in ("absent", "needs_user"):
+        return routes
+    list_path = f"{prefix}/tasks"
+
+    def gate(endpoint: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+        async def gated(request: Any) -> Any:
+            if _authenticated(request.headers.getlist("authorization")):
+                return await endpoint(request)
+            body = {
+                "error": {
+                    "code": 401,
+                    "status": _UNAUTHENTICATED,
+                    "message": "unauthenticated",
+                    "details": [_error_info()],
+                }
+            }
+            return JSONResponse(body, status_code=401)
+
+        return gated
+
+    def edit(route: Any) -> Any:
+        if isinstance(route, Mount):
+            return Mount(route.path, routes=[r for r in map(edit, route.routes) if r is not None])
+        listing = route.path == list_path and "GET" in (route.methods or ())
+        if not (isinstance(route, Route) and listing):
+            return route
+        if dialect.list_tasks == "absent":
+            return None
+        return Route(route.path, endpoint=gate(route.endpoint), methods=["GET"])
+
+    return [edited for edited in map(edit, routes) if edited is not None]
+
+
+def grpc_context_builder(dialect: Dialect) -> Any:
+    """The ``GrpcServerCallContextBuilder`` for a2a-sdk's ``GrpcHandler``, or None (its own).
+
+    With ``list_tasks="needs_user"``, the caller's user is read from the ``authorization``
+    metadata (`bearer_user`), so that tasks belong to who made them.
+
+    Args:
+        dialect: The dialect.
+    """
+    return _context_builders()[1] if dialect.list_tasks == "needs_user" else None
+
+
+@functools.cache
+def _interceptor_classes() -> tuple[type[Any], type[Any]]:
+    """The ``grpc.aio`` interceptors that refuse ListTasks (built on first use)."""
+    import grpc  # noqa: PLC0415
+    import grpc.aio  # noqa: PLC0415
+    from google.rpc import error_details_pb2, status_pb2  # noqa: PLC0415
+
+    def is_list(details: Any) -> bool:
+        return str(details.method).endswith("/ListTasks")
+
+    class NoListTasks(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+        """No ListTasks method: the gRPC runtime answers UNIMPLEMENTED itself."""
+
+        async def intercept_service(self, continuation: Any, details: Any) -> Any:
+            return None if is_list(details) else await continuation(details)
+
+    class ListNeedsUser(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+        """ListTasks without a bearer ``authorization`` aborts UNAUTHENTICATED, as a2a-go."""
+
+        async def intercept_service(self, continuation: Any, details: Any) -> Any:
+            handler = await continuation(details)
+            if handler is None or not is_list(details):
+                return handler
+            metadata = details.invocation_metadata or ()
+            if _authenticated(_metadata_values(metadata, "authorization")):
+                return handler
+
+            async def refuse(request: Any, context: Any) -> Any:
+                info = _error_info()
+                packed = status_pb2.Status(
+                    code=grpc.StatusCode.UNAUTHENTICATED.value[0], message="unauthenticated"
+                )
+                packed.details.add().Pack(
+                    error_details_pb2.ErrorInfo(
+                        reason=info["reason"], domain=info["domain"], metadata=info["metadata"]
+                    )
+                )
+                await context.abort(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "unauthenticated",
+                    trailing_metadata=(("grpc-status-details-bin", packed.SerializeToString()),),
+                )
+
+            return grpc.unary_unary_rpc_method_handler(
+                refuse,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+
+    return NoListTasks, ListNeedsUser
+
+
+def grpc_interceptors(dialect: Dialect) -> tuple[Any, ...]:
+    """The ``grpc.aio`` server interceptors that serve ListTasks as the dialect does.
+
+    * ``"absent"``: the ListTasks method is not there: the gRPC runtime answers
+      UNIMPLEMENTED, as for any method a server lacks.
+    * ``"needs_user"``: a ListTasks without ``authorization: Bearer <token>`` metadata is
+      aborted UNAUTHENTICATED (message ``"unauthenticated"``, an ErrorInfo UNAUTHENTICATED in
+      ``grpc-status-details-bin``), as a2a-go does.
+
+    Args:
+        dialect: The dialect.
+
+    Returns:
+        The interceptors (none for the other dialects).
+    """
+    if dialect.list_tasks not in ("absent", "needs_user"):
+        return ()
+    no_list, needs_user = _interceptor_classes()
+    return (no_list(),) if dialect.list_tasks == "absent" else (needs_user(),)
