@@ -52,6 +52,8 @@ from a2a_client_errors.failures import (
 from a2a_client_errors.lookup import (
     WORK_OPERATIONS,
     AgentFacts,
+    CardQuery,
+    Deduplicates,
     ExactlyOnce,
     Found,
     GetTaskQuery,
@@ -65,6 +67,7 @@ from a2a_client_errors.lookup import (
     TaskReader,
     Unresolved,
     adrive,
+    card_says_deduplicates,
     drive,
     find_sent,
     reading,
@@ -369,6 +372,7 @@ _NEVER_RESENT: Final = frozenset(
 _NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
 _NO_TIME: Final = Unresolved("the deadline left no time to look")
 _NO_BUDGET: Final = Unresolved("the retry budget is spent: no look-up was made")
+_DEDUPLICATES: Final = Deduplicates()
 _ELSEWHERE: Final = Unresolved(
     "not there on another interface of the agent, which may keep its own task store"
 )
@@ -514,7 +518,7 @@ class Guard:
     def run_reads(
         self,
         search: Generator[Query, Any, R],
-        ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
         *,
         peer: str,
         deadline_at: float | None = None,
@@ -535,7 +539,7 @@ class Guard:
     async def arun_reads(
         self,
         search: Generator[Query, Any, R],
-        ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
         *,
         peer: str,
         deadline_at: float | None = None,
@@ -550,10 +554,14 @@ class Guard:
 
     def _read_judge(
         self, peer: str, deadline_at: float | None
-    ) -> Callable[[GetTaskQuery | ListTasksQuery, Exception, int], float | str]:
+    ) -> Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | str]:
         """How a failed read of a search is judged: the pause before its retry, or why not."""
 
-        def judge(query: GetTaskQuery | ListTasksQuery, exc: Exception, asked: int) -> float | str:
+        def judge(
+            query: GetTaskQuery | ListTasksQuery | CardQuery, exc: Exception, asked: int
+        ) -> float | str:
+            if isinstance(query, CardQuery):
+                return "the agent's card could not be read"  # then it is not known to
             operation = "GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
             error = exc.error if isinstance(exc, ReadFailedError) else None
             if error is None and not isinstance(exc, ReadFailedError):
@@ -1110,6 +1118,13 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
+                facts = guard.facts(self.peer)
+                if not facts.card_read:
+                    facts.card_read = True
+                    read = card_says_deduplicates()
+                    if guard.run_reads(read, lookup.ask, peer=self.peer, deadline_at=until) is True:
+                        facts.deduplicates = True
+                        return _DEDUPLICATES
                 searched = guard.run_reads(
                     self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
                 )
@@ -1135,6 +1150,16 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
+                facts = guard.facts(self.peer)
+                if not facts.card_read:
+                    facts.card_read = True
+                    read = card_says_deduplicates()
+                    said = await guard.arun_reads(
+                        read, lookup.ask, peer=self.peer, deadline_at=until
+                    )
+                    if said is True:
+                        facts.deduplicates = True
+                        return _DEDUPLICATES
                 searched = await guard.arun_reads(
                     self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
                 )
@@ -1191,6 +1216,9 @@ class _Call:
             return None
         if isinstance(result, NotFound):
             self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled
+            return decision
+        if isinstance(result, Deduplicates):  # its card says so: resent as any retry
+            self.resolution = Resolution.DEDUPLICATING
             return decision
         self.resolution = Resolution.UNRESOLVED
         self.why = result.why

@@ -44,7 +44,14 @@ from a2a_client_errors.reasons import Reason
 if TYPE_CHECKING:
     from a2a_client_errors.errors import CallError
 
-__all__ = ["CannotLookError", "HttpLookup", "answer_kind", "sent_message", "task_view"]
+__all__ = [
+    "WELL_KNOWN_CARD_PATH",
+    "CannotLookError",
+    "HttpLookup",
+    "answer_kind",
+    "sent_message",
+    "task_view",
+]
 
 _SEND_METHODS: Final = {
     "SendMessage": False,
@@ -58,6 +65,8 @@ _DROPPED_HEADERS: Final = frozenset({"content-length", "content-type", "transfer
 _SSE: Final = "text/event-stream"
 _FRESH: Final = object()  # a look-up's own request id, not the caller's
 _USER_ROLES: Final = frozenset({"ROLE_USER", "user", "USER"})
+WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
+_MAX_INTERFACES_READ: Final = 64
 _NO_VIEW: Final = TaskView()
 
 
@@ -193,6 +202,55 @@ class HttpLookup:
             self.prefix = head
             self.legacy = False  # a route prefix does not tell the version: ListTasks is tried
         self.lists = not self.legacy
+
+    # --- the card ---------------------------------------------------------------------------
+
+    @property
+    def interface(self) -> httpx.URL:
+        """The URL of the interface the request went to (a JSON-RPC URL, an HTTP+JSON base)."""
+        url = self.request.url
+        path = url.path if self.method is not None else self.prefix
+        return url.copy_with(path=path or "/", query=None, fragment=None)
+
+    def card_requests(self) -> list[httpx.Request]:
+        """Where the agent's card may be read: beside the interface's path, then at the root.
+
+        The original headers go along (the same origin the request went to).
+        """
+        url = self.interface
+        beside = url.path.rstrip("/").rpartition("/")[0] + WELL_KNOWN_CARD_PATH
+        paths = dict.fromkeys((beside, WELL_KNOWN_CARD_PATH))
+        return [
+            httpx.Request(
+                "GET",
+                url.copy_with(path=path),
+                headers=self.headers,
+                extensions=dict(self.request.extensions),
+            )
+            for path in paths
+        ]
+
+    def card_of(self, response: httpx.Response) -> dict[str, Any] | None:
+        """The card a (read) answer holds, when it is this interface's agent's; else None.
+
+        A card is this agent's when it lists the interface the request went to (1.0
+        ``supportedInterfaces``, 0.3 ``url`` and ``additionalInterfaces``): a host serving
+        several agents answers its root card for another.
+        """
+        if not 200 <= response.status_code < 300:
+            return None
+        card = parse_json(response.content)
+        if not isinstance(card, dict):
+            return None
+        listed: list[object] = [card.get("url")]
+        for key in ("supportedInterfaces", "additionalInterfaces"):
+            entries = card.get(key)
+            if isinstance(entries, list):
+                listed += [
+                    e.get("url") for e in entries[:_MAX_INTERFACES_READ] if isinstance(e, dict)
+                ]
+        here = _same(self.interface)
+        return card if any(isinstance(u, str) and _same_text(u) == here for u in listed) else None
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -376,6 +434,20 @@ class HttpLookup:
         if not isinstance(value, dict) or task_outcome(value) is None:
             return None
         return value
+
+
+def _same(url: httpx.URL) -> str:
+    """A URL as compared with a card's: scheme, host, port (defaults filled), path unslashed."""
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return f"{url.scheme}://{url.host}:{port}{url.path.rstrip('/')}"
+
+
+def _same_text(text: str) -> str:
+    """`_same` of a card's URL text ("" when it is not one)."""
+    try:
+        return _same(httpx.URL(text))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return ""
 
 
 def _names_missing_task(error: CallError) -> bool:

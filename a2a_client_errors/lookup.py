@@ -47,6 +47,8 @@ __all__ = [
     "WORK_OPERATIONS",
     "AgentFacts",
     "Ask",
+    "CardQuery",
+    "Deduplicates",
     "ExactlyOnce",
     "Failed",
     "Found",
@@ -65,6 +67,7 @@ __all__ = [
     "TaskView",
     "Unresolved",
     "adrive",
+    "card_says_deduplicates",
     "drive",
     "find_sent",
     "follow_task",
@@ -205,8 +208,9 @@ class AgentFacts:
             a store that lists only for an authenticated user), so a lost answer can only be
             found through a follow-up's task: sends to it go without blocking when
             `ExactlyOnce.non_blocking` is None.
-        deduplicates: its agent card advertises the deduplication extension: a resend is
-            safe.
+        deduplicates: its agent card advertises the deduplication extension
+            (`a2a_client_errors.dedupe_card`): a resend is safe.
+        card_read: its card was read for that (once; again after the peer is forgotten).
 
     """
 
@@ -214,6 +218,7 @@ class AgentFacts:
     answers_with_tasks: bool = False
     unlisted: bool = False
     deduplicates: bool = False
+    card_read: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +304,11 @@ class ListTasksQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class CardQuery:
+    """Read the agent's card. Answer: the card (as the binding gives it), or None."""
+
+
+@dataclass(frozen=True, slots=True)
 class Pause:
     """Wait ``seconds`` before going on (the answer is ignored)."""
 
@@ -340,6 +350,11 @@ class NotFound:
 
 
 @dataclass(frozen=True, slots=True)
+class Deduplicates:
+    """The agent's card advertises deduplication: a resend is safe without a look-up."""
+
+
+@dataclass(frozen=True, slots=True)
 class Unresolved:
     """Neither found nor proven absent: the outcome stays unknown; nothing is resent.
 
@@ -351,8 +366,8 @@ class Unresolved:
     why: str
 
 
-LookupResult: TypeAlias = "Found | NotFound | Unresolved"
-Query: TypeAlias = "GetTaskQuery | ListTasksQuery | Pause"
+LookupResult: TypeAlias = "Found | NotFound | Unresolved | Deduplicates"
+Query: TypeAlias = "GetTaskQuery | ListTasksQuery | CardQuery | Pause"
 NOT_FOUND: Final = NotFound()
 
 
@@ -393,8 +408,12 @@ class TaskReader(Protocol):
         """What the look-up reads of a task as the binding gave it."""
         ...
 
-    def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """Ask one query (or an awaitable of it, in async doors); raise what failed."""
+    def ask(self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None) -> Any:
+        """Ask one query (or an awaitable of it, in async doors); raise what failed.
+
+        A `CardQuery` is answered with the agent's card, or None when the door has none to
+        read (then the agent is not known to deduplicate).
+        """
         ...
 
     def found(self, task: Any) -> Any:
@@ -515,6 +534,14 @@ def _look_in_listing(
     return Unresolved("the agent lists no task at all (an empty listing proves nothing)")
 
 
+def card_says_deduplicates() -> Generator[Query, Any, bool]:
+    """Read the agent's card: whether it advertises deduplication (a resend is then safe)."""
+    from a2a_client_errors.dedupe_card import read_dedupe_params  # noqa: PLC0415 (small, pure)
+
+    card = yield CardQuery()
+    return card is not None and read_dedupe_params(card) is not None
+
+
 def follow_task(
     task: Any, settings: ExactlyOnce, view: Callable[[Any], TaskView]
 ) -> Generator[Query, Any, Any]:
@@ -546,7 +573,7 @@ class Ask:
     The answer is the query's answer, or `Failed` holding what the asking raised.
     """
 
-    query: GetTaskQuery | ListTasksQuery
+    query: GetTaskQuery | ListTasksQuery | CardQuery
     timeout: float | None
 
 
@@ -563,7 +590,9 @@ class Spend:
 
 
 Effect: TypeAlias = "Ask | Pause | Spend"
-Judge: TypeAlias = "Callable[[GetTaskQuery | ListTasksQuery, Exception, int], float | str]"
+Judge: TypeAlias = (
+    "Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | str]"
+)
 """Given a query, what asking it raised and how many times it was asked: the seconds to wait
 before asking again, or why not (a str: the search ends `Unresolved` with it)."""
 
@@ -620,7 +649,7 @@ def _fits(seconds: float, clock: Callable[[], float], deadline_at: float | None)
 
 def drive(
     effects: Generator[Effect, Any, R],
-    ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], object],
     spend: Callable[[], bool],
 ) -> R:
@@ -645,7 +674,7 @@ def drive(
 
 async def adrive(
     effects: Generator[Effect, Any, R],
-    ask: Callable[[GetTaskQuery | ListTasksQuery, float | None], Any],
+    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], Any],
     spend: Callable[[], Any],
 ) -> R:

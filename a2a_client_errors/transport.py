@@ -34,6 +34,7 @@ from a2a_client_errors.http_lookup import (
 )
 from a2a_client_errors.lookup import (
     WORK_OPERATIONS,
+    CardQuery,
     GetTaskQuery,
     ListTasksQuery,
     LookupResult,
@@ -238,11 +239,8 @@ class _Reader:
         return min(guard.policy.limits.max_body, guard.exactly_once.max_bytes)
 
     def prepared(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """The request that asks ``query``, its timeouts no longer than ``timeout``."""
-        request = self.finder.query(query)
-        if timeout is not None:
-            _bound_to(request, timeout)
-        return request
+        """The request that asks ``query``."""
+        return self.finder.query(query)
 
     def answered(self, query: GetTaskQuery | ListTasksQuery, response: httpx.Response) -> Any:
         """The answer to ``query`` (the body was read), the task kept as the latest seen."""
@@ -282,19 +280,33 @@ class _SyncReader(_Reader):
 
     transport: GuardTransport
 
-    def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """One request, read within the bound (see `TaskReader.ask`)."""
+    def ask(self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None) -> Any:
+        """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
+        if isinstance(query, CardQuery):
+            for request in self.finder.card_requests():
+                response, read = self._read(request, timeout)
+                card = self.finder.card_of(response) if read else None
+                if card is not None:
+                    return card
+            return None
+        response, read = self._read(self.prepared(query, timeout), timeout)
+        if not read:
+            raise self.too_large()
+        return self.answered(query, response)
+
+    def _read(self, request: httpx.Request, timeout: float | None) -> tuple[httpx.Response, bool]:
+        """Send one request; its answer, closed, and whether it was read within the bound."""
         transport = self.transport
         clock = transport.guard.clock
-        response = transport.inner.handle_request(self.prepared(query, timeout))
+        if timeout is not None:
+            _bound_to(request, timeout)
+        response = transport.inner.handle_request(request)
         try:
             until = None if timeout is None else clock() + timeout
             read = read_within(response, self.limit, deadline_at=until, clock=clock)
         finally:
             response.close()
-        if not read:
-            raise self.too_large()
-        return self.answered(query, response)
+        return response, read
 
     def found(self, task: dict[str, Any]) -> httpx.Response:
         """The found task as the lost answer (see `GuardTransport`)."""
@@ -332,19 +344,37 @@ class _AsyncReader(_Reader):
 
     transport: AsyncGuardTransport
 
-    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """One request, read within the bound (see `TaskReader.ask`)."""
+    async def ask(
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Any:
+        """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
+        if isinstance(query, CardQuery):
+            for request in self.finder.card_requests():
+                response, read = await self._read(request, timeout)
+                card = self.finder.card_of(response) if read else None
+                if card is not None:
+                    return card
+            return None
+        response, read = await self._read(self.prepared(query, timeout), timeout)
+        if not read:
+            raise self.too_large()
+        return self.answered(query, response)
+
+    async def _read(
+        self, request: httpx.Request, timeout: float | None
+    ) -> tuple[httpx.Response, bool]:
+        """Send one request; its answer, closed, and whether it was read within the bound."""
         transport = self.transport
         clock = transport.guard.clock
-        response = await transport.inner.handle_async_request(self.prepared(query, timeout))
+        if timeout is not None:
+            _bound_to(request, timeout)
+        response = await transport.inner.handle_async_request(request)
         try:
             until = None if timeout is None else clock() + timeout
             read = await aread_within(response, self.limit, deadline_at=until, clock=clock)
         finally:
             await response.aclose()
-        if not read:
-            raise self.too_large()
-        return self.answered(query, response)
+        return response, read
 
     async def found(self, task: dict[str, Any]) -> httpx.Response:
         """The found task as the lost answer (see `GuardTransport`)."""

@@ -15,6 +15,7 @@ import pytest
 from a2a_client_errors.failures import OutcomeUnknown
 from a2a_client_errors.guard import CallShape, Guard, UnknownOutcomeEvent
 from a2a_client_errors.lookup import (
+    CardQuery,
     ExactlyOnce,
     GetTaskQuery,
     ListTasksQuery,
@@ -54,9 +55,11 @@ def task(task_id: str, *history: tuple[str, bool], settled: bool = True) -> dict
 class Reader:
     """A scripted TaskReader: each ask answers (or raises) the next scripted outcome."""
 
-    def __init__(self, *answers: object, elsewhere: bool = False) -> None:
+    def __init__(self, *answers: object, elsewhere: bool = False, card: Any = None) -> None:
         self.answers = list(answers)
         self.asked: list[tuple[Any, float | None]] = []
+        self.cards = 0
+        self.card = card
         self.sent = SentMessage(MID, "ctx")
         self.elsewhere = elsewhere
 
@@ -65,8 +68,11 @@ class Reader:
         """The view of a test task."""
         return TaskView(raw["id"], "", None, raw["history"], raw["settled"])
 
-    def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """One scripted answer."""
+    def ask(self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None) -> Any:
+        """One scripted answer (the card, when asked for it)."""
+        if isinstance(query, CardQuery):
+            self.cards += 1
+            return self.card
         self.asked.append((query, timeout))
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if isinstance(answer, Exception):
@@ -81,7 +87,9 @@ class Reader:
 class AsyncReader(Reader):
     """The async twin: ask and found are coroutines."""
 
-    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:  # type: ignore[override]
+    async def ask(  # type: ignore[override]
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Any:
         """One scripted answer, awaited."""
         await asyncio.sleep(0)
         return Reader.ask(self, query, timeout)
@@ -114,10 +122,10 @@ class Peer:
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 
 
-def make(mode: str, *answers: object, elsewhere: bool = False) -> Reader:
+def make(mode: str, *answers: object, elsewhere: bool = False, card: Any = None) -> Reader:
     """A scripted reader of the mode."""
     cls = Reader if mode == "sync" else AsyncReader
-    return cls(*answers, elsewhere=elsewhere)
+    return cls(*answers, elsewhere=elsewhere, card=card)
 
 
 def guard(clock: FakeClock, **kwargs: Any) -> Guard:
@@ -334,3 +342,36 @@ def test_facts_are_kept_per_peer(clock: FakeClock) -> None:
     g.facts("a").unlisted = True
     assert g.facts("a").unlisted
     assert not g.facts("b").unlisted
+
+
+CARD = {
+    "capabilities": {
+        "extensions": [{"uri": "urn:a2a-client-errors:ext:deduplicate:v1", "params": {"ttl": 60}}]
+    }
+}
+
+
+@MODES
+async def test_a_card_advertising_deduplication_resends_without_a_search(
+    mode: str, clock: FakeClock
+) -> None:
+    """The look-up reads the agent's card first: deduplicating, it resends, nothing searched."""
+    hook = Hook()
+    g = guard(clock, hooks=[hook])
+    reader = make(mode, page(), card=CARD)
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    assert await call(mode, g, peer, reader, peer="agent") == "resent"
+    assert (reader.cards, reader.asked) == (1, [])
+    assert [e.resolution for e in hook.unknowns] == [Resolution.DEDUPLICATING]
+    assert g.facts("agent").deduplicates
+
+
+@MODES
+async def test_the_card_is_read_once_per_peer(mode: str, clock: FakeClock) -> None:
+    """A card that says nothing is not read again: the look-up searches."""
+    g = guard(clock)
+    for _ in range(2):
+        reader = make(mode, page(task("t-1", (MID, True))), card={"capabilities": {}})
+        assert await call(mode, g, Peer(), reader, peer="agent") == "answer of t-1"
+    assert reader.cards == 0
+    assert g.facts("agent").card_read

@@ -743,6 +743,8 @@ class LosingAgent:
         self.tasks: list[dict[str, Any]] = []
         self.requests: list[httpx.Request] = []
         self.sends: list[bytes] = []
+        self.card: dict[str, Any] | None = None  # served at the well-known path, when set
+        self.card_reads: list[httpx.Request] = []
 
     def _step(self) -> str:
         return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
@@ -756,7 +758,10 @@ class LosingAgent:
         }
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
-        """Answer one request."""
+        """Answer one request (the agent card's reads are kept apart)."""
+        if request.url.path.endswith("/.well-known/agent-card.json"):
+            self.card_reads.append(request)
+            return httpx.Response(404) if self.card is None else httpx.Response(200, json=self.card)
         self.requests.append(request)
         body: Any = json.loads(request.content) if request.content else None
         rpc = isinstance(body, dict) and "method" in body
@@ -1172,3 +1177,66 @@ def test_memory_stays_bounded_whatever_the_peer_streams(mode: str) -> None:
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert (found["peak_kb"] - found["before_kb"]) < 150 * 1024, found
     assert found["result"] == {"events": 4801, "unfinished": -1}.get(mode, 300 * 1024 * 1024 + 50)
+
+
+DEDUPLICATING_CARD_EXTENSION = {
+    "uri": "urn:a2a-client-errors:ext:deduplicate:v1",
+    "required": False,
+    "params": {"ttl": 3600},
+}
+
+
+def _card_of(url: str, *extensions: dict[str, Any]) -> dict[str, Any]:
+    """An agent card listing one JSON-RPC interface at ``url``."""
+    return {
+        "name": "agent",
+        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC"}],
+        "capabilities": {"extensions": list(extensions)},
+    }
+
+
+@LOOKUP_MODES
+def test_an_agent_whose_card_advertises_deduplication_is_resent_at_once(mode: str) -> None:
+    """A lost send to an agent that says it deduplicates: its card read once, then resent."""
+    agent = LosingAgent("lose", "ok")
+    agent.card = _card_of("http://agent/a2a/", DEDUPLICATING_CARD_EXTENSION)
+    hook = RecordingHook()
+    guard = lookup_guard(FakeClock(), hooks=[hook])
+    answer = _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
+    assert answer.status_code == 200
+    assert len(agent.sends) == 2  # resent, nothing looked up
+    assert [json.loads(r.content)["method"] for r in agent.requests] == ["SendMessage"] * 2
+    assert [r.url.path for r in agent.card_reads] == ["/.well-known/agent-card.json"]
+    assert agent.card_reads[0].headers["authorization"] == SECRET  # the same origin
+    assert hook.resolutions == ["deduplicating"]
+    assert guard.facts("http://agent:80").deduplicates
+    _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
+    assert len(agent.card_reads) == 1  # known from then on
+
+
+@LOOKUP_MODES
+def test_a_card_of_another_agent_on_the_host_is_not_believed(mode: str) -> None:
+    """A card that does not list the interface the send went to is another agent's."""
+    agent = LosingAgent("lose")
+    agent.card = _card_of("http://agent/other", DEDUPLICATING_CARD_EXTENSION)
+    answer = _post(
+        mode, _transport(agent, lookup_guard(FakeClock())), "http://agent/a2a", send_message()
+    )
+    assert answer.json()["result"]["task"] == agent.tasks[0]  # looked up and found instead
+    assert len(agent.sends) == 1
+
+
+@LOOKUP_MODES
+def test_a_card_beside_the_interface_path_is_read_first(mode: str) -> None:
+    """An agent served under a path prefix publishes its card there: read before the root."""
+    agent = LosingAgent("lose")
+    _post(
+        mode,
+        _transport(agent, lookup_guard(FakeClock())),
+        "http://agent/team/a2a",
+        send_message(),
+    )
+    assert [r.url.path for r in agent.card_reads] == [
+        "/team/.well-known/agent-card.json",
+        "/.well-known/agent-card.json",
+    ]

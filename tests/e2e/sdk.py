@@ -33,6 +33,8 @@ async def sdk_client(
     raw: bool = False,
     card: Any = None,
     timeout: float = 10.0,
+    also: tuple[str, ...] = (),
+    failover_origins: tuple[str, ...] = (),
 ) -> tuple[GuardedClient, httpx.AsyncClient]:
     """A guarded a2a-sdk client on one binding, and the httpx client to close after it.
 
@@ -45,16 +47,17 @@ async def sdk_client(
         raw: no decision handlers: every decision but ok and retry is raised.
         card: the card to build the client from (default: the peer's own).
         timeout: the httpx timeout.
+        also: other bindings the client may speak (its card's other interfaces).
+        failover_origins: other origins calls may fail over to.
     """
     http = httpx.AsyncClient(timeout=timeout, headers={"A2A-Version": "1.0"}, transport=transport)
     config = ClientConfig(
         streaming=streaming,
         httpx_client=http,
         grpc_channel_factory=grpc.aio.insecure_channel,
-        supported_protocol_bindings=[PROTOCOLS[binding]],
+        supported_protocol_bindings=[PROTOCOLS[b] for b in (binding, *also)],
     )
     client = ClientFactory(config).create(card if card is not None else peer.agent_card)
     chosen = guard or Guard(sleep=lambda _: None)
-    if raw:
-        return guard_client(client, chosen, handlers=None), http
-    return guard_client(client, chosen), http
+    handlers: Any = {"handlers": None} if raw else {}
+    return guard_client(client, chosen, failover_origins=failover_origins, **handlers), http

@@ -59,6 +59,7 @@ from a2a_client_errors.integrations.a2a_sdk.interfaces import (
 )
 from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of, task_view
 from a2a_client_errors.lookup import (
+    CardQuery,
     Found,
     GetTaskQuery,
     ListTasksQuery,
@@ -336,6 +337,7 @@ class GuardedClient:
             context,
             sent,
             found=found,
+            card=self.card,
             others=(client for client in clients if client is not None),
         )
 
@@ -353,7 +355,9 @@ class GuardedClient:
         reader = self._lookup(context, sent)
         latest = [task]
 
-        async def ask(query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
+        async def ask(
+            query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+        ) -> Any:
             answer = await reader.ask(query, timeout)
             if answer is not None:
                 latest[0] = answer
@@ -669,20 +673,19 @@ class GuardedClient:
             yield answer
 
     def _outgoing(self, request: Any, *, unary: bool) -> Any:
-        """The request to send: ``request`` itself, or a copy with what the send needs.
+        """The request to send: a copy of ``request``, with what the send needs.
 
-        The caller's request is never changed: a message without a ``message_id`` gets one on
-        a copy (so that every resend carries the same), and a blocking unary send to an agent
-        whose tasks cannot be looked up (or always, by `ExactlyOnce.non_blocking`) goes as a
-        copy asking not to block.
+        The caller's request is never changed, neither here nor by a2a-sdk's client (which
+        writes its configuration into the request it is given): a message without a
+        ``message_id`` gets one (so that every resend carries the same), and a blocking unary
+        send to an agent whose tasks cannot be looked up (or always, by
+        `ExactlyOnce.non_blocking`) asks not to block.
         """
         wanted = self.guard.exactly_once.non_blocking
         non_blocking = unary and (
             wanted is True or (wanted is None and self.guard.facts(self.peer).unlisted)
         )
-        if request.message.message_id and not non_blocking:
-            return request
-        outgoing = type(request)()
+        outgoing = type(request)()  # always a copy: a2a-sdk's client writes its own config in
         outgoing.CopyFrom(request)
         if not outgoing.message.message_id:
             outgoing.message.message_id = str(uuid.uuid4())

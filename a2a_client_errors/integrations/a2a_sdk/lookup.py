@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.breaker import peer_unwell
 from a2a_client_errors.lookup import (
+    CardQuery,
     GetTaskQuery,
     ListTasksQuery,
     SentMessage,
@@ -72,6 +73,7 @@ class SdkLookup:
         context: the call context the message was sent with.
         sent: the message looked for.
         found: what the call answers with, given the task found (None: the task itself).
+        card: the agent card the client holds (a `CardQuery` is answered with it).
         others: clients of the agent's other interfaces (taken one at a time, when needed):
             a query the client cannot get answered because its interface is unwell
             (`peer_unwell`: not reached, 5xx, UNAVAILABLE) is asked over the next, which
@@ -89,6 +91,7 @@ class SdkLookup:
         sent: SentMessage,
         *,
         found: Callable[[Any], Awaitable[Any]] | None = None,
+        card: Any = None,
         others: Iterable[Any] = (),
     ) -> None:
         self.client = client
@@ -96,11 +99,19 @@ class SdkLookup:
         self.context = context
         self.sent = sent
         self.elsewhere = False
+        self.card = card
         self._found = found
         self._others = iter(others)
 
-    async def ask(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
-        """One read (see `TaskReader.ask`), over the next interface when this one is unwell."""
+    async def ask(
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Any:
+        """One read (see `TaskReader.ask`), over the next interface when this one is unwell.
+
+        A `CardQuery` is answered with the card the client holds (nothing is sent).
+        """
+        if isinstance(query, CardQuery):
+            return self.card
         while True:
             try:
                 request = self._ask(self.client, query)
