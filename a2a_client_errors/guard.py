@@ -481,6 +481,9 @@ class Guard:
         self.override = override
         self.exactly_once = exactly_once if exactly_once is not None else ExactlyOnce()
         self._facts: IdlePeers[AgentFacts] = IdlePeers(lambda _peer: AgentFacts(), clock=self.clock)
+        # Whether some agent was learnt unlisted: until then a send's fast path asks nothing
+        # of the facts (see `mark_unlisted`).
+        self.unlisted_known = False
         self._observers = {
             name: tuple(
                 getattr(hook, name)
@@ -508,12 +511,18 @@ class Guard:
         assert self._budget is not None  # noqa: S101 (one of the two is set)
         return self._budget
 
-    def facts(self, peer: str) -> AgentFacts:
-        """What the doors have learnt of ``peer`` (see `AgentFacts`): the same object per peer.
+    def facts(self, agent: str) -> AgentFacts:
+        """What the doors have learnt of ``agent`` (see `AgentFacts`): the same object per key.
 
-        Forgotten once the peer goes unused for ten minutes, as its budget is.
+        The key is a door's `TaskReader.agent` (the interface a message goes to). Forgotten
+        once unused for ten minutes, as a budget is.
         """
-        return self._facts.get(peer)
+        return self._facts.get(agent)
+
+    def mark_unlisted(self, agent: str) -> None:
+        """Learn that ``agent``'s tasks cannot be listed for this caller (see `AgentFacts`)."""
+        self._facts.get(agent).unlisted = True
+        self.unlisted_known = True
 
     def run_reads(
         self,
@@ -522,6 +531,7 @@ class Guard:
         *,
         peer: str,
         deadline_at: float | None = None,
+        agent: str | None = None,
     ) -> R | Unresolved:
         """Run a sans-IO search of an agent's tasks, each query a read under this Guard.
 
@@ -529,11 +539,11 @@ class Guard:
         `a2a_client_errors.lookup.follow_task`; ``ask`` asks one query (one request, no retry;
         a raised `ReadFailedError` or transport error is judged). A failed read is retried as the
         policy retries any read of ``peer``, each retry paid for from its budget, and nothing
-        waits past ``deadline_at`` (this Guard's clock): the search then ends `Unresolved`.
+        waits past ``deadline_at`` (this Guard's clock): the search then ends `Unresolved`. A
+        ListTasks the agent refuses marks ``agent`` (default: ``peer``) unlisted.
         """
-        effects = reading(
-            search, self._read_judge(peer, deadline_at), clock=self.clock, deadline_at=deadline_at
-        )
+        judge = self._read_judge(peer, agent or peer, deadline_at)
+        effects = reading(search, judge, clock=self.clock, deadline_at=deadline_at)
         return drive(effects, ask, self._sleep_sync, self.budget_for(peer).try_spend)
 
     async def arun_reads(
@@ -543,17 +553,17 @@ class Guard:
         *,
         peer: str,
         deadline_at: float | None = None,
+        agent: str | None = None,
     ) -> R | Unresolved:
         """`run_reads`, awaiting ``ask`` (a coroutine function), the sleep and the budget."""
-        effects = reading(
-            search, self._read_judge(peer, deadline_at), clock=self.clock, deadline_at=deadline_at
-        )
+        judge = self._read_judge(peer, agent or peer, deadline_at)
+        effects = reading(search, judge, clock=self.clock, deadline_at=deadline_at)
         budget = self.budget_for(peer)
         spend = getattr(budget, "atry_spend", None) or budget.try_spend
         return await adrive(effects, ask, self._sleep_async, spend)
 
     def _read_judge(
-        self, peer: str, deadline_at: float | None
+        self, peer: str, agent: str, deadline_at: float | None
     ) -> Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | str]:
         """How a failed read of a search is judged: the pause before its retry, or why not."""
 
@@ -580,7 +590,7 @@ class Guard:
             if decision.will_retry:
                 return decision.delay or 0.0
             if operation == "ListTasks" and decision.action is not Action.RETRY:
-                self.facts(peer).unlisted = True  # refused, not unwell: it will not list
+                self.mark_unlisted(agent)  # refused, not unwell: it will not list
             return f"the look-up's {operation} failed ({error.reason or error.kind})"
 
         return judge
@@ -1093,7 +1103,9 @@ class _Call:
             # Never resent: looked up only where a look-up exists, for the task it may be.
             return self.shape.lookup is not None
         guard = self.guard
-        if guard.exactly_once.deduplicates(self.peer) or guard.facts(self.peer).deduplicates:
+        lookup = self.shape.lookup
+        agent = lookup.agent if isinstance(lookup, TaskReader) else self.peer
+        if guard.exactly_once.deduplicates(self.peer) or guard.facts(agent).deduplicates:
             self.resolution = Resolution.DEDUPLICATING
             return False
         return True
@@ -1118,7 +1130,7 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
-                facts = guard.facts(self.peer)
+                facts = guard.facts(lookup.agent)
                 if not facts.card_read:
                     facts.card_read = True
                     read = card_says_deduplicates()
@@ -1126,7 +1138,11 @@ class _Call:
                         facts.deduplicates = True
                         return _DEDUPLICATES
                 searched = guard.run_reads(
-                    self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
+                    self._search(lookup),
+                    lookup.ask,
+                    peer=self.peer,
+                    deadline_at=until,
+                    agent=lookup.agent,
                 )
                 return self._searched(lookup, searched, lookup.found)
             result = lookup(until - guard.clock())
@@ -1150,7 +1166,7 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
-                facts = guard.facts(self.peer)
+                facts = guard.facts(lookup.agent)
                 if not facts.card_read:
                     facts.card_read = True
                     read = card_says_deduplicates()
@@ -1161,7 +1177,11 @@ class _Call:
                         facts.deduplicates = True
                         return _DEDUPLICATES
                 searched = await guard.arun_reads(
-                    self._search(lookup), lookup.ask, peer=self.peer, deadline_at=until
+                    self._search(lookup),
+                    lookup.ask,
+                    peer=self.peer,
+                    deadline_at=until,
+                    agent=lookup.agent,
                 )
                 found = self._searched(lookup, searched, lookup.found)
                 if isinstance(found, Found) and inspect.isawaitable(found.value):
@@ -1180,7 +1200,7 @@ class _Call:
 
     def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
         """The search for what ``reader.sent`` made, knowing what the peer answers with."""
-        facts = self.guard.facts(self.peer)
+        facts = self.guard.facts(reader.agent)
         return find_sent(
             reader.sent,
             self.guard.exactly_once,

@@ -48,6 +48,7 @@ __all__ = [
     "WELL_KNOWN_CARD_PATH",
     "CannotLookError",
     "HttpLookup",
+    "agent_of",
     "answer_kind",
     "sent_message",
     "task_view",
@@ -211,6 +212,11 @@ class HttpLookup:
         url = self.request.url
         path = url.path if self.method is not None else self.prefix
         return url.copy_with(path=path or "/", query=None, fragment=None)
+
+    @property
+    def agent(self) -> str:
+        """The key what is learnt of the agent is kept under: its interface (`agent_of`)."""
+        return _same(self.interface)
 
     def card_requests(self) -> list[httpx.Request]:
         """Where the agent's card may be read: beside the interface's path, then at the root.
@@ -434,6 +440,22 @@ class HttpLookup:
         if not isinstance(value, dict) or task_outcome(value) is None:
             return None
         return value
+
+
+def agent_of(request: httpx.Request) -> str:
+    """The agent a send goes to, as `HttpLookup.agent` names it, without reading its body.
+
+    ``scheme://host:port`` and the interface's path: a JSON-RPC URL's whole path, an HTTP+JSON
+    send route's path less its last segment.
+    """
+    url = request.url
+    path = url.path
+    if path.endswith(_SEND_ROUTE_ENDS):
+        path = path.rpartition("/")[0]
+    return _same(url.copy_with(path=path or "/", query=None, fragment=None))
+
+
+_SEND_ROUTE_ENDS: Final = tuple(f"/{route}" for route in _SEND_ROUTES)
 
 
 def _same(url: httpx.URL) -> str:

@@ -195,10 +195,11 @@ class ExactlyOnce:
 
 @dataclass(slots=True)
 class AgentFacts:
-    """What the doors have learnt of one agent (a peer) from its answers and its card.
+    """What the doors have learnt of one agent from its answers and its card.
 
-    Kept per peer by the Guard (`Guard.facts`), forgotten with the peer's other state when it
-    goes idle. Each fact is learnt once and only ever turns True.
+    Kept by the Guard per agent (`Guard.facts`: the interface a message goes to, as a
+    `TaskReader` names it), forgotten when it goes idle. Each fact is learnt once and only
+    ever turns True.
 
     Attributes:
         answers_with_messages: it answered a message with a Message, which leaves no task: a
@@ -398,11 +399,14 @@ class TaskReader(Protocol):
         elsewhere: whether some answer came from another interface of the agent than the one
             the message was sent to (which may keep its own task store): then "not there" is
             not concluded.
+        agent: the key what is learnt of the agent is kept under (`AgentFacts`): the interface
+            the message went to, never less (two agents served on one host are two agents).
 
     """
 
     sent: SentMessage
     elsewhere: bool
+    agent: str
 
     def view(self, task: Any) -> TaskView:
         """What the look-up reads of a task as the binding gave it."""

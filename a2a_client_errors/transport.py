@@ -28,6 +28,7 @@ from a2a_client_errors.guard import (
 from a2a_client_errors.http_lookup import (
     CannotLookError,
     HttpLookup,
+    agent_of,
     answer_kind,
     sent_message,
     task_view,
@@ -190,14 +191,14 @@ def _peer_of(request: httpx.Request) -> str:
     return f"{url.scheme}://{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
 
 
-def _learn(guard: Guard, peer: str) -> Callable[[Any], None]:
-    """What a send's successful answer teaches about ``peer``: a task, or a Message."""
+def _learn(guard: Guard, agent: str) -> Callable[[Any], None]:
+    """What a send's successful answer teaches about ``agent``: a task, or a Message."""
 
     def answered(response: Any) -> None:
         if not isinstance(response, httpx.Response) or _TransportBase.is_stream(response):
             return
         kind = answer_kind(parse_json(response.content))
-        facts = guard.facts(peer)
+        facts = guard.facts(agent)
         if kind == "message":
             facts.answers_with_messages = True
         elif kind == "task":
@@ -228,6 +229,7 @@ class _Reader:
         self.finder = finder
         self.sent = sent
         self.peer = peer
+        self.agent = finder.agent
         self.deadline_at = deadline_at  # the call's: a found task is waited for until then
         self.elsewhere = False  # one interface: the one the message went to
         self.latest: Any = None  # the last task read, should waiting for it be cut short
@@ -438,13 +440,13 @@ class _TransportBase:
             return CallShape(operation)
         peer = _peer_of(request)
         sent = sent_message(body, sent_at)
-        answered = _learn(self.guard, peer)
+        answered = _learn(self.guard, agent_of(request))
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
             return CallShape(operation, sent=sent, answered=answered)
         if not finder.lists:
-            self.guard.facts(peer).unlisted = True  # A2A 0.3: a lost answer cannot be listed
+            self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
         reader = self._reader(finder, sent, peer, deadline_at)
         return CallShape(operation, sent=sent, lookup=reader, answered=answered)
@@ -536,14 +538,18 @@ class _TransportBase:
         if attempt_until is not None:
             _bound_to(request, attempt_until - self.guard.clock())
 
-    def _non_blocking(self, request: httpx.Request, peer: str) -> HttpLookup | None:
+    def _non_blocking(self, request: httpx.Request) -> HttpLookup | None:
         """The look-up of a unary send to go without blocking (see `ExactlyOnce.non_blocking`).
 
         None for every other request, and when sends block: by default, sends block unless
         the agent's tasks cannot be listed (then a lost answer could never be found).
         """
-        wanted = self.guard.exactly_once.non_blocking
-        if wanted is False or (wanted is None and not self.guard.facts(peer).unlisted):
+        guard = self.guard
+        wanted = guard.exactly_once.non_blocking
+        if wanted is False or (
+            wanted is None
+            and not (guard.unlisted_known and guard.facts(agent_of(request)).unlisted)
+        ):
             return None
         if not isinstance(request.stream, httpx.ByteStream):
             return None
@@ -635,7 +641,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request, _peer_of(request))
+        finder = self._non_blocking(request)
         if finder is not None:
             return self._without_blocking(finder, start, deadline_at, until)
         plain = self._plain_success()
@@ -722,7 +728,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request, _peer_of(request))
+        finder = self._non_blocking(request)
         if finder is not None:
             return await self._without_blocking(finder, start, deadline_at, until)
         plain = self._plain_success()

@@ -156,4 +156,4 @@ async def test_the_async_transport_looks_up_a_follow_up_with_get_task() -> None:
         url, body = _follow_up("jsonrpc")
         response = await client.post(url, json=body)
     assert response.json()["result"]["task"]["id"] == TASK_ID
-    assert agent.operations == ["SendMessage", "GetTask"]
+    assert agent.operations == ["SendMessage", None, "GetTask"]  # None: its card, read once

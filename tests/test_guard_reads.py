@@ -62,6 +62,7 @@ class Reader:
         self.card = card
         self.sent = SentMessage(MID, "ctx")
         self.elsewhere = elsewhere
+        self.agent = "agent"  # what is learnt is kept under this key
 
     @staticmethod
     def view(raw: Any) -> TaskView:

@@ -27,6 +27,7 @@ from a2a_client_errors.failures import (
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard
+from a2a_client_errors.http_lookup import agent_of
 from a2a_client_errors.normalize import Limits
 from a2a_client_errors.policy import GiveUp, Policy
 from a2a_client_errors.reasons import Delivery
@@ -1209,7 +1210,7 @@ def test_an_agent_whose_card_advertises_deduplication_is_resent_at_once(mode: st
     assert [r.url.path for r in agent.card_reads] == ["/.well-known/agent-card.json"]
     assert agent.card_reads[0].headers["authorization"] == SECRET  # the same origin
     assert hook.resolutions == ["deduplicating"]
-    assert guard.facts("http://agent:80").deduplicates
+    assert guard.facts("http://agent:80/a2a").deduplicates  # the interface, not the host
     _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
     assert len(agent.card_reads) == 1  # known from then on
 
@@ -1240,3 +1241,33 @@ def test_a_card_beside_the_interface_path_is_read_first(mode: str) -> None:
         "/team/.well-known/agent-card.json",
         "/.well-known/agent-card.json",
     ]
+
+
+@LOOKUP_MODES
+def test_another_agent_on_the_same_host_is_not_taken_to_deduplicate(mode: str) -> None:
+    """What one agent's card says is learnt for its interface, not for the whole host."""
+    agent = LosingAgent("lose", "ok", "lose", "ok")
+    agent.card = _card_of("http://agent/a", DEDUPLICATING_CARD_EXTENSION)
+    guard = lookup_guard(FakeClock())
+    _post(mode, _transport(agent, guard), "http://agent/a", send_message())
+    assert len(agent.sends) == 2  # /a says it deduplicates: resent
+    body = send_message()
+    body["params"]["message"]["messageId"] = "msg-b"
+    answer = _post(mode, _transport(agent, guard), "http://agent/b", body)
+    assert len(agent.sends) == 3  # /b's lost answer was looked up and found, not resent
+    assert answer.json()["result"]["task"]["history"][0]["messageId"] == "msg-b"
+    assert not guard.facts("http://agent:80/b").deduplicates
+
+
+@pytest.mark.parametrize(
+    ("url", "agent"),
+    [
+        ("http://agent/a2a?x=1", "http://agent:80/a2a"),
+        ("https://agent/", "https://agent:443"),
+        ("http://agent:8080/t1/message:send", "http://agent:8080/t1"),
+        ("http://agent/message:stream", "http://agent:80"),
+    ],
+)
+def test_agent_of_names_the_interface(url: str, agent: str) -> None:
+    """The agent a send goes to: scheme, host, port and the interface's path."""
+    assert agent_of(httpx.Request("POST", url)) == agent

@@ -338,6 +338,7 @@ class GuardedClient:
             sent,
             found=found,
             card=self.card,
+            agent=route.listed[at].peer,
             others=(client for client in clients if client is not None),
         )
 
@@ -652,6 +653,9 @@ class GuardedClient:
         outgoing = self._outgoing(request, unary=unary and blocking)
         sent = sent_of(outgoing.message, guard.exactly_once.wall_clock())
         context = self._prepared(context)
+        # A unary send the caller wanted blocking answers once its task settles: one sent
+        # without blocking, or found by a look-up, is read until then (and at most ``until``).
+        waits = unary and blocking
         stream = _Stream(
             self,
             "SendMessage",
@@ -661,11 +665,12 @@ class GuardedClient:
             skill=skill or _skill_of(request.message),
             unary=unary,
             sent=sent,
+            settle=(lambda task: self._settled(task, sent, context, until)) if waits else None,
         )
+        went_without = waits and outgoing.configuration.return_immediately
         async for event in stream:
             answer = event
-            if unary and blocking and event.WhichOneof("payload") == "task":
-                # Found by a look-up, or sent without blocking: what blocking would answer.
+            if went_without and event.WhichOneof("payload") == "task":
                 task = await self._settled(event.task, sent, context, until)
                 if task is not event.task:
                     answer = _a2a_types().StreamResponse(task=task)
@@ -681,9 +686,11 @@ class GuardedClient:
         send to an agent whose tasks cannot be looked up (or always, by
         `ExactlyOnce.non_blocking`) asks not to block.
         """
-        wanted = self.guard.exactly_once.non_blocking
+        guard = self.guard
+        wanted = guard.exactly_once.non_blocking
         non_blocking = unary and (
-            wanted is True or (wanted is None and self.guard.facts(self.peer).unlisted)
+            wanted is True
+            or (wanted is None and guard.unlisted_known and guard.facts(self.peer).unlisted)
         )
         outgoing = type(request)()  # always a copy: a2a-sdk's client writes its own config in
         outgoing.CopyFrom(request)
@@ -723,9 +730,11 @@ class _Stream:
         skill: str | None = None,
         unary: bool = False,
         sent: SentMessage | None = None,
+        settle: Callable[[Any], Awaitable[Any]] | None = None,
     ) -> None:
         self.owner = owner
         self.sent = sent
+        self.settle = settle  # a unary task found by a look-up, read until it settles
         self.operation = operation
         self.open_stream = open_stream
         self.task_id = task_id
@@ -820,9 +829,12 @@ class _Stream:
     async def _found(self, task: Any) -> tuple[AsyncIterator[Any] | None, Any]:
         """The stream that the task a look-up found stands for (its first event, the task).
 
-        A unary answer is the task (settled afterwards, see `GuardedClient.send_message`);
-        a stream still working goes on by subscription, as after an interruption.
+        A unary answer is the task, once it settles when the caller wanted a blocking send
+        (`GuardedClient.send_message`); a stream still working goes on by subscription, as
+        after an interruption.
         """
+        if self.unary and self.settle is not None:
+            task = await self.settle(task)
         first = _a2a_types().StreamResponse(task=task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):

@@ -74,6 +74,7 @@ class SdkLookup:
         sent: the message looked for.
         found: what the call answers with, given the task found (None: the task itself).
         card: the agent card the client holds (a `CardQuery` is answered with it).
+        agent: the key what is learnt of the agent is kept under (the interface's peer key).
         others: clients of the agent's other interfaces (taken one at a time, when needed):
             a query the client cannot get answered because its interface is unwell
             (`peer_unwell`: not reached, 5xx, UNAVAILABLE) is asked over the next, which
@@ -92,6 +93,7 @@ class SdkLookup:
         *,
         found: Callable[[Any], Awaitable[Any]] | None = None,
         card: Any = None,
+        agent: str = "",
         others: Iterable[Any] = (),
     ) -> None:
         self.client = client
@@ -100,6 +102,7 @@ class SdkLookup:
         self.sent = sent
         self.elsewhere = False
         self.card = card
+        self.agent = agent
         self._found = found
         self._others = iter(others)
 
