@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
+from a2a.utils.constants import TransportProtocol
 
-from a2a_client_errors import AsyncGuardTransport, Guard, OutcomeUnknown, Resolution
+from a2a_client_errors import AsyncGuardTransport, CallFailed, Guard, OutcomeUnknown, Resolution
+from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.dialects import (
     A2A_SDK,
@@ -31,6 +34,7 @@ from a2a_client_errors.testing.dialects import (
     NO_HISTORY,
     NO_LIST_TASKS,
     NO_TIMESTAMPS,
+    OTHER_ORIGIN,
     SEPARATE_STORES,
     SUBTASK_ECHO,
     SUBTASK_ECHO_FIRST,
@@ -307,3 +311,48 @@ async def test_the_httpx_transport_door_keeps_one_run_per_send(
     for message_id in sent:
         assert peer.executions[message_id] == 1, f"{name}: more than one run of one send"
     assert hook.resolutions[0] is expected
+
+
+async def test_credentials_never_reach_another_origin_the_card_lists() -> None:
+    """The preferred interface is down: the card's interface on another origin is not tried.
+
+    The agent's HTTP+JSON routes are also served on another origin, listed by its card; a call
+    carrying `Authorization` must never reach it unless the caller names that origin.
+    """
+    with (
+        EmbeddedPeer(streaming=False, dialect=OTHER_ORIGIN) as peer,
+        LossyProxy(peer.http_target) as proxy,
+    ):
+        card = peer.via(proxy.url)
+        proxy.down()  # the card's own origin (JSON-RPC, HTTP+JSON) refuses connections
+        http = httpx.AsyncClient(headers={**VERSION, "Authorization": "Bearer s3cr3t"})
+        config = ClientConfig(
+            streaming=False,
+            httpx_client=http,
+            supported_protocol_bindings=[
+                TransportProtocol.JSONRPC,
+                TransportProtocol.HTTP_JSON,
+            ],
+        )
+        guard = Guard(sleep=lambda _: None)
+        client = guard_client(ClientFactory(config).create(card), guard)
+        allowed = guard_client(
+            ClientFactory(config).create(card),
+            guard,
+            failover_origins=(peer.other_origin,),
+        )
+        try:
+            assert all(peer.other_origin not in i.url for i in client.interfaces)
+            with pytest.raises(CallFailed):
+                _ = [e async for e in client.send_message(send_request("hello"))]
+            assert peer.seen_requests(peer.other_origin) == []
+            # Named by the caller, the other origin serves, credentials and all.
+            events = [e async for e in allowed.send_message(send_request("hello"))]
+            assert events
+        finally:
+            await client.close()
+            await allowed.close()
+            await http.aclose()
+        seen = peer.seen_requests(peer.other_origin)
+        assert seen
+        assert seen[0].header("authorization") == "Bearer s3cr3t"
