@@ -1130,13 +1130,6 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
-                facts = guard.facts(lookup.agent)
-                if not facts.card_read:
-                    facts.card_read = True
-                    read = card_says_deduplicates()
-                    if guard.run_reads(read, lookup.ask, peer=self.peer, deadline_at=until) is True:
-                        facts.deduplicates = True
-                        return _DEDUPLICATES
                 searched = guard.run_reads(
                     self._search(lookup),
                     lookup.ask,
@@ -1166,16 +1159,6 @@ class _Call:
         guard = self.guard
         try:
             if isinstance(lookup, TaskReader):
-                facts = guard.facts(lookup.agent)
-                if not facts.card_read:
-                    facts.card_read = True
-                    read = card_says_deduplicates()
-                    said = await guard.arun_reads(
-                        read, lookup.ask, peer=self.peer, deadline_at=until
-                    )
-                    if said is True:
-                        facts.deduplicates = True
-                        return _DEDUPLICATES
                 searched = await guard.arun_reads(
                     self._search(lookup),
                     lookup.ask,
@@ -1199,13 +1182,24 @@ class _Call:
         return result
 
     def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
-        """The search for what ``reader.sent`` made, knowing what the peer answers with."""
+        """The look-up: the agent's card first (once per agent), then the search.
+
+        An agent whose card advertises deduplication needs no search (`Deduplicates`). The
+        search knows what the agent answers messages with.
+        """
         facts = self.guard.facts(reader.agent)
-        return find_sent(
-            reader.sent,
-            self.guard.exactly_once,
-            reader.view,
-            answers_with_messages=facts.answers_with_messages,
+        if not facts.card_read:
+            facts.card_read = True
+            if (yield from card_says_deduplicates()):
+                facts.deduplicates = True
+                return _DEDUPLICATES
+        return (
+            yield from find_sent(
+                reader.sent,
+                self.guard.exactly_once,
+                reader.view,
+                answers_with_messages=facts.answers_with_messages,
+            )
         )
 
     @staticmethod

@@ -10,6 +10,7 @@ be replayed, or a SendMessage without a messageId, is never resent.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
+
+_log = logging.getLogger("a2a_client_errors")
 
 
 _JSONRPC_METHODS: Final[dict[str, str]] = {
@@ -286,8 +289,7 @@ class _SyncReader(_Reader):
         """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
         if isinstance(query, CardQuery):
             for request in self.finder.card_requests():
-                response, read = self._read(request, timeout)
-                card = self.finder.card_of(response) if read else None
+                card = self._card(request, timeout)
                 if card is not None:
                     return card
             return None
@@ -309,6 +311,15 @@ class _SyncReader(_Reader):
         finally:
             response.close()
         return response, read
+
+    def _card(self, request: httpx.Request, timeout: float | None) -> Any:
+        """The agent's card at ``request``'s URL, or None (it never raises: see `TaskReader`)."""
+        try:
+            response, read = self._read(request, timeout)
+        except Exception as exc:  # no card there: the agent is not known to deduplicate
+            _log.debug("the agent card could not be read (%s)", type(exc).__name__)
+            return None
+        return self.finder.card_of(response) if read else None
 
     def found(self, task: dict[str, Any]) -> httpx.Response:
         """The found task as the lost answer (see `GuardTransport`)."""
@@ -352,8 +363,7 @@ class _AsyncReader(_Reader):
         """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
         if isinstance(query, CardQuery):
             for request in self.finder.card_requests():
-                response, read = await self._read(request, timeout)
-                card = self.finder.card_of(response) if read else None
+                card = await self._card(request, timeout)
                 if card is not None:
                     return card
             return None
@@ -377,6 +387,15 @@ class _AsyncReader(_Reader):
         finally:
             await response.aclose()
         return response, read
+
+    async def _card(self, request: httpx.Request, timeout: float | None) -> Any:
+        """The agent's card at ``request``'s URL, or None (see `_SyncReader._card`)."""
+        try:
+            response, read = await self._read(request, timeout)
+        except Exception as exc:  # no card there: the agent is not known to deduplicate
+            _log.debug("the agent card could not be read (%s)", type(exc).__name__)
+            return None
+        return self.finder.card_of(response) if read else None
 
     async def found(self, task: dict[str, Any]) -> httpx.Response:
         """The found task as the lost answer (see `GuardTransport`)."""
