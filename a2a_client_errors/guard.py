@@ -882,6 +882,7 @@ class _Call:
         "plain",
         "plan",
         "refreshed",
+        "resends",
         "resolution",
         "shape",
         "start",
@@ -923,6 +924,7 @@ class _Call:
         self.maybe_processed = False
         self.found: _Outcome | None = None
         self.resolution: Resolution | None = None
+        self.resends = False  # whether a resend follows the look-up, if it proves absence
         self.why = ""
         self.admission: Admission | None = None
 
@@ -1086,9 +1088,11 @@ class _Call:
     def _must_look(self, decision: Decision) -> bool:
         """Whether a resend (or a give-up) must wait for a look-up.
 
-        It must when the attempt may have made a task. A peer declared to deduplicate is
-        resent at once. A broken answer (``report``: INVALID_AGENT_RESPONSE, a stream with no
-        event) is looked up too, though never resent: the task it may have made is the answer.
+        It must when the attempt may have made a task. A peer that deduplicates (declared,
+        or said in its card) is resent at once, when a resend follows; when none does (no
+        attempt left), it is looked up as any other: the task it may have made is the answer.
+        A broken answer (``report``: INVALID_AGENT_RESPONSE, a stream with no event) is looked
+        up too, though never resent.
         """
         error = decision.error
         if (
@@ -1105,9 +1109,11 @@ class _Call:
         guard = self.guard
         lookup = self.shape.lookup
         agent = lookup.agent if isinstance(lookup, TaskReader) else self.peer
-        if guard.exactly_once.deduplicates(self.peer) or guard.facts(agent).deduplicates:
+        deduplicates = guard.exactly_once.deduplicates(self.peer) or guard.facts(agent).deduplicates
+        if deduplicates and decision.will_retry:
             self.resolution = Resolution.DEDUPLICATING
             return False
+        self.resends = decision.will_retry
         return True
 
     def _look_until(self) -> float | None:
@@ -1184,15 +1190,16 @@ class _Call:
     def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
         """The look-up: the agent's card first (once per agent), then the search.
 
-        An agent whose card advertises deduplication needs no search (`Deduplicates`). The
-        search knows what the agent answers messages with.
+        An agent whose card advertises deduplication needs no search when a resend follows
+        (`Deduplicates`). The search knows what the agent answers messages with.
         """
         facts = self.guard.facts(reader.agent)
         if not facts.card_read:
             facts.card_read = True
             if (yield from card_says_deduplicates()):
                 facts.deduplicates = True
-                return _DEDUPLICATES
+                if self.resends:  # else its task is looked for: no resend follows
+                    return _DEDUPLICATES
         return (
             yield from find_sent(
                 reader.sent,

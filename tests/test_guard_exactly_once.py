@@ -368,16 +368,16 @@ async def test_deduplicating_peer_is_resent_at_once(mode: str, clock: FakeClock)
 
 
 @MODES
-async def test_deduplicating_peer_without_attempts_left_tells_nothing(
+async def test_deduplicating_peer_without_attempts_left_is_looked_up(
     mode: str, clock: FakeClock
 ) -> None:
-    """A deduplicating peer out of attempts: RetryExhausted, and no unknown outcome told."""
+    """No resend follows for a deduplicating peer: its task is looked for as any other's."""
     hook = Hook()
     g = guard(clock, hook, max_attempts=1, exactly_once=ExactlyOnce(deduplicating=lambda p: True))
-    with pytest.raises(RetryExhausted) as caught:
+    assert await run(mode, g, Peer(lost()), Looker(Found("its task"))) == "its task"
+    assert hook.resolutions == [Resolution.FOUND]
+    with pytest.raises(OutcomeUnknown):  # and without a look-up, the outcome stays unknown
         await run(mode, g, Peer(lost()), None)
-    assert type(caught.value) is RetryExhausted
-    assert hook.resolutions == []
 
 
 @MODES

@@ -376,3 +376,16 @@ async def test_the_card_is_read_once_per_peer(mode: str, clock: FakeClock) -> No
         assert await call(mode, g, Peer(), reader, peer="agent") == "answer of t-1"
     assert reader.cards == 0
     assert g.facts("agent").card_read
+
+
+@MODES
+async def test_a_deduplicating_agent_out_of_attempts_is_searched(
+    mode: str, clock: FakeClock
+) -> None:
+    """Its card says it deduplicates, but no attempt is left: the search finds the task."""
+    hook = Hook()
+    g = guard(clock, hooks=[hook], max_attempts=1)
+    reader = make(mode, page(task("t-1", (MID, True))), card=CARD)
+    assert await call(mode, g, Peer(), reader, peer="agent") == "answer of t-1"
+    assert [e.resolution for e in hook.unknowns] == [Resolution.FOUND]
+    assert g.facts("agent").deduplicates
