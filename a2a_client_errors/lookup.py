@@ -370,6 +370,10 @@ class Unresolved:
 LookupResult: TypeAlias = "Found | NotFound | Unresolved | Deduplicates"
 Query: TypeAlias = "GetTaskQuery | ListTasksQuery | CardQuery | Pause"
 NOT_FOUND: Final = NotFound()
+NO_START_SHOWN: Final = Unresolved(
+    "no listed task shows how it started (history without the user's message, or none): "
+    "the agent keeps no record to find a task by"
+)
 
 
 class ReadFailedError(Exception):
@@ -454,8 +458,8 @@ def find_sent(
             result = yield from _look_in_task(sent, view)
         else:
             result = yield from _look_in_listing(sent, settings, view)
-        if isinstance(result, Found):
-            return result
+        if isinstance(result, Found) or result is NO_START_SHOWN:
+            return result  # an agent that shows no start will not show one a pause later
         if isinstance(result, Unresolved):
             doubt = doubt or result.why
     if doubt:
@@ -488,7 +492,7 @@ def _look_in_listing(
     mid = sent.message_id
     since = None if sent.sent_at is None else sent.sent_at - settings.clock_skew
     started: list[Any] = []
-    holding = blind = listed = read = 0
+    holding = blind = listed = read = shown = 0
     token = ""
     for _ in range(settings.max_pages):
         page = yield ListTasksQuery(
@@ -498,6 +502,7 @@ def _look_in_listing(
         for task in page.tasks:
             listed += 1
             seen = view(task)
+            shown += seen.shows_start
             if sent.context_id and seen.context_id and seen.context_id != sent.context_id:
                 return Unresolved("the listing does not keep to the contextId it was asked for")
             if seen.started_by(mid):
@@ -512,6 +517,8 @@ def _look_in_listing(
             return Unresolved("more than one task was started by this messageId")
         if started:
             return Found(started[0])
+        if listed >= settings.page_size and not shown:
+            return NO_START_SHOWN  # a page without one user's message first: none will have
         if read > settings.max_bytes:
             return Unresolved(f"the listing is larger than {settings.max_bytes} bytes")
         token = page.next_page_token

@@ -681,3 +681,20 @@ def test_resolution_values_and_work_operations() -> None:
         "found", "resent", "not_found", "unresolved", "deduplicating"
     ]  # fmt: skip
     assert frozenset({"SendMessage", "SendStreamingMessage"}) == WORK_OPERATIONS
+
+
+def test_a_full_page_where_no_task_shows_its_start_ends_the_search() -> None:
+    """An agent that keeps no user message (a2a-java): one page tells; no more pages, one look."""
+    blind = tuple(made(f"t{i}", agent()) for i in range(3))
+    answer = pages(blind, blind, blind)
+    found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(page_size=3), answer)
+    assert isinstance(found, Unresolved)
+    assert "keeps no record to find a task by" in found.why
+    assert len(queries) == 1  # neither the second page nor the second look
+
+
+def test_a_blind_page_still_finds_the_task_the_message_started() -> None:
+    """The early end never hides a task the message started on that page."""
+    page = (made("t0", agent()), made("t1", agent()), made("mine", user(MID)))
+    found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(page_size=3), pages(page))
+    assert found == Found(made("mine", user(MID)))

@@ -211,7 +211,10 @@ class LossyProxy:
             pass  # the proxy is stopping: the connection goes with it
         finally:
             writer.close()
-            with contextlib.suppress(Exception):
+            # A stop cancels this task, maybe again while it waits here: it ends either way,
+            # and must end as done, not cancelled (asyncio reads a cancelled connection task's
+            # exception, and logs a traceback).
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
 
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
