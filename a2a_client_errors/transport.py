@@ -581,6 +581,17 @@ class _TransportBase:
             return None
         return finder if finder.non_blocking() is not None else None
 
+    @staticmethod
+    def _working(
+        finder: HttpLookup, response: httpx.Response
+    ) -> tuple[SentMessage, dict[str, Any]] | None:
+        """The send and its task, when a send's answer holds a task still working (else None)."""
+        task = finder.task_of(response)
+        sent = sent_message(finder.body, None)
+        if task is None or task_view(task).settled or sent is None:
+            return None
+        return sent, task
+
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
         if self.raise_failures:
@@ -691,11 +702,10 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             )
         except CallFailed as failure:
             return self._failed(failure)
-        task = finder.task_of(response)
-        if task is None or task_view(task).settled:
+        waiting = self._working(finder, response)
+        if waiting is None:
             return response
-        sent = sent_message(finder.body, None)
-        assert sent is not None  # noqa: S101 (a send with a messageId)
+        sent, task = waiting
         reader = _SyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
         return finder.answer(reader.settled(task))
 
@@ -779,11 +789,10 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             )
         except CallFailed as failure:
             return self._failed(failure)
-        task = finder.task_of(response)
-        if task is None or task_view(task).settled:
+        waiting = self._working(finder, response)
+        if waiting is None:
             return response
-        sent = sent_message(finder.body, None)
-        assert sent is not None  # noqa: S101 (a send with a messageId)
+        sent, task = waiting
         reader = _AsyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
         return finder.answer(await reader.settled(task))
 

@@ -117,7 +117,7 @@ from a2a_client_errors.testing.dialects import (
     TRIMMED_HISTORY,
     Dialect,
 )
-from a2a_client_errors.testing.lossy import LossyProxy, Seen
+from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
 from a2a_client_errors.transport import operation_of
 
@@ -313,32 +313,6 @@ class Schedule:
     def plan(self, seen: Seen) -> str:
         """The proxy's plan: lose the answer of a send the schedule loses."""
         return "lose" if seen.is_send and self.loses(_message_id(seen.body)) else "forward"
-
-
-class LosingInner(httpx.AsyncBaseTransport):
-    """httpx's own transport, but the answer of a send the schedule loses is lost once read.
-
-    The agent did the work and answered in full; the door sees the connection break.
-    """
-
-    def __init__(self, schedule: Schedule) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.schedule = schedule
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Forward; lose the answer when the schedule says so."""
-        response = await self.inner.handle_async_request(request)
-        if operation_of(request) in WORK_OPERATIONS and self.schedule.loses(
-            _message_id(request.content)
-        ):
-            await response.aread()
-            await response.aclose()
-            raise httpx.ReadError("the answer was lost after the agent did the work")
-        return response
-
-    async def aclose(self) -> None:
-        """Close httpx's transport."""
-        await self.inner.aclose()
 
 
 # --- what a caller got ------------------------------------------------------------------------
@@ -572,7 +546,7 @@ async def _scheduled(
     """``sends`` sends through ``door``, answers lost by ``schedule``; bytes read per send.
 
     Fills ``row``. The ``guard_client`` door goes through a `LossyProxy`; the
-    ``AsyncGuardTransport`` door over a `LosingInner` (so that the card it reads is believed).
+    ``AsyncGuardTransport`` door over a `LosingTransport` (so that the card it reads is believed).
     """
     guard = Guard(sleep=_no_sleep)
     sent: list[str] = []
@@ -582,7 +556,7 @@ async def _scheduled(
             proxy = stack.enter_context(LossyProxy(peer.http_target, schedule.plan))
             meter, via = Meter(), proxy.url
         else:
-            meter, via = Meter(LosingInner(schedule)), None
+            meter, via = Meter(LosingTransport(schedule.plan)), None
         started = time.perf_counter()
         async with _door(door, peer, guard, meter, via=via) as send:
             for index in range(sends):

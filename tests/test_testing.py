@@ -342,3 +342,42 @@ def test_error_response_rejects_an_unknown_binding() -> None:
     """An unknown binding name is a ValueError naming the known ones."""
     with pytest.raises(ValueError, match="jsonrpc"):
         error_response(Reason.TASK_NOT_FOUND, binding="grpc-web")
+
+
+def test_losing_transport_forwards_loses_and_drops_by_its_plan() -> None:
+    """Forward passes; lose sends, reads and throws the answer; drop sends nothing."""
+    from a2a_client_errors.testing.lossy import LosingTransport
+
+    reached: list[str] = []
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        reached.append(request.url.path)
+        return httpx.Response(200, json={"ok": True})
+
+    actions = iter(["forward", "lose", "drop"])
+    losing = LosingTransport(lambda seen: next(actions), inner=httpx.MockTransport(agent))
+    with httpx.Client(transport=losing) as client:
+        assert client.get("http://agent.test/a").json() == {"ok": True}
+        with pytest.raises(httpx.ReadError):
+            client.get("http://agent.test/b")
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.get("http://agent.test/c")
+    assert reached == ["/a", "/b"]  # the dropped request never reached the agent
+    assert losing.counts == {"forward": 1, "lose": 1, "drop": 1}
+    assert [seen.path for seen in losing.seen] == ["/a", "/b", "/c"]
+
+
+async def test_losing_transport_async_loses_a_send_by_lose_sends() -> None:
+    """The async side, with lose_sends: the first send's answer is lost once."""
+    from a2a_client_errors.testing.lossy import LosingTransport, lose_sends
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"ok": True})
+
+    losing = LosingTransport(lose_sends(1), ainner=httpx.MockTransport(agent))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}
+    async with httpx.AsyncClient(transport=losing) as client:
+        with pytest.raises(httpx.ReadError):
+            await client.post("http://agent.test/", json=body)
+        assert (await client.post("http://agent.test/", json=body)).json() == {"ok": True}
+    assert losing.counts == {"lose": 1, "forward": 1}

@@ -42,7 +42,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LossyProxy", "Plan", "Seen", "forward_all", "lose_sends", "lose_share"]
+import httpx
+
+__all__ = [
+    "LosingTransport",
+    "LossyProxy",
+    "Plan",
+    "Seen",
+    "forward_all",
+    "lose_sends",
+    "lose_share",
+]
 
 _HEAD_LIMIT = 64 * 1024
 
@@ -283,3 +293,77 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
             return bytes(body)
         body += await reader.readexactly(size)
         await reader.readexactly(2)
+
+
+class LosingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An httpx transport that loses answers by a plan, as `LossyProxy` does, with no proxy.
+
+    Put it under a client (or under a `GuardTransport`) in front of a real agent: for each
+    request the plan says ``forward``; ``lose``: the request goes to the agent, its answer is
+    read in full and thrown away, and the client sees `httpx.ReadError` (the agent did the
+    work); ``drop``: nothing is sent, and the client sees `httpx.RemoteProtocolError` (a
+    connection closed without an answer: as unknown to the client as a lost answer). Its
+    requests keep their own URL, so an agent's card read through it is believed.
+
+    Args:
+        plan: what to do with each request (`Seen`).
+        inner: the sync transport that sends (default: httpx's own).
+        ainner: the async transport that sends (default: httpx's own).
+
+    Attributes:
+        seen: every request the plan was asked about.
+        counts: how many times each action was taken.
+    """
+
+    def __init__(
+        self,
+        plan: Plan = forward_all,
+        *,
+        inner: httpx.BaseTransport | None = None,
+        ainner: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.plan = plan
+        self.inner = inner or httpx.HTTPTransport()
+        self.ainner = ainner or httpx.AsyncHTTPTransport()
+        self.seen: list[Seen] = []
+        self.counts: Counter[str] = Counter()
+
+    def _action(self, request: httpx.Request) -> str:
+        body = request.content if isinstance(request.stream, httpx.ByteStream) else b""
+        seen = Seen(request.method, request.url.path, body)
+        self.seen.append(seen)
+        action = self.plan(seen)
+        self.counts[action] += 1
+        if action == "drop":
+            msg = "dropped before it reached the agent"
+            raise httpx.RemoteProtocolError(msg, request=request)
+        return action
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` (sync), or lose or drop it by the plan."""
+        action = self._action(request)
+        response = self.inner.handle_request(request)
+        if action == "lose":
+            response.read()
+            response.close()
+            raise httpx.ReadError("the answer was lost after the agent did the work")
+        return response
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` (async), or lose or drop it by the plan."""
+        action = self._action(request)
+        response = await self.ainner.handle_async_request(request)
+        if action == "lose":
+            await response.aread()
+            await response.aclose()
+            raise httpx.ReadError("the answer was lost after the agent did the work")
+        return response
+
+    def close(self) -> None:
+        """Close the sync transport."""
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        """Close both transports."""
+        self.inner.close()
+        await self.ainner.aclose()

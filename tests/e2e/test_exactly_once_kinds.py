@@ -41,7 +41,7 @@ from a2a_client_errors.testing.dialects import (
     TRIMMED_HISTORY,
     Dialect,
 )
-from a2a_client_errors.testing.lossy import LossyProxy
+from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.e2e.lossy import VERSION, Unknowns, is_send, script, send_request
 from tests.e2e.sdk import sdk_client
@@ -250,31 +250,6 @@ async def test_a_look_up_over_another_interface_with_its_own_store_proves_nothin
     assert hook.resolutions == [UNRESOLVED]
 
 
-class LosingInner(httpx.AsyncBaseTransport):
-    """httpx's own transport, but the answer of the first ``lose`` sends is lost once read.
-
-    The agent did the work and answered in full; the client sees the connection break.
-    """
-
-    def __init__(self, lose: int) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.lose = lose
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Forward; lose the answer of a send while ``lose`` lasts."""
-        response = await self.inner.handle_async_request(request)
-        if self.lose and b'"SendMessage"' in request.content:
-            self.lose -= 1
-            await response.aread()
-            await response.aclose()
-            raise httpx.ReadError("the answer was lost after the agent did the work")
-        return response
-
-    async def aclose(self) -> None:
-        """Close httpx's transport."""
-        await self.inner.aclose()
-
-
 async def test_the_httpx_transport_door_keeps_one_run_per_send(
     kind: tuple[str, EmbeddedPeer],
 ) -> None:
@@ -283,7 +258,7 @@ async def test_the_httpx_transport_door_keeps_one_run_per_send(
     _, _, expected = KINDS[name]
     hook = Unknowns()
     guard = Guard(sleep=lambda _: None, hooks=[hook])
-    transport = AsyncGuardTransport(guard, LosingInner(SENDS), raise_failures=True)
+    transport = AsyncGuardTransport(guard, LosingTransport(lose_sends(SENDS)), raise_failures=True)
     sent: list[str] = []
     async with httpx.AsyncClient(transport=transport, headers=VERSION, timeout=10) as http:
         for index in range(SENDS):

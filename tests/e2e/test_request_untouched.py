@@ -26,7 +26,7 @@ from a2a_client_errors import (
     OutcomeUnknown,
 )
 from a2a_client_errors.integrations.grpc import GuardInterceptor
-from a2a_client_errors.testing.lossy import LossyProxy
+from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, lose_sends
 from tests.e2e.lossy import VERSION, is_send, script
 from tests.e2e.sdk import BINDINGS, sdk_client
 
@@ -107,48 +107,6 @@ def _raw(request: httpx.Request) -> tuple[Any, ...]:
     )
 
 
-class LoseFirstSend(httpx.AsyncBaseTransport, httpx.BaseTransport):
-    """httpx's transports, the first send's answer lost after the agent did the work."""
-
-    def __init__(self) -> None:
-        self.sync = httpx.HTTPTransport()
-        self.async_ = httpx.AsyncHTTPTransport()
-        self.lost = False
-
-    def _lose(self, request: httpx.Request) -> bool:
-        if self.lost or b'"SendMessage"' not in request.content:
-            return False
-        self.lost = True
-        return True
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Forward (sync)."""
-        response = self.sync.handle_request(request)
-        if self._lose(request):
-            response.read()
-            response.close()
-            raise httpx.ReadError("lost")
-        return response
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Forward (async)."""
-        response = await self.async_.handle_async_request(request)
-        if self._lose(request):
-            await response.aread()
-            await response.aclose()
-            raise httpx.ReadError("lost")
-        return response
-
-    def close(self) -> None:
-        """Close both."""
-        self.sync.close()
-
-    async def aclose(self) -> None:
-        """Close both."""
-        self.sync.close()
-        await self.async_.aclose()
-
-
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("non_blocking", [False, True], ids=["blocking", "non-blocking"])
 async def test_the_httpx_transports_never_change_the_request(
@@ -180,7 +138,7 @@ async def test_the_httpx_transports_never_change_the_request(
         extensions={"timeout": {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}},
     )
     before = _raw(request)
-    inner = LoseFirstSend()
+    inner = LosingTransport(lose_sends(1))
     if mode == "sync":
         answer = GuardTransport(guard, inner).handle_request(request)
         answer.read()
@@ -189,7 +147,7 @@ async def test_the_httpx_transports_never_change_the_request(
         await answer.aread()
     await inner.aclose()
     assert answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert inner.lost
+    assert inner.counts["lose"] == 1
     assert _raw(request) == before
 
 
