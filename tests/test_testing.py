@@ -24,6 +24,7 @@ from a2a_client_errors.testing import (
     set_testing,
     status_error,
 )
+from a2a_client_errors.testing.lossy import LosingTransport, lose_sends
 
 ALL_REASONS = list(Reason)
 A2A_REASONS = [r for r in Reason if r.is_a2a]
@@ -346,8 +347,6 @@ def test_error_response_rejects_an_unknown_binding() -> None:
 
 def test_losing_transport_forwards_loses_and_drops_by_its_plan() -> None:
     """Forward passes; lose sends, reads and throws the answer; drop sends nothing."""
-    from a2a_client_errors.testing.lossy import LosingTransport
-
     reached: list[str] = []
 
     def agent(request: httpx.Request) -> httpx.Response:
@@ -369,7 +368,6 @@ def test_losing_transport_forwards_loses_and_drops_by_its_plan() -> None:
 
 async def test_losing_transport_async_loses_a_send_by_lose_sends() -> None:
     """The async side, with lose_sends: the first send's answer is lost once."""
-    from a2a_client_errors.testing.lossy import LosingTransport, lose_sends
 
     def agent(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"ok": True})
