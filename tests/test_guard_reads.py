@@ -13,14 +13,13 @@ import httpx
 import pytest
 
 from a2a_client_errors.failures import OutcomeUnknown
-from a2a_client_errors.guard import CallShape, Guard, UnknownOutcomeEvent
+from a2a_client_errors.guard import CallShape, Guard
 from a2a_client_errors.lookup import (
     CardQuery,
     ExactlyOnce,
     GetTaskQuery,
     ListTasksQuery,
     ReadFailedError,
-    Resolution,
     SentMessage,
     TaskPage,
     TaskView,
@@ -33,18 +32,6 @@ from a2a_client_errors.testing import FakeClock, RecordingHook
 
 MID = "m-1"
 REFUSED = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}}
-
-
-class Hook(RecordingHook):
-    """RecordingHook that keeps unknown outcomes too."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.unknowns: list[UnknownOutcomeEvent] = []
-
-    def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
-        """Keep an unknown outcome."""
-        self.unknowns.append(event)
 
 
 def task(task_id: str, *history: tuple[str, bool], settled: bool = True) -> dict[str, Any]:
@@ -223,11 +210,11 @@ async def test_not_there_elsewhere_is_not_proof(mode: str, clock: FakeClock) -> 
 @MODES
 async def test_not_there_where_it_went_is_resent(mode: str, clock: FakeClock) -> None:
     """Absence proven on the interface the message went to: the same call goes again."""
-    hook = Hook()
+    hook = RecordingHook()
     reader = make(mode, page(task("t-9", ("other", True))))
     peer = Peer(httpx.ReadError("reset"), "resent")
     assert await call(mode, guard(clock, hooks=[hook]), peer, reader) == "resent"
-    assert [e.resolution for e in hook.unknowns] == [Resolution.RESENT]
+    assert hook.resolutions == ["resent"]
 
 
 @MODES
@@ -250,14 +237,14 @@ async def test_an_agent_advertising_deduplication_is_resent_at_once(
     mode: str, clock: FakeClock
 ) -> None:
     """An agent known to deduplicate (its card says so) is resent without a look-up."""
-    hook = Hook()
+    hook = RecordingHook()
     g = guard(clock, hooks=[hook])
     g.facts("agent").deduplicates = True
     reader = make(mode, page())
     peer = Peer(httpx.ReadError("reset"), "resent")
     assert await call(mode, g, peer, reader, peer="agent") == "resent"
     assert reader.asked == []
-    assert [e.resolution for e in hook.unknowns] == [Resolution.DEDUPLICATING]
+    assert hook.resolutions == ["deduplicating"]
 
 
 @MODES
@@ -357,13 +344,13 @@ async def test_a_card_advertising_deduplication_resends_without_a_search(
     mode: str, clock: FakeClock
 ) -> None:
     """The look-up reads the agent's card first: deduplicating, it resends, nothing searched."""
-    hook = Hook()
+    hook = RecordingHook()
     g = guard(clock, hooks=[hook])
     reader = make(mode, page(), card=CARD)
     peer = Peer(httpx.ReadError("reset"), "resent")
     assert await call(mode, g, peer, reader, peer="agent") == "resent"
     assert (reader.cards, reader.asked) == (1, [])
-    assert [e.resolution for e in hook.unknowns] == [Resolution.DEDUPLICATING]
+    assert hook.resolutions == ["deduplicating"]
     assert g.facts("agent").deduplicates
 
 
@@ -383,9 +370,9 @@ async def test_a_deduplicating_agent_out_of_attempts_is_searched(
     mode: str, clock: FakeClock
 ) -> None:
     """Its card says it deduplicates, but no attempt is left: the search finds the task."""
-    hook = Hook()
+    hook = RecordingHook()
     g = guard(clock, hooks=[hook], max_attempts=1)
     reader = make(mode, page(task("t-1", (MID, True))), card=CARD)
     assert await call(mode, g, Peer(), reader, peer="agent") == "answer of t-1"
-    assert [e.resolution for e in hook.unknowns] == [Resolution.FOUND]
+    assert hook.resolutions == ["found"]
     assert g.facts("agent").deduplicates
