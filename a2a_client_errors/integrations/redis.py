@@ -41,23 +41,27 @@ Many retries at once
     lease; ``refund`` returns the token of a retry paid for and never sent.
 
 When Redis is slow or down
-    No call ever raises for Redis, nor waits for it more than ``timeout`` seconds once its
-    command has started (a sync client's commands run in one worker thread, and the time
-    one waits there behind busy threads of this process is not Redis's; an asyncio client's
-    run in a task that the waiting spends time). A command that fails or times out trips a
-    breaker: for ``retry_interval`` seconds nothing is sent, and the peer's budget decides
-    locally. With ``fail_open=True`` (the default) a local `RetryBudget` of
-    ``fallback_capacity`` tokens per peer and process decides (the fleet retries at most
-    ``processes * fallback_capacity`` meanwhile); with ``fail_open=False`` every retry is
-    refused (first attempts still go). The Guard's hooks are told both ways
-    (`Hook.on_budget_fallback`), and a warning is logged.
-    After the breaker's interval the next exchange probes Redis; when it answers, the
-    fleet bucket decides again. Every failure errs toward fewer retries: credits that may not
-    have arrived are dropped, and tokens a lost answer granted stay spent.
+    No call ever raises for Redis. Redis has ``timeout`` seconds to answer a command, timed by what
+    Redis did, not by when this process got around to reading the answer (a healthy Redis is
+    never taken for a broken one because the process is busy): a sync client's commands run in
+    one worker thread, timed by the client's socket timeout, which the operating system
+    measures; an asyncio client's commands have ``timeout`` seconds of the event loop's
+    attention, its own lag left out. A call waits longer than ``timeout`` only while this
+    process is too busy to read an answer, and never more than ``max(1, 20 * timeout)`` seconds.
+    A command that fails or times out trips a breaker: for ``retry_interval`` seconds nothing is
+    sent, and the peer's budget decides locally. With ``fail_open=True`` (the default) a local
+    `RetryBudget` of ``fallback_capacity`` tokens per peer and process decides (the fleet
+    retries at most ``processes * fallback_capacity`` meanwhile); with ``fail_open=False`` every
+    retry is refused (first attempts still go). The Guard's hooks are told both ways
+    (`Hook.on_budget_fallback`), and a warning is logged. After the breaker's interval the next
+    exchange probes Redis; when it answers, the fleet bucket decides again, for every peer at
+    once: each peer deciding locally sends what it holds and reads the fleet bucket in the
+    background, so its view is the fleet's. Every failure errs toward fewer retries: credits
+    that may not have arrived are dropped, and tokens a lost answer granted stay spent.
 
 Sync and async
-    A sync client (``redis.Redis``) serves `Guard.call` and `GuardTransport`: a retry whose
-    lease is spent waits (at most ``timeout``) for the worker thread. ``Guard.acall`` and
+    A sync client (``redis.Redis``) serves `Guard.call` and `GuardTransport`: a retry whose lease is
+    spent waits for the worker thread (for Redis's ``timeout``, as above). ``Guard.acall`` and
     `AsyncGuardTransport` await ``atry_spend``, so they never block the event loop, with either
     client. An asyncio client (``redis.asyncio.Redis``) serves async code only: from sync code
     (no running event loop) its budget decides locally and says so.
@@ -82,6 +86,13 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors._redis_time import (
+    await_answer,
+    patience,
+    reads_bounded,
+    run_bounded,
+    wait,
+)
 from a2a_client_errors.breaker import (
     Admission,
     BreakerFallback,
@@ -169,17 +180,17 @@ class _Flight:
     from one exchange to the next); when it lands, the oldest of them, as many as the grant
     covers, are ``paid``: a token is reserved for each, and the rest of the grant goes to the
     lease. A spend that an exchange did not serve is older than any that came after, so the
-    next exchange, which asks for every spend waiting, serves it. It lands once:
-    with the reply, or with why there is none (a failure, or ``timeout`` passed since its
-    command started: ``ends_at``, by ``time.monotonic``; infinite while it waits in this
-    process's own queue, which is not Redis's time).
+    next exchange, which asks for every spend waiting, serves it. It lands once: with the
+    reply, however late this process reads it, or with why there is none (a failure, or no
+    answer in Redis's time, as `a2a_client_errors._redis_time` tells it; ``started`` once
+    its command has left this process's own queue).
     """
 
-    __slots__ = ("cause", "done", "ends_at", "job", "landed", "op", "paid", "reply", "seats")
+    __slots__ = ("cause", "done", "job", "landed", "op", "paid", "reply", "seats", "started")
 
     def __init__(self, op: _Op) -> None:
         self.op = op
-        self.ends_at = math.inf
+        self.started = False
         self.done: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.job: concurrent.futures.Future[Any] | asyncio.Task[Any] | None = None
         self.landed = False
@@ -264,7 +275,9 @@ class RedisRetryBudget:
 
     Args:
         client: a redis-py client, ``redis.Redis`` or ``redis.asyncio.Redis`` (or a cluster
-            client). Give it short socket timeouts; `from_url` makes one so.
+            client). Give a sync client a socket timeout of ``timeout``: it is what times its
+            commands. Give an asyncio client long ones, or none: the budget times its
+            commands. `from_url` makes either so.
         prefix: the key prefix, one per fleet that shares budgets (deployments with different
             settings need different prefixes).
         capacity: the most tokens a peer's fleet bucket holds, and its starting fill.
@@ -278,8 +291,10 @@ class RedisRetryBudget:
             refused process asks the fleet bucket again, and a full bucket is read again.
         idle_ttl: seconds after which a peer's key expires when nobody uses it (and this
             process forgets the peer, its lease and credits sent back).
-        timeout: the most seconds a call waits for Redis before it decides locally.
+        timeout: the most seconds Redis may take to answer before a call decides locally
+            (Redis's time: not this process's own lag; see "When Redis is slow or down").
         retry_interval: seconds Redis is left alone after a failure, before it is probed.
+            When it answers again, every peer deciding locally is reconciled at once.
         fail_open: while Redis cannot be reached, a local bucket grants retries (True), or
             every retry is refused (False).
         fallback_capacity: the local bucket's capacity, per peer and process (default: one
@@ -309,7 +324,7 @@ class RedisRetryBudget:
         sync_interval: float = 1.0,
         idle_ttl: float = 600.0,
         timeout: float = 0.05,
-        retry_interval: float = 1.0,
+        retry_interval: float = 0.5,
         fail_open: bool = True,
         fallback_capacity: float | None = None,
         clock: Callable[[], float] | None = None,
@@ -372,6 +387,8 @@ class RedisRetryBudget:
         self._down_until = -math.inf
         self._cause: str | None = None
         self._stalled = False
+        self._lost = False  # Redis failed since it last answered
+        self._bounded = not self.is_async and reads_bounded(client)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
@@ -385,14 +402,16 @@ class RedisRetryBudget:
     ) -> RedisRetryBudget:
         """A budget on a new client for ``url`` (``redis://host:6379/0``), set up for budgets.
 
-        The client's socket timeouts are ``timeout`` and it does not retry by itself (redis-py
-        retries ten times by default: a budget would rather decide locally at once).
+        A sync client's socket timeouts are ``timeout`` (they time Redis); an asyncio
+        client's are ``max(1, 20 * timeout)`` (they would time the event loop: the budget
+        times its commands). It does not retry by itself (redis-py retries ten times by
+        default: a budget would rather decide locally at once).
 
         Args:
             url: the Redis URL.
             async_client: make a ``redis.asyncio.Redis`` (for ``Guard.acall``) instead of a
                 ``redis.Redis``.
-            timeout: the budget's ``timeout``, and the client's socket timeouts.
+            timeout: the budget's ``timeout``.
             options: the other settings of `RedisRetryBudget`.
 
         """
@@ -407,10 +426,10 @@ class RedisRetryBudget:
                 "RedisRetryBudget.from_url needs redis: pip install 'a2a-client-errors[redis]'",
                 name=exc.name,
             ) from exc
-        settings: dict[str, Any] = {
-            "socket_timeout": timeout,
-            "socket_connect_timeout": timeout,
-        }
+        # A sync client's socket timeouts time Redis (the OS measures them); an asyncio
+        # client's would time the event loop, so the budget times its commands instead.
+        bound = patience(timeout) if async_client else timeout
+        settings: dict[str, Any] = {"socket_timeout": bound, "socket_connect_timeout": bound}
         client: Any
         if async_client:
             client = redis.asyncio.Redis.from_url(
@@ -501,8 +520,25 @@ class RedisRetryBudget:
 
     def _trip(self, cause: str) -> None:
         """Leave Redis alone for ``retry_interval`` seconds."""
-        self._cause = cause
-        self._down_until = self.clock() + self.retry_interval
+        with self._lock:
+            self._cause = cause
+            self._down_until = self.clock() + self.retry_interval
+            self._lost = True
+
+    def _heard(self) -> None:
+        """Redis answered: after an outage, every peer deciding locally is reconciled now.
+
+        Each sends what it holds and reads the fleet bucket, in the background, so its
+        decisions and its view are the fleet's again without waiting for its next retry.
+        """
+        with self._lock:
+            if not self._lost:
+                return
+            self._lost = False
+        for budget in self._peers.values():
+            op = budget._rejoin_op()
+            if op is not None:
+                self._background(budget, op)
 
     def _run(self, key: str, op: _Op) -> tuple[_Reply | None, str | None]:
         """Run ``op`` on a sync client, waiting at most ``timeout``: the reply, or why none."""
@@ -512,32 +548,28 @@ class RedisRetryBudget:
             return None, "TimeoutError"  # the worker is still stuck on an earlier command
         args = self._args(op)
         future = self._worker.submit(lambda: self._script(keys=[key], args=args))
-        try:
-            return _reply(future.result(self.timeout)), None
-        except concurrent.futures.TimeoutError:
+        if not wait(future, self.timeout, bounded=self._bounded, begun=_begun(future)):
             self._stall(future)
             return None, "TimeoutError"
-        except Exception as exc:  # any failure of Redis or of the client: decide locally
-            return None, type(exc).__name__
+        return _outcome(future)
 
     async def _arun(self, key: str, op: _Op) -> tuple[_Reply | None, str | None]:
         """Run ``op`` without blocking the event loop, for at most ``timeout`` seconds."""
         args = self._args(op)
+        if not self.is_async:
+            if self._stalled:
+                return None, "TimeoutError"
+            future = self._worker.submit(lambda: self._script(keys=[key], args=args))
+            landed = asyncio.wrap_future(future)
+            if not await await_answer(
+                landed, self.timeout, bounded=self._bounded, begun=_begun(future)
+            ):
+                self._stall(future)
+                return None, "TimeoutError"
+            return _outcome(future)
         try:
-            if self.is_async:
-                raw = await asyncio.wait_for(self._script(keys=[key], args=args), self.timeout)
-            else:
-                if self._stalled:
-                    return None, "TimeoutError"
-                future = self._worker.submit(lambda: self._script(keys=[key], args=args))
-                try:
-                    raw = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-                except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
-                    self._stall(future)
-                    raise
+            raw = await run_bounded(lambda: self._script(keys=[key], args=args), self.timeout)
             return _reply(raw), None
-        except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
-            return None, "TimeoutError"
         except Exception as exc:  # any failure of Redis or of the client: decide locally
             return None, type(exc).__name__
 
@@ -588,8 +620,13 @@ class RedisRetryBudget:
             except RuntimeError:
                 budget._land(flight, None, _SYNC_USE)
                 return
-            flight.ends_at = time.monotonic() + self.timeout
-            task = loop.create_task(self._script(keys=[budget.key], args=args))
+            script = self._script
+
+            async def command() -> Any:
+                flight.started = True  # Redis's time starts now
+                return await script(keys=[budget.key], args=args)
+
+            task = loop.create_task(command())
             flight.job = task
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -598,10 +635,10 @@ class RedisRetryBudget:
         if self._stalled:
             budget._land(flight, None, "TimeoutError")  # the worker is stuck on an earlier command
             return
-        timeout, script = self.timeout, self._script
+        script = self._script
 
         def run() -> Any:
-            flight.ends_at = time.monotonic() + timeout  # Redis's time starts now
+            flight.started = True  # Redis's time starts now
             return script(keys=[budget.key], args=args)
 
         job = self._worker.submit(run)
@@ -618,27 +655,19 @@ class RedisRetryBudget:
         budget._land(flight, None, "TimeoutError")
 
     def _wait(self, budget: RedisPeerBudget, flight: _Flight) -> None:
-        """Wait until ``flight`` lands: at most ``timeout`` once its command has started."""
-        done = flight.done
-        while not done.done():
-            now = time.monotonic()
-            if now >= flight.ends_at:
-                self._expire(budget, flight)
-                return
-            with contextlib.suppress(concurrent.futures.TimeoutError):
-                done.result(min(flight.ends_at - now, self.timeout))
+        """Wait until ``flight`` lands, or Redis did not answer in its own time."""
+        if not wait(flight.done, self.timeout, bounded=self._bounded, begun=lambda: flight.started):
+            self._expire(budget, flight)
 
     async def _await(self, budget: RedisPeerBudget, flight: _Flight) -> None:
         """`_wait`, never blocking the event loop."""
-        done = flight.done
-        while not done.done():
-            now = time.monotonic()
-            if now >= flight.ends_at:
-                self._expire(budget, flight)
-                return
-            landed = asyncio.shield(asyncio.wrap_future(done))
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(landed, min(flight.ends_at - now, self.timeout))
+        if not await await_answer(
+            asyncio.wrap_future(flight.done),
+            self.timeout,
+            bounded=self._bounded,
+            begun=lambda: flight.started,
+        ):
+            self._expire(budget, flight)
 
     # --- shutting down ----------------------------------------------------------------------
 
@@ -708,6 +737,11 @@ def _task_outcome(task: asyncio.Task[Any]) -> tuple[_Reply | None, str | None]:
         return _reply(task.result()), None
     except Exception as error:
         return None, type(error).__name__
+
+
+def _begun(future: concurrent.futures.Future[Any]) -> Callable[[], bool]:
+    """Whether the worker has started ``future``'s command (it may wait behind others)."""
+    return lambda: future.running() or future.done()
 
 
 def _outcome(future: concurrent.futures.Future[Any]) -> tuple[_Reply | None, str | None]:
@@ -968,8 +1002,6 @@ class RedisPeerBudget:
 
     def _land(self, flight: _Flight, reply: _Reply | None, cause: str | None) -> None:
         """Take in ``flight``'s reply (or its failure), once; wake the spends that wait for it."""
-        if reply is not None and time.monotonic() > flight.ends_at:
-            reply, cause = None, "TimeoutError"  # too late: its spends decided without it
         store = self._store
         with self._lock:
             if flight.landed:
@@ -986,6 +1018,8 @@ class RedisPeerBudget:
         if notice is not None:  # told before the spends wake: they decide on what it says
             store._notify(notice)
         flight.done.set_result(None)
+        if reply is not None:
+            store._heard()
 
     def _flush_op(self, now: float) -> _Op | None:
         """The exchange that sends pending credits, when one is due (under the lock)."""
@@ -1011,6 +1045,16 @@ class RedisPeerBudget:
             self._pending_at = min(
                 now if self._pending_at is None else self._pending_at, self._lease_at
             )
+
+    def _rejoin_op(self) -> _Op | None:
+        """The exchange that takes this peer back to the fleet bucket, if it decides locally."""
+        with self._lock:
+            if self._state is not BudgetState.LOCAL or self._flushing or self._flight is not None:
+                return None
+            self._flushing = True
+            op = _Op(credit=self._pending, want=0.0)
+            self._pending, self._pending_at = 0.0, None
+            return op
 
     def _handover(self) -> _Op | None:
         """Everything held locally, to send now (for `RedisRetryBudget.flush`)."""
@@ -1059,6 +1103,8 @@ class RedisPeerBudget:
             notice = self._take_in(reply, cause)
         if notice is not None:
             store._notify(notice)
+        if reply is not None:
+            store._heard()
 
     def _take_in(self, reply: _Reply | None, cause: str | None) -> BudgetFallback | None:
         """An exchange's reply (or failure) into the state; the notice to send (under the lock)."""
@@ -1151,7 +1197,8 @@ class RedisCircuitBreaker:
     that succeeds deletes the key: the fleet closes, and a process that reads the key gone
     before its expiry closes its held breaker without a probe of its own.
 
-    When Redis is slow or down, nothing raises and no call waits more than ``timeout``: for
+    When Redis is slow or down, nothing raises, and no call waits for Redis more than
+    ``timeout`` of Redis's time (its answers are timed as the module docstring says): for
     ``retry_interval`` seconds the local breaker alone decides, and the Guard's hooks are told
     (`Hook.on_breaker_fallback`, state ``local``, then ``shared`` when Redis answers again),
     as for `RedisRetryBudget`. Sync code never waits for Redis at all: the key is read in the
@@ -1166,7 +1213,7 @@ class RedisCircuitBreaker:
         client: a redis-py client (``redis.Redis`` or ``redis.asyncio.Redis``).
         prefix: the key prefix, one per fleet.
         sync_interval: the most seconds a reading of the fleet's state is used for.
-        timeout: the most seconds a call waits for Redis.
+        timeout: the most seconds Redis may take to answer (its time, not this process's lag).
         retry_interval: seconds Redis is left alone after a failure.
         settings: the local breakers' settings (`CircuitBreaker`'s arguments: ``failure_ratio``,
             ``min_calls``, ``window``, ``cooldown``, ``max_cooldown``, ``jitter``, ``idle``,
@@ -1204,6 +1251,7 @@ class RedisCircuitBreaker:
         self.timeout = float(timeout)
         self.retry_interval = float(retry_interval)
         self.is_async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
+        self._bounded = not self.is_async and reads_bounded(client)
         self._script = register_script(BREAKER_SCRIPT)
         self._worker = _Worker()
         weakref.finalize(self, self._worker.stop)
@@ -1382,19 +1430,23 @@ class RedisCircuitBreaker:
         """One exchange, never waiting more than ``timeout``: the ms left open, or None."""
         if self.clock() < self._down_until:
             return None
+        key = self.prefix + peer
         try:
             if self.is_async:
-                raw = await asyncio.wait_for(
-                    self._script(keys=[self.prefix + peer], args=[op, ms]), self.timeout
+                raw = await run_bounded(
+                    lambda: self._script(keys=[key], args=[op, ms]), self.timeout
                 )
             else:
-                future = self._worker.submit(
-                    lambda: self._script(keys=[self.prefix + peer], args=[op, ms])
-                )
-                raw = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
-        except (asyncio.TimeoutError, concurrent.futures.TimeoutError):
-            self._failed(peer, "TimeoutError")
-            return None
+                future = self._worker.submit(lambda: self._script(keys=[key], args=[op, ms]))
+                if not await await_answer(
+                    asyncio.wrap_future(future),
+                    self.timeout,
+                    bounded=self._bounded,
+                    begun=_begun(future),
+                ):
+                    future.cancel()
+                    raise TimeoutError  # told as every other failure below
+                raw = future.result()
         except Exception as exc:  # any failure of Redis or of the client: decide locally
             self._failed(peer, type(exc).__name__)
             return None

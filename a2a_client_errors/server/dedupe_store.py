@@ -45,6 +45,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
+from a2a_client_errors._redis_time import patience, run_bounded
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -444,7 +446,9 @@ class RedisDedupeStore:
     Message answer in base64, when kept) replaces it with the ttl. Records hold ids only:
     every replica must read tasks from one shared task store.
 
-    Every command is bounded by ``timeout``. When Redis refuses a write (an error answer: a
+    Every command is bounded by ``timeout`` of Redis's time: the event loop's own lag (a
+    blocked or busy loop reading the answer late) does not count, up to a patience of
+    ``max(1, 20 * timeout)`` seconds in all. When Redis refuses a write (an error answer: a
     full Redis under ``maxmemory`` with ``noeviction``, a read-only replica), the refusal is
     counted in `refusals` and logged at WARNING, every time; when a command fails or times
     out, it is counted in `failures`, and a WARNING says so at most once per
@@ -510,7 +514,9 @@ class RedisDedupeStore:
 
         Args:
             url: the Redis URL.
-            timeout: the store's ``timeout`` and the client's socket timeouts.
+            timeout: the store's ``timeout``. The client's socket timeouts are its patience
+                (``max(1, 20 * timeout)``): an asyncio client's would time the event loop, so
+                the store times its commands instead.
             options: the other settings of `RedisDedupeStore`.
 
         Raises:
@@ -528,8 +534,8 @@ class RedisDedupeStore:
         client = redis.asyncio.Redis.from_url(
             url,
             retry=redis.asyncio.retry.Retry(NoBackoff(), 0),
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
+            socket_timeout=patience(timeout),
+            socket_connect_timeout=patience(timeout),
         )
         return cls(client, timeout=timeout, **options)
 
@@ -568,7 +574,7 @@ class RedisDedupeStore:
     async def _command(self, what: str, call: Awaitable[Any]) -> tuple[bool, Any]:
         """Run one command, bounded; (False, None) when it failed or was refused (logged)."""
         try:
-            return True, await asyncio.wait_for(call, self.timeout)
+            return True, await run_bounded(lambda: call, self.timeout)
         except Exception as exc:  # any client or network failure: fail open
             self._fail_open(what, exc)
             return False, None

@@ -1,0 +1,150 @@
+"""How long Redis took to answer: Redis's time, not the time this process took to read it.
+
+A busy process reads an answer late: an event loop running a thousand callers, or blocked by
+a slow callback; a hundred threads taking turns at the interpreter. Timing Redis by when its
+answer is read takes a healthy Redis for a broken one exactly when the load is highest, and
+sends every decision to the local fallback. So a command is timed by what Redis did:
+
+- A sync client's commands run on a worker thread, and the client's own socket timeout
+  bounds each of them: the operating system measures it while the interpreter may be busy
+  elsewhere. Whoever waits for such a command waits for that verdict (`wait`).
+- An asyncio command has ``timeout`` seconds of the loop's attention. A wait that the loop
+  ended more than half a ``timeout`` late (it was blocked or busy: its own lag) does not
+  count, and one that ends on time gives the loop `PASSES` more passes to deliver an answer
+  that came meanwhile (redis-py needs three from the socket to the caller) (`await_answer`).
+  A window counts only once the command has begun (it may wait in this process's own queue).
+- Either way, nobody waits more than `patience` in all: a process too busy to read an answer
+  for that long decides without it.
+
+Shared by the fleet's retry budget and circuit breaker and by the deduplication store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import time
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+__all__ = ["PASSES", "await_answer", "patience", "reads_bounded", "run_bounded", "wait"]
+
+T = TypeVar("T")
+
+PASSES: Final = 8
+"""Loop passes given, once a window ends on time, to an answer that already came."""
+
+
+def patience(timeout: float) -> float:
+    """The most seconds anyone waits for one command, however busy the process: 1 s at least."""
+    return max(1.0, 20.0 * timeout)
+
+
+def _begun() -> bool:
+    return True
+
+
+def reads_bounded(client: object) -> bool:
+    """Whether a redis-py client bounds its own reads (a finite socket timeout is set)."""
+    pool = getattr(client, "connection_pool", None)
+    settings = getattr(pool, "connection_kwargs", None)
+    if not isinstance(settings, dict):
+        return False
+    value = settings.get("socket_timeout")
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf
+
+
+def wait(
+    done: concurrent.futures.Future[Any],
+    timeout: float,
+    *,
+    bounded: bool,
+    begun: Callable[[], bool] = _begun,
+) -> bool:
+    """Wait in a thread for ``done``: True when it is done (with a result or an exception).
+
+    ``bounded``: the command's client bounds its reads itself, so its verdict is waited for
+    (at most `patience`). Otherwise ``timeout`` counts from when ``begun`` says the command
+    started, by windows a late wake-up (this process's own lag) does not use up.
+    """
+    clock = time.monotonic
+    give_up = clock() + patience(timeout)
+    if bounded:
+        concurrent.futures.wait((done,), max(0.0, give_up - clock()))
+        return done.done()
+    while not done.done():
+        opened = clock()
+        if opened >= give_up:
+            break
+        window = min(timeout, give_up - opened)
+        counted = begun()
+        concurrent.futures.wait((done,), window)
+        if done.done():
+            return True
+        if counted and clock() - opened - window <= window / 2:
+            return False
+    return done.done()
+
+
+async def await_answer(
+    done: asyncio.Future[Any],
+    timeout: float,
+    *,
+    bounded: bool = False,
+    begun: Callable[[], bool] = _begun,
+) -> bool:
+    """`wait`, on the event loop (never blocking it): True when ``done`` is done.
+
+    ``done`` is never cancelled here. ``bounded``: it stands for a worker thread's command
+    whose client bounds its reads (waited for, at most `patience`).
+    """
+    loop = asyncio.get_running_loop()
+    clock = loop.time
+    give_up = clock() + patience(timeout)
+    if bounded:
+        await asyncio.wait((done,), timeout=max(0.0, give_up - clock()))
+        return done.done()
+    while not done.done():
+        opened = clock()
+        if opened >= give_up:
+            break
+        window = min(timeout, give_up - opened)
+        counted = begun()
+        await asyncio.wait((done,), timeout=window)
+        if done.done():
+            return True
+        if counted and clock() - opened - window <= window / 2:
+            for _ in range(PASSES):
+                await asyncio.sleep(0)
+                if done.done():
+                    return True
+            return False
+    return done.done()
+
+
+async def run_bounded(call: Callable[[], Awaitable[T]], timeout: float) -> T:
+    """Run one asyncio command timed by `await_answer`; `TimeoutError` (it is cancelled) if late.
+
+    ``call`` makes the command's awaitable when the command begins.
+    """
+    started = False
+
+    async def command() -> T:
+        nonlocal started
+        started = True
+        return await call()
+
+    task = asyncio.ensure_future(command())
+    try:
+        answered = await await_answer(task, timeout, begun=lambda: started)
+    except BaseException:
+        task.cancel()
+        raise
+    if not answered:
+        task.cancel()
+        msg = "Redis did not answer in time"
+        raise TimeoutError(msg)
+    return task.result()

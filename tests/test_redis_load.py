@@ -1,0 +1,348 @@
+"""Fleet state under load: a healthy Redis is never taken for a broken one.
+
+Against a real redis-server on 127.0.0.1, with the default ``timeout`` (50 ms). The load is
+made on purpose, so no verdict depends on how busy the machine is: the event loop is
+blocked by a callback of the test's own (60-200 ms, placed after 0 to 13 passes of the loop,
+so before, while and after the command is written), hundreds of callers retry at once, 128
+threads do. Decisions are counted (the local fallback's, and Redis's own count of scripts),
+never timed. Recovery: Redis frozen (SIGSTOP), killed and restarted, or out of memory; the
+budget's clock is injected, so "after the breaker's interval" is a step of the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+import redis
+
+from a2a_client_errors import (
+    BudgetFallback,
+    BudgetState,
+    Guard,
+    RedisCircuitBreaker,
+    RedisRetryBudget,
+)
+from a2a_client_errors.integrations.redis import RedisPeerBudget
+from a2a_client_errors.server import RedisDedupeStore
+from a2a_client_errors.testing import FakeClock
+from tests.redis_server import (  # noqa: F401 (the fixtures)
+    redis_server_fixture,
+    shared_redis_fixture,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from a2a_client_errors.breaker import BreakerFallback
+    from tests.redis_server import RedisServer
+
+PEER = "http://agent.example:80"
+PASSES = (0, 1, 2, 3, 5, 8, 13)
+
+
+@pytest.fixture(name="prefix")
+def prefix_fixture() -> str:
+    """Keys of this test's own on the shared server."""
+    return f"test:{uuid.uuid4().hex}:"
+
+
+@pytest.fixture(name="local")
+def local_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the spends the local fallback decides (every local decision goes through it)."""
+    counted = [0]
+    spend_locally = RedisPeerBudget._spend_locally
+
+    def counting(self: RedisPeerBudget) -> bool:
+        counted[0] += 1
+        return spend_locally(self)
+
+    monkeypatch.setattr(RedisPeerBudget, "_spend_locally", counting)
+    return counted
+
+
+def block_after(passes: int, seconds: float) -> None:
+    """Block the running event loop for ``seconds``, ``passes`` passes of the loop from now."""
+    loop = asyncio.get_running_loop()
+
+    def step(left: int) -> None:
+        if left:
+            loop.call_soon(step, left - 1)
+        else:
+            time.sleep(seconds)  # the lag injected: this process, not Redis, is slow
+
+    loop.call_soon(step, passes)
+
+
+def scripts(admin: redis.Redis) -> int:
+    """How many scripts the server ran, by its own count."""
+    stats = admin.info("commandstats")
+    return sum(
+        int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+        - int(stats.get(f"cmdstat_{name}", {}).get("failed_calls", 0))
+        for name in ("eval", "evalsha")
+    )
+
+
+def flaky() -> Callable[[], httpx.Response]:
+    """A peer that answers 503 once, then 200: each call asks the budget for one retry."""
+    answers = iter([503])
+    body = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    return lambda: httpx.Response(next(answers, 200), json=body)
+
+
+# --- a blocked or busy event loop --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block", [0.06, 0.2])
+@pytest.mark.parametrize("passes", PASSES)
+async def test_a_blocked_loop_is_not_a_slow_redis(
+    shared_redis: RedisServer, prefix: str, local: list[int], block: float, passes: int
+) -> None:
+    """The loop is blocked before, while or after the spend's command is written: shared."""
+    admin = redis.Redis.from_url(shared_redis.url)
+    store = RedisRetryBudget.from_url(
+        shared_redis.url, async_client=True, prefix=prefix, lease=1, capacity=100
+    )
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    budget = store.get(PEER)
+    assert await budget.atry_spend()  # connected
+    before = scripts(admin)
+    block_after(passes, block)
+    assert await budget.atry_spend()
+    assert (local[0], told, budget.state) == (0, [], BudgetState.SHARED)
+    assert scripts(admin) - before == 1
+    assert float(admin.hget(prefix + PEER, "tokens") or 0) == 98.0
+    await store.aclose()
+    await store.client.aclose()
+    admin.close()
+
+
+@pytest.mark.parametrize("callers", [150, 300, 1000])
+async def test_a_healthy_redis_decides_every_retry_of_many_callers_on_a_lagging_loop(
+    shared_redis: RedisServer, prefix: str, local: list[int], callers: int
+) -> None:
+    """Hundreds of retrying calls at once, the loop blocked for 100 ms again and again: shared.
+
+    Concurrent spends share exchanges: Redis runs far fewer scripts than there are retries.
+    """
+    admin = redis.Redis.from_url(shared_redis.url)
+    store = RedisRetryBudget.from_url(
+        shared_redis.url, async_client=True, prefix=prefix, capacity=1e6
+    )
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    guard = Guard(budget=store, sleep=lambda _: None)
+    before = scripts(admin)
+
+    async def call() -> object:
+        peer = flaky()
+
+        async def attempt() -> httpx.Response:
+            await asyncio.sleep(0)
+            return peer()
+
+        return await guard.acall(attempt, peer=PEER)
+
+    async def lag(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            for _ in range(20):
+                await asyncio.sleep(0)
+            time.sleep(0.1)  # the lag injected
+
+    stop = asyncio.Event()
+    lagging = asyncio.ensure_future(lag(stop))
+    results = await asyncio.gather(*(call() for _ in range(callers)))
+    stop.set()
+    await lagging
+    assert all(r.status_code == 200 for r in results)  # type: ignore[attr-defined]
+    assert (local[0], told) == (0, [])
+    assert scripts(admin) - before < callers / 5
+    await store.aclose()
+    await store.client.aclose()
+    admin.close()
+
+
+def test_a_healthy_redis_decides_every_retry_of_128_threads_with_the_defaults(
+    shared_redis: RedisServer, prefix: str, local: list[int]
+) -> None:
+    """128 threads, a client from `from_url` (50 ms socket timeouts): the socket times Redis.
+
+    The threads and a thread that holds the interpreter for 100 ms stretches make this
+    process slow to read answers; Redis answers in time, so no retry is decided locally.
+    """
+    store = RedisRetryBudget.from_url(shared_redis.url, prefix=prefix, capacity=1e6)
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    guard = Guard(budget=store, sleep=lambda _: None)
+    start = threading.Barrier(129)
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        start.wait(30)
+        for _ in range(20):
+            try:
+                guard.call(flaky(), peer=PEER)
+            except Exception as exc:  # noqa: PERF203 (what failed is the finding)
+                failed.append(exc)
+
+    def hog() -> None:
+        start.wait(30)
+        while not done.is_set():
+            until = time.monotonic() + 0.1
+            while time.monotonic() < until:  # pure Python: holds the interpreter
+                pass
+
+    threads = [threading.Thread(target=work) for _ in range(128)]
+    hogging = threading.Thread(target=hog)
+    hogging.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    done.set()
+    hogging.join(10)
+    store.close()
+    store.client.close()
+    assert (local[0], told, failed) == (0, [], [])
+
+
+async def test_a_frozen_redis_on_a_lagging_loop_is_given_up_within_patience(
+    redis_server: RedisServer, local: list[int]
+) -> None:
+    """A loop too busy to ever keep time, and Redis frozen: the spend still ends, locally.
+
+    Every window ends late (the loop blocks 30 ms per pass, more than half the 50 ms
+    timeout), so none counts; patience (1 s) ends the wait.
+    """
+    store = RedisRetryBudget.from_url(redis_server.url, async_client=True, lease=1)
+    budget = store.get(PEER)
+    assert await budget.atry_spend()
+    stop = asyncio.Event()
+
+    async def lag() -> None:
+        while not stop.is_set():
+            await asyncio.sleep(0)
+            time.sleep(0.03)  # the lag injected
+
+    redis_server.pause()
+    try:
+        lagging = asyncio.ensure_future(lag())
+        assert await budget.atry_spend()  # the local bucket's
+        stop.set()
+        await lagging
+    finally:
+        redis_server.resume()
+    assert (local[0], budget.state) == (1, BudgetState.LOCAL)
+    await store.aclose()
+    await store.client.aclose()
+
+
+@pytest.mark.parametrize("passes", PASSES)
+async def test_the_fleet_breaker_reads_redis_through_a_blocked_loop(
+    shared_redis: RedisServer, prefix: str, passes: int
+) -> None:
+    """`aadmit` reads the fleet's key while the loop is blocked for 200 ms: still shared."""
+    client = redis.asyncio.Redis.from_url(shared_redis.url, socket_timeout=5)
+    clock = FakeClock()
+    breaker = RedisCircuitBreaker(client, prefix=prefix, clock=clock)
+    told: list[BreakerFallback] = []
+    breaker.subscribe_fallback(told.append)
+    assert (await breaker.aadmit(PEER)).allowed  # connected
+    clock.advance(breaker.sync_interval)  # the reading is old: the next admit reads again
+    block_after(passes, 0.2)
+    assert (await breaker.aadmit(PEER)).allowed
+    assert told == []
+    await breaker.aclose()
+    await client.aclose()
+
+
+@pytest.mark.parametrize("passes", PASSES)
+async def test_the_dedupe_store_claims_through_a_blocked_loop(
+    shared_redis: RedisServer, prefix: str, passes: int
+) -> None:
+    """A claim made while the loop is blocked for 200 ms is owned, not degraded."""
+    store = RedisDedupeStore.from_url(shared_redis.url, prefix=prefix, timeout=0.05)
+    assert (await store.claim("warm", "fp", 60)).owned
+    block_after(passes, 0.2)
+    claim = await store.claim("key", "fp", 60)
+    assert (claim.owned, claim.degraded, store.failures) == (True, False, 0)
+    await store.aclose()
+
+
+# --- Redis back after an outage: every peer rejoins the fleet bucket ---------------------------
+
+
+async def _rejoin_after(
+    redis_server: RedisServer, outage: Callable[[], None], back: Callable[[], None]
+) -> None:
+    """20 peers go local in an outage; once Redis is back, one probe brings all 20 back."""
+    admin = redis.Redis.from_url(redis_server.url)
+    clock = FakeClock()
+    store = RedisRetryBudget.from_url(
+        redis_server.url,
+        async_client=True,
+        lease=1,
+        capacity=50,
+        fallback_capacity=100,
+        clock=clock,
+    )
+    told: list[BudgetFallback] = []
+    store.subscribe(told.append)
+    peers = [f"http://agent-{n}.example:80" for n in range(20)]
+    for peer in peers:
+        assert await store.get(peer).atry_spend()  # each bucket: 49
+    outage()
+    try:
+        for peer in peers:
+            assert await store.get(peer).atry_spend()  # the local bucket's
+        assert {store.get(p).state for p in peers} == {BudgetState.LOCAL}
+        assert all(store.get(p).tokens == 99 for p in peers)  # the local count
+    finally:
+        back()
+    clock.advance(store.retry_interval)  # the breaker's interval is over
+    assert await store.get(peers[0]).atry_spend()  # the probe: Redis answers
+    await store.aflush()  # the other peers' reconciling exchanges landed
+    assert {store.get(p).state for p in peers} == {BudgetState.SHARED}
+    for peer in peers:
+        assert store.get(peer).tokens == float(admin.hget(store.prefix + peer, "tokens") or -1)
+    assert [e.state for e in told] == [BudgetState.LOCAL] * 20 + [BudgetState.SHARED] * 20
+    await store.aclose()
+    await store.client.aclose()
+    admin.close()
+
+
+async def test_every_peer_rejoins_after_redis_was_frozen(redis_server: RedisServer) -> None:
+    """Frozen (SIGSTOP): its commands time out; thawed, every peer is shared again."""
+    await _rejoin_after(redis_server, redis_server.pause, redis_server.resume)
+
+
+async def test_every_peer_rejoins_after_redis_was_killed_and_restarted(
+    redis_server: RedisServer,
+) -> None:
+    """Killed (SIGKILL): refused connections; restarted empty, every peer reads a full bucket."""
+    await _rejoin_after(redis_server, redis_server.kill, redis_server.start)
+
+
+async def test_every_peer_rejoins_after_redis_was_out_of_memory(
+    redis_server: RedisServer,
+) -> None:
+    """A full Redis (``maxmemory`` reached, ``noeviction``) refuses writes: local, then back."""
+    admin = redis.Redis.from_url(redis_server.url)
+    admin.config_set("maxmemory-policy", "noeviction")
+
+    def full() -> None:
+        admin.config_set("maxmemory", 1)
+
+    def freed() -> None:
+        admin.config_set("maxmemory", 0)
+
+    await _rejoin_after(redis_server, full, freed)
+    admin.close()
