@@ -736,7 +736,10 @@ class Guard:
         """Await ``fn(*args, **kwargs)`` under the guard; return its result or raise.
 
         ``fn`` may be a coroutine function or return an awaitable; ``lookup`` too. Under a
-        deadline, an attempt in flight is cut short when the time is up. Raises as `call` does.
+        deadline, an attempt in flight is cut short when the time is up. Every attempt after
+        the first starts after a turn of the event loop, even when neither ``fn`` nor the
+        sleep ever suspends: calls that retry at once never starve the loop's other tasks.
+        Raises as `call` does.
         """
         shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
         return await self._acall_with(
@@ -1057,8 +1060,12 @@ class _Call:
     ) -> _Outcome:
         """One attempt, cut short when the call's deadline comes (the time left is its own).
 
-        Unless the peer's breaker refuses it: then nothing is sent.
+        Unless the peer's breaker refuses it: then nothing is sent. Every attempt after the
+        first yields to the event loop before it starts, whatever the sleep and ``fn`` do, so
+        a call that retries never holds the loop for more than one attempt at a time.
         """
+        if self.attempt:
+            await asyncio.sleep(0)  # before the token is used: a cancellation here refunds it
         self.held = False  # a retry sent has used its token
         if self.guard.breaker is not None:
             admission = await self._aadmit()

@@ -17,15 +17,36 @@ Starts its own ``redis-server`` on a free port of 127.0.0.1 (the binary on PATH,
    trip per call would cost. Interleaved round by round; medians. Target: under 50 µs added
    with the lease. Then, at a realistic pace (a call every 0.5 ms), how many scripts per 1000
    calls Redis runs for each.
-3. Local decisions with Redis healthy, under concurrency: ``--bursts`` bursts of 150 concurrent
-   ``Guard.acall`` (a ``redis.asyncio`` client, its pool of 100 connections) and of 128 threads
-   each making 20 ``Guard.call`` (a sync client), every call answered 503 then 200, so every
-   call asks the budget once; default settings (``timeout`` 50 ms). Counted: the share of
-   those decisions taken by the local fallback rather than the fleet bucket, and the scripts
-   Redis ran. Target: 0 %.
+3. Local decisions with Redis healthy, under concurrency: ``--bursts`` bursts of 150, 300 and
+   1,000 (``--sizes``) concurrent ``Guard.acall`` (a ``redis.asyncio`` client) and of 128
+   threads each making 20 ``Guard.call`` (a sync client), every call answered 503 then 200, so
+   every call asks the budget once; default settings (``timeout`` 50 ms). Each load runs
+   without lag, then with ``--lag-ms`` (100) of injected lag: for async calls, a task that
+   blocks the event loop with ``time.sleep`` for that long, every 5 ms of loop time, while
+   each burst runs; for threads, one more thread that holds the GIL for stretches as long,
+   5 ms apart (one ``sum(range(n))``, a single call into C sized to last that long: a
+   pure-Python busy loop would hand the GIL over every switch interval, 5 ms). Counted: the
+   share of those decisions taken by the local fallback rather than the fleet bucket, the
+   scripts Redis ran (its INFO commandstats), and those scripts per 1,000 spends; the lag
+   column gives the stalls injected and their median length. Target: 0 %, lag or not.
+4. Recovery after Redis stalls: ``--peers`` (20) peers of one async budget (capacity 1,000,
+   so no bucket runs dry; other settings default), a call to each every ``--pace-ms`` (50)
+   ms, each answered 503 then 200. Once every peer decides on its shared bucket, Redis is
+   stopped (SIGSTOP) for ``--pause`` (1.5) s while the calls go on (they must decide locally),
+   then resumed (SIGCONT) and the calls go on for ``--window`` (5) s. From the budget's
+   fallback events: how many peers fell back, how many seconds after SIGCONT each was shared
+   again (median, max, and how many never were within the window), and how often a peer fell
+   back again after that. Then the largest gap between a shared peer's ``tokens`` and the
+   level its bucket holds in Redis (HGET ``tokens``): as the calls end (``tokens`` counts the
+   process's lease too), and after ``aflush`` (leases given back: a gap left is tokens the
+   process lost track of). For context, the event loop's own delay (how late a 10 ms sleep
+   wakes) and Redis's PING round trip (from a thread), at their worst, after SIGCONT: a stall
+   of the loop or the machine longer than ``timeout`` sends peers local with Redis healthy.
+   Target: every peer shared again within 1 s.
 
     python bench/bench_redis_budget.py [--calls 1280] [--rounds 15] [--number 2000]
-        [--bursts 5] [--json]
+        [--bursts 5] [--sizes 150,300,1000] [--lag-ms 100] [--peers 20] [--pause 1.5]
+        [--window 5] [--pace-ms 50] [--parts 1,2,3,4] [--json]
 """
 
 from __future__ import annotations
@@ -33,8 +54,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
+import math
+import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -47,11 +72,19 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import redis
 
-from a2a_client_errors import BudgetRegistry, CallFailed, Guard, RedisRetryBudget, RetryBudget
+from a2a_client_errors import (
+    BudgetFallback,
+    BudgetRegistry,
+    BudgetState,
+    CallFailed,
+    Guard,
+    RedisRetryBudget,
+    RetryBudget,
+)
 from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 CAPACITY = 10
 PACED = 400
@@ -259,9 +292,11 @@ def latency(redis_url: str, rounds: int, number: int) -> list[dict[str, Any]]:
 
 # --- 3. local decisions under concurrency, Redis healthy ----------------------------------------
 
-ASYNC_CALLS = 150
+ASYNC_SIZES = (150, 300, 1000)
 THREAD_COUNT = 128
 THREAD_CALLS = 20
+LAG = 0.1
+LAG_EVERY = 0.005  # seconds of loop time (or of free GIL) between two stalls
 
 
 def _flaky() -> Callable[[], httpx.Response]:
@@ -292,11 +327,47 @@ class _Counted:
         RedisPeerBudget._spend_locally = self._original  # type: ignore[method-assign]
 
 
-async def _async_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
+async def _block_loop(lag: float, stop: asyncio.Event, stalls: list[float]) -> None:
+    """Block the event loop for ``lag`` seconds, every LAG_EVERY s of loop time, until told."""
+    while not stop.is_set():
+        start = time.perf_counter()
+        time.sleep(lag)  # what a blocking call in async code does to every task
+        stalls.append(time.perf_counter() - start)
+        await asyncio.sleep(LAG_EVERY)
+
+
+def _gil_size(lag: float) -> int:
+    """The ``n`` for which ``sum(range(n))`` lasts ``lag`` seconds here (best of five tries)."""
+    probe = 1_000_000
+    best = math.inf
+    for _ in range(5):
+        start = time.perf_counter()
+        sum(range(probe))
+        best = min(best, time.perf_counter() - start)
+    return max(1, int(probe * lag / best))
+
+
+def _hog_gil(size: int, stop: threading.Event, stalls: list[float]) -> None:
+    """Hold the GIL for stretches of one ``sum(range(size))``, LAG_EVERY apart, until told.
+
+    A pure-Python loop would not do: the interpreter hands the GIL over every switch interval
+    (5 ms). One call into C keeps it until it returns, as a blocked event loop keeps its tasks.
+    """
+    while not stop.is_set():
+        start = time.perf_counter()
+        sum(range(size))
+        stalls.append(time.perf_counter() - start)
+        time.sleep(LAG_EVERY)
+
+
+async def _async_bursts(
+    redis_url: str, size: int, bursts: int, lag: float
+) -> tuple[int, int, list[float]]:
     store = RedisRetryBudget.from_url(
         redis_url, async_client=True, prefix=f"conc:async:{time.monotonic_ns()}:", capacity=1e6
     )
     guard = Guard(budget=store, sleep=lambda _: None)
+    stalls: list[float] = []
 
     async def call() -> None:
         peer = _flaky()
@@ -307,19 +378,34 @@ async def _async_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
         with contextlib.suppress(CallFailed):
             await guard.acall(attempt, peer="agent.example")
 
+    await call()  # a connection open, the script known: what is counted is the burst
     with _Counted() as counted:
         for _ in range(bursts):
-            await asyncio.gather(*(call() for _ in range(ASYNC_CALLS)))
+            stop = asyncio.Event()
+            lagging = asyncio.create_task(_block_loop(lag, stop, stalls)) if lag else None
+            await asyncio.gather(*(call() for _ in range(size)))
+            stop.set()
+            if lagging is not None:
+                await lagging
     await store.aclose()
     await store.client.aclose()
-    return counted.local, bursts * ASYNC_CALLS
+    return counted.local, bursts * size, stalls
 
 
-def _thread_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
+def _run_async_bursts(
+    redis_url: str, size: int, bursts: int, lag: float
+) -> tuple[int, int, list[float]]:
+    return asyncio.run(_async_bursts(redis_url, size, bursts, lag))
+
+
+def _thread_bursts(redis_url: str, bursts: int, gil: int) -> tuple[int, int, list[float]]:
     store = RedisRetryBudget.from_url(
         redis_url, prefix=f"conc:threads:{time.monotonic_ns()}:", capacity=1e6
     )
     guard = Guard(budget=store, sleep=lambda _: None)
+    stalls: list[float] = []
+    with contextlib.suppress(CallFailed):
+        guard.call(_flaky(), peer="agent.example")  # as for async calls: a warm client
     with _Counted() as counted:
         for _ in range(bursts):
             start = threading.Barrier(THREAD_COUNT)
@@ -331,84 +417,388 @@ def _thread_bursts(redis_url: str, bursts: int) -> tuple[int, int]:
                         guard.call(_flaky(), peer="agent.example")
 
             threads = [threading.Thread(target=work) for _ in range(THREAD_COUNT)]
+            stop = threading.Event()
+            hog = threading.Thread(target=_hog_gil, args=(gil, stop, stalls)) if gil else None
+            if hog is not None:
+                hog.start()
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join(120)
+            stop.set()
+            if hog is not None:
+                hog.join()
     store.close()
     store.client.close()
-    return counted.local, bursts * THREAD_COUNT * THREAD_CALLS
+    return counted.local, bursts * THREAD_COUNT * THREAD_CALLS, stalls
 
 
-def concurrency(redis_url: str, bursts: int) -> list[dict[str, Any]]:
-    """The share of retry decisions taken locally with Redis healthy, async and threaded."""
+def concurrency(
+    redis_url: str, bursts: int, sizes: Sequence[int], lag: float
+) -> list[dict[str, Any]]:
+    """The share of retry decisions taken locally with Redis healthy, with and without lag."""
     admin = redis.Redis.from_url(redis_url)
-    rows = []
-    for name, run in (
+    gil = _gil_size(lag) if lag else 0
+    delays = (0.0, lag) if lag else (0.0,)
+    runs: list[tuple[str, float, Callable[[], tuple[int, int, list[float]]]]] = [
         (
-            f"{ASYNC_CALLS} concurrent async calls",
-            lambda: asyncio.run(_async_bursts(redis_url, bursts)),
-        ),
+            f"{size} concurrent async calls",
+            delay,
+            functools.partial(_run_async_bursts, redis_url, size, bursts, delay),
+        )
+        for size in sizes
+        for delay in delays
+    ]
+    runs.extend(
         (
             f"{THREAD_COUNT} threads x {THREAD_CALLS} calls",
-            lambda: _thread_bursts(redis_url, bursts),
-        ),
-    ):
+            delay,
+            functools.partial(_thread_bursts, redis_url, bursts, gil if delay else 0),
+        )
+        for delay in delays
+    )
+    rows = []
+    for name, delay, run in runs:
         before = _exchanges(admin)
-        local, decisions = run()
+        started = time.perf_counter()
+        local, decisions, stalls = run()
+        scripts = _exchanges(admin) - before
         rows.append(
             {
                 "load": name,
+                "lag_ms": delay * 1000,
+                "lag": "" if not delay else ("GIL held" if "threads" in name else "loop blocked"),
+                "stalls": len(stalls),
+                "stall_ms_median": statistics.median(stalls) * 1000 if stalls else 0.0,
+                "seconds": time.perf_counter() - started,
                 "decisions": decisions,
                 "local": local,
                 "local_share": local / decisions,
-                "scripts": _exchanges(admin) - before,
+                "scripts": scripts,
+                "scripts_per_1000": scripts * 1000 / decisions,
             }
         )
     admin.close()
     return rows
 
 
+# --- 4. recovery after Redis stalls ---------------------------------------------------------------
+
+RECOVERY_CAPACITY = 1000
+
+
+def _recovered(
+    history: list[tuple[float, BudgetState]], resumed: float
+) -> tuple[float | None, int, bool]:
+    """What a peer's fallback events since Redis was stopped say.
+
+    The seconds after ``resumed`` of its first event back to shared (None: none came), its
+    relapses (back to local after that), and whether it fell back at all.
+    """
+    fell = any(state is BudgetState.LOCAL for _, state in history)
+    shared = [at for at, state in history if at >= resumed and state is BudgetState.SHARED]
+    if not shared:
+        return None, 0, fell
+    relapses = sum(1 for at, state in history if at > shared[0] and state is BudgetState.LOCAL)
+    return shared[0] - resumed, relapses, fell
+
+
+class _Watch:
+    """What the budget's ``timeout`` competes with while the calls run.
+
+    How late the event loop wakes a 10 ms sleep, and how long Redis takes to answer a PING
+    (from a thread).
+    """
+
+    def __init__(self, url: str) -> None:
+        self.loop: list[float] = []
+        self.ping: list[float] = []
+        self._url = url
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._ping)
+        self._task: asyncio.Task[None] | None = None
+
+    def _ping(self) -> None:
+        client = redis.Redis.from_url(self._url, socket_timeout=5)
+        while not self._stop.wait(0.01):
+            start = time.monotonic()
+            client.ping()
+            self.ping.append(time.monotonic() - start)
+        client.close()
+
+    async def _sleeps(self) -> None:
+        while True:
+            start = time.monotonic()
+            await asyncio.sleep(0.01)
+            self.loop.append(time.monotonic() - start - 0.01)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._sleeps())
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        self._stop.set()
+        self._thread.join()
+
+
+class _Calls:
+    """Calls to every peer at a steady pace, each answered 503 then 200."""
+
+    def __init__(self, guard: Guard, names: list[str], pace: float) -> None:
+        self.made = 0
+        self._guard = guard
+        self._names = names
+        self._pace = pace
+
+    async def _call(self, name: str) -> None:
+        peer = _flaky()
+
+        async def attempt() -> httpx.Response:
+            return peer()
+
+        with contextlib.suppress(CallFailed):
+            await self._guard.acall(attempt, peer=name)
+
+    async def drive(self, seconds: float) -> None:
+        """A call to each peer every ``pace`` seconds for ``seconds``; then waits for them all.
+
+        No call waits for the one before.
+        """
+        running: list[asyncio.Task[None]] = []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            running.extend(asyncio.create_task(self._call(name)) for name in self._names)
+            self.made += len(self._names)
+            await asyncio.sleep(self._pace)
+        await asyncio.gather(*running)
+
+
+async def _recovery(
+    server: RedisServer, peers: int, pause: float, window: float, pace: float
+) -> dict[str, Any]:
+    store = RedisRetryBudget.from_url(
+        server.url,
+        async_client=True,
+        prefix=f"recovery:{time.monotonic_ns()}:",
+        capacity=RECOVERY_CAPACITY,
+    )
+    names = [f"agent-{index}.example" for index in range(peers)]
+    history: dict[str, list[tuple[float, BudgetState]]] = {name: [] for name in names}
+
+    def listen(event: BudgetFallback) -> None:
+        history[event.peer].append((time.monotonic(), event.state))
+
+    store.subscribe(listen)
+    calls = _Calls(Guard(budget=store, sleep=lambda _: None), names, pace)
+    drive = calls.drive
+
+    # Every peer holds a lease from its shared bucket first (a fresh client's first exchanges
+    # may time out: then the peers are local for a while, and the calls go on until they are not).
+    warm = time.monotonic()
+    await drive(1.0)
+    while any(store.get(name).state is BudgetState.LOCAL for name in names):
+        if time.monotonic() - warm > 10 * (1 + store.retry_interval):
+            sys.exit("the recovery run's peers never decided on the shared bucket")
+        await drive(0.1)
+    warmup = time.monotonic() - warm
+    watch = _Watch(server.url)
+    with _Counted() as counted:
+        stopped = time.monotonic()
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            before = calls.made
+            await drive(pause)  # each call waits at most the budget's timeout
+            stopped_calls = calls.made - before
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+        resumed = time.monotonic()
+        stopped_local = counted.local
+    watch.start()
+    await drive(window)
+    watch.stop()
+    admin = redis.Redis.from_url(server.url)
+    gaps = [_gaps(store, admin, names)]
+    await store.aflush()  # leases go back: what is left is what this process lost track of
+    gaps.append(_gaps(store, admin, names))
+    admin.close()
+    await store.aclose()
+    await store.client.aclose()
+    return {
+        "warmup_s": warmup,
+        "stopped_calls": stopped_calls,
+        "stopped_local": stopped_local,
+        "recovered": {
+            name: _recovered([e for e in history[name] if e[0] >= stopped], resumed)
+            for name in names
+        },
+        "loop_delay_max_ms": max(watch.loop, default=0.0) * 1000,
+        "ping_max_ms": max(watch.ping, default=0.0) * 1000,
+        "shared_at_end": sum(1 for gap in gaps[0] if gap is not None),
+        "tokens_gap_max": max((gap for gap in gaps[0] if gap is not None), default=None),
+        "tokens_gap_max_flushed": max((gap for gap in gaps[1] if gap is not None), default=None),
+    }
+
+
+def _gaps(store: RedisRetryBudget, admin: redis.Redis, names: list[str]) -> list[float | None]:
+    """How far each shared peer's ``tokens`` is from the level its bucket holds in Redis.
+
+    None for a peer that decides locally (its ``tokens`` is its local bucket then).
+    """
+    gaps: list[float | None] = []
+    for name in names:
+        budget = store.get(name)
+        held = admin.hget(store.prefix + name, "tokens")
+        level = store.capacity if held is None else float(held)  # no key yet: a full bucket
+        shared = budget.state is BudgetState.SHARED
+        gaps.append(abs(budget.tokens - level) if shared else None)
+    return gaps
+
+
+def recovery(
+    server: RedisServer, peers: int, pause: float, window: float, pace: float
+) -> dict[str, Any]:
+    """Peers of one async budget while Redis is stopped, then how soon each is shared again."""
+    run = asyncio.run(_recovery(server, peers, pause, window, pace))
+    recovered: dict[str, tuple[float | None, int, bool]] = run.pop("recovered")
+    seconds = [at for at, _, fell in recovered.values() if fell and at is not None]
+    return {
+        "peers": peers,
+        "pause_s": pause,
+        "window_s": window,
+        "pace_ms": pace * 1000,
+        **run,
+        "fell_back": sum(1 for _, _, fell in recovered.values() if fell),
+        "never_recovered": sum(1 for at, _, fell in recovered.values() if fell and at is None),
+        "relapses": sum(relapses for _, relapses, _ in recovered.values()),
+        "recovery_s": {name: at for name, (at, _, fell) in recovered.items() if fell},
+        "recovery_median_s": statistics.median(seconds) if seconds else None,
+        "recovery_max_s": max(seconds) if seconds else None,
+    }
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 
 def _rows(results: dict[str, Any]) -> Iterator[str]:
-    yield "| processes | budget | calls | retries | attempts/call | target |"
-    yield "|---:|---|---:|---:|---:|---:|"
-    for r in results["amplification"]:
-        target = "≤ 1.2" if r["budget"].startswith("Redis") else ""
-        met = " (met)" if target and r["amplification"] <= 1.2 else ""
+    if "amplification" in results:
+        yield ""
+        yield "| processes | budget | calls | retries | attempts/call | target |"
+        yield "|---:|---|---:|---:|---:|---:|"
+        for r in results["amplification"]:
+            target = "≤ 1.2" if r["budget"].startswith("Redis") else ""
+            met = " (met)" if target and r["amplification"] <= 1.2 else ""
+            yield (
+                f"| {r['processes']} | {r['budget']} | {r['calls']} | {r['retries']} |"
+                f" {r['amplification']:.3f} | {target}{met} |"
+            )
+    if "latency" in results:
+        yield ""
         yield (
-            f"| {r['processes']} | {r['budget']} | {r['calls']} | {r['retries']} |"
-            f" {r['amplification']:.3f} | {target}{met} |"
+            "| budget | per call | added vs in-process | scripts per 1000 calls (paced) | target |"
         )
-    yield ""
-    yield "| budget | per call | added vs in-process | scripts per 1000 calls (paced) | target |"
-    yield "|---|---:|---:|---:|---:|"
-    for r in results["latency"]:
-        target = "< 50 µs" if r["budget"].startswith("Redis, lease") else ""
+        yield "|---|---:|---:|---:|---:|"
+        for r in results["latency"]:
+            target = "< 50 µs" if r["budget"].startswith("Redis, lease") else ""
+            yield (
+                f"| {r['budget']} | {r['us_per_call']:.1f} µs | {r['added_us']:+.1f} µs |"
+                f" {r['exchanges_per_1000']:.0f} | {target} |"
+            )
+    if "concurrency" in results:
+        yield ""
         yield (
-            f"| {r['budget']} | {r['us_per_call']:.1f} µs | {r['added_us']:+.1f} µs |"
-            f" {r['exchanges_per_1000']:.0f} | {target} |"
+            "| load (Redis healthy) | injected lag | retry decisions | decided locally"
+            " | scripts run | per 1,000 spends | target |"
         )
-    yield ""
-    yield "| load (Redis healthy) | retry decisions | decided locally | scripts run | target |"
-    yield "|---|---:|---:|---:|---:|"
-    for r in results["concurrency"]:
-        met = " (met)" if r["local"] == 0 else ""
+        yield "|---|---|---:|---:|---:|---:|---:|"
+        for r in results["concurrency"]:
+            met = " (met)" if r["local"] == 0 else ""
+            lag = (
+                f"{r['lag']} {r['lag_ms']:.0f} ms x {r['stalls']}"
+                f" (median {r['stall_ms_median']:.0f} ms)"
+                if r["lag"]
+                else "none"
+            )
+            yield (
+                f"| {r['load']} | {lag} | {r['decisions']} |"
+                f" {r['local_share']:.1%} ({r['local']}) | {r['scripts']} |"
+                f" {r['scripts_per_1000']:.0f} | 0 %{met} |"
+            )
+    if "recovery" in results:
+        r = results["recovery"]
+        seconds = [at for at in r["recovery_s"].values() if at is not None]
+        met = (
+            " (met)"
+            if r["fell_back"] == r["peers"]
+            and not r["never_recovered"]
+            and r["recovery_max_s"] is not None
+            and r["recovery_max_s"] <= 1.0
+            else ""
+        )
+
+        def sec(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f} s"
+
+        def gap(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f}"
+
+        yield ""
         yield (
-            f"| {r['load']} | {r['decisions']} | {r['local_share']:.1%} ({r['local']}) |"
-            f" {r['scripts']} | 0 %{met} |"
+            f"| Redis stopped {r['pause_s']:g} s, {r['peers']} peers, a call each"
+            f" every {r['pace_ms']:g} ms | |"
+        )
+        yield "|---|---:|"
+        stopped = r["stopped_local"] / max(1, r["stopped_calls"])
+        for label, value in (
+            ("peers that fell back", f"{r['fell_back']} of {r['peers']}"),
+            (
+                "retry decisions taken locally while stopped",
+                f"{stopped:.0%} ({r['stopped_local']} of {r['stopped_calls']} calls)",
+            ),
+            ("shared again after SIGCONT, median", sec(r["recovery_median_s"])),
+            ("shared again after SIGCONT, max (target ≤ 1 s)", f"{sec(r['recovery_max_s'])}{met}"),
+            (f"never shared again within {r['window_s']:g} s", str(r["never_recovered"])),
+            ("relapses to local afterwards (all peers)", str(r["relapses"])),
+            ("peers local at the end", str(r["peers"] - r["shared_at_end"])),
+            (
+                "largest gap, tokens view vs Redis level (after flush)",
+                f"{gap(r['tokens_gap_max'])} ({gap(r['tokens_gap_max_flushed'])})",
+            ),
+            (
+                "after SIGCONT: event-loop delay, max; Redis PING, max",
+                f"{r['loop_delay_max_ms']:.0f} ms; {r['ping_max_ms']:.0f} ms",
+            ),
+        ):
+            yield f"| {label} | {value} |"
+        yield ""
+        yield "Seconds after SIGCONT until each peer was shared again: " + (
+            ", ".join(f"{at:.2f}" for at in sorted(seconds)) or "none"
         )
 
 
 def main() -> int:
-    """Run both parts and print the tables (or JSON)."""
+    """Run the parts and print the tables (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--calls", type=int, default=1280, help="failing calls per fleet")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--number", type=int, default=2000, help="calls per round and budget")
     parser.add_argument("--bursts", type=int, default=5, help="bursts of concurrent calls")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, ASYNC_SIZES)),
+        help="concurrent async calls per burst, comma-separated",
+    )
+    parser.add_argument(
+        "--lag-ms", type=float, default=LAG * 1000, help="injected stalls (0: no lag rows)"
+    )
+    parser.add_argument("--peers", type=int, default=20, help="peers of the recovery run")
+    parser.add_argument("--pause", type=float, default=1.5, help="seconds Redis is stopped")
+    parser.add_argument(
+        "--window", type=float, default=5.0, help="seconds of calls after Redis resumes"
+    )
+    parser.add_argument("--pace-ms", type=float, default=50.0, help="ms between calls to a peer")
+    parser.add_argument("--parts", default="1,2,3,4", help="parts to run, comma-separated")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -416,18 +806,26 @@ def main() -> int:
         kind, redis_url, prefix, calls = args.worker
         print(json.dumps(worker(kind, redis_url, prefix, int(calls))))
         return 0
+    parts = set(args.parts.split(","))
+    load = os.getloadavg()[0]  # others' work on this machine makes loops and Redis late
     server = RedisServer()
     try:
-        amplification = [
-            fleet(kind, processes, args.calls, server.url)
-            for processes in PROCESS_COUNTS
-            for kind in ("local", "redis")
-        ]
-        results = {
-            "amplification": amplification,
-            "latency": latency(server.url, args.rounds, args.number),
-            "concurrency": concurrency(server.url, args.bursts),
-        }
+        results: dict[str, Any] = {"loadavg": load}
+        if "1" in parts:
+            results["amplification"] = [
+                fleet(kind, processes, args.calls, server.url)
+                for processes in PROCESS_COUNTS
+                for kind in ("local", "redis")
+            ]
+        if "2" in parts:
+            results["latency"] = latency(server.url, args.rounds, args.number)
+        if "3" in parts:
+            sizes = [int(size) for size in args.sizes.split(",") if size]
+            results["concurrency"] = concurrency(server.url, args.bursts, sizes, args.lag_ms / 1000)
+        if "4" in parts:
+            results["recovery"] = recovery(
+                server, args.peers, args.pause, args.window, args.pace_ms / 1000
+            )
     finally:
         server.stop()
     if args.json:
@@ -436,9 +834,10 @@ def main() -> int:
         return 0
     print(
         f"Python {sys.version.split()[0]}; {args.calls} failing calls per fleet, {THREADS} threads"
-        f" per process, capacity {CAPACITY}; {args.rounds} rounds x {args.number} calls, medians"
+        f" per process, capacity {CAPACITY}; {args.rounds} rounds x {args.number} calls, medians;"
+        f" {args.bursts} bursts per load, default budget settings (timeout 50 ms);"
+        f" {os.cpu_count()} CPUs, load average {load:.2f} at the start"
     )
-    print()
     for row in _rows(results):
         print(row)
     return 0

@@ -623,3 +623,102 @@ async def test_a_budget_without_refund_or_with_a_failing_one_never_hides_the_can
         with pytest.raises(asyncio.CancelledError):
             await guard.acall(AsyncPeer(_503(), OK))
     assert "refund failed" in caplog.text
+
+
+# --- the loop gets a turn between attempts ----------------------------------------------------
+
+
+class Ticker:
+    """An observer task: counts its turns on the loop, noting how many ``calls`` are done."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.done_seen: list[int] = []
+
+    async def watch(self, calls: list[asyncio.Future[Any]]) -> None:
+        """Take a turn on every pass of the loop until every call is done."""
+        while not all(call.done() for call in calls):
+            self.turns += 1
+            self.done_seen.append(sum(call.done() for call in calls))
+            await asyncio.sleep(0)
+
+
+class Prompt:
+    """An async peer that never awaits anything: each call answers the next status at once.
+
+    A 200 answers OK. With a ``ticker``, each call notes the observer's turns so far.
+    """
+
+    def __init__(self, *statuses: int, ticker: Ticker | None = None) -> None:
+        self.statuses = list(statuses)
+        self.ticker = ticker
+        self.ticks: list[int] = []
+
+    async def __call__(self) -> object:
+        """One attempt, answered without suspending."""
+        self.ticks.append(self.ticker.turns if self.ticker is not None else 0)
+        status = self.statuses[min(len(self.ticks), len(self.statuses)) - 1]
+        return OK if status == 200 else httpx.Response(status)
+
+
+async def _no_op(seconds: float) -> None:
+    """An async sleep that returns at once, never suspending."""
+
+
+NO_OP_SLEEPS = pytest.mark.parametrize("sleep", [lambda _: None, _no_op], ids=["sync", "async"])
+
+
+@NO_OP_SLEEPS
+async def test_callers_that_never_suspend_leave_the_loop_a_turn_between_their_attempts(
+    sleep: Any,
+) -> None:
+    """200 calls to a peer that never awaits, with a no-op sleep: another task still runs.
+
+    Each call makes three attempts (503, 503, 200); the observer gets a turn between the
+    rounds of attempts, before any of the calls has finished.
+    """
+    guard = Guard(sleep=sleep, budget=RetryBudget(capacity=1000), random=lambda: 0.5)
+    peers = [Prompt(503, 503, 200) for _ in range(200)]
+    calls = [asyncio.ensure_future(guard.acall(peer)) for peer in peers]
+    ticker = Ticker()
+    await ticker.watch(calls)
+    assert [call.result() for call in calls] == [OK] * 200
+    assert all(len(peer.ticks) == 3 for peer in peers)
+    assert ticker.done_seen.count(0) >= 2  # a turn before each retry round, none finished yet
+
+
+@NO_OP_SLEEPS
+@pytest.mark.parametrize(
+    ("statuses", "refresh"),
+    [((503, 503, 200), None), ((401, 200), lambda decision: True)],
+    ids=["retries", "refresh"],
+)
+async def test_a_call_yields_to_the_loop_before_every_attempt_after_the_first(
+    sleep: Any, statuses: tuple[int, ...], refresh: Any
+) -> None:
+    """Another task runs between any two attempts of a call, though nothing else suspends.
+
+    The second attempt is a retry, or the resend after a credentials refresh; neither the
+    peer nor the sleep ever suspends.
+    """
+    ticker = Ticker()
+    peer = Prompt(*statuses, ticker=ticker)
+    guard = Guard(sleep=sleep, random=lambda: 0.5, refresh_credentials=refresh)
+    call = asyncio.ensure_future(guard.acall(peer))
+    await ticker.watch([call])
+    assert call.result() is OK
+    assert len(peer.ticks) == len(statuses)
+    assert all(a < b for a, b in itertools.pairwise(peer.ticks))
+
+
+async def test_a_caller_cancelled_as_it_yields_before_a_retry_spends_no_retry_token() -> None:
+    """The yield comes before the retry is sent: a caller cancelled there spends nothing."""
+    budget = RetryBudget(capacity=10)
+    peer = Prompt(503, 200)
+    call = asyncio.ensure_future(Guard(sleep=lambda _: None, budget=budget).acall(peer))
+    await asyncio.sleep(0)  # the call runs its first attempt, up to the yield before the retry
+    assert (len(peer.ticks), call.done(), budget.tokens) == (1, False, 9)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert (len(peer.ticks), budget.tokens) == (1, 10)

@@ -704,6 +704,26 @@ async def test_an_unwatched_async_transport_passes_a_plain_success_with_its_cred
     assert budget.tokens == 3.5  # 4, one retry's cost spent above, half a token back
 
 
+async def test_an_async_transport_yields_to_the_loop_before_every_retry() -> None:
+    """A wire that never suspends and a no-op sleep: another task runs between the attempts."""
+    turns: list[int] = []  # one entry per turn of the observer
+    ticks: list[int] = []  # the observer's turns when each attempt started
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        ticks.append(len(turns))
+        return httpx.Response(503) if len(ticks) < 3 else httpx.Response(200, json=RESULT)
+
+    transport = AsyncGuardTransport(guard_on(FakeClock()), inner=httpx.MockTransport(answer))
+    async with httpx.AsyncClient(transport=transport) as client:
+        call = asyncio.ensure_future(client.post("http://agent/", json=get_task()))
+        while not call.done():
+            turns.append(1)
+            await asyncio.sleep(0)
+    assert call.result().json() == RESULT
+    assert len(ticks) == 3
+    assert ticks[0] < ticks[1] < ticks[2]
+
+
 def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> None:
     """The first attempt, taken before the retry loop starts, still counts against the deadline."""
     clock = FakeClock()
