@@ -7,14 +7,16 @@ sends every decision to the local fallback. So a command is timed by what Redis 
 
 - A sync client's commands run on a worker thread, and the client's own socket timeout
   bounds each of them: the operating system measures it while the interpreter may be busy
-  elsewhere. Whoever waits for such a command waits for that verdict (`wait`).
+  elsewhere. Whoever waits for such a command waits for that verdict (`wait`), however long
+  the worker takes to get its turn at the interpreter (up to `STUCK`).
 - An asyncio command has ``timeout`` seconds of the loop's attention. A wait that the loop
   ended more than half a ``timeout`` late (it was blocked or busy: its own lag) does not
   count, and one that ends on time gives the loop `PASSES` more passes to deliver an answer
   that came meanwhile (redis-py needs three from the socket to the caller) (`await_answer`).
   A window counts only once the command has begun (it may wait in this process's own queue).
-- Either way, nobody waits more than `patience` in all: a process too busy to read an answer
-  for that long decides without it.
+- Otherwise (a sync client with no socket timeout, an asyncio client), nobody waits more
+  than `patience` in all: a process too busy to read an answer for that long decides
+  without it.
 
 Shared by the fleet's retry budget and circuit breaker and by the deduplication store.
 """
@@ -30,12 +32,15 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["PASSES", "await_answer", "patience", "reads_bounded", "run_bounded", "wait"]
+__all__ = ["PASSES", "STUCK", "await_answer", "patience", "reads_bounded", "run_bounded", "wait"]
 
 T = TypeVar("T")
 
 PASSES: Final = 8
 """Loop passes given, once a window ends on time, to an answer that already came."""
+
+STUCK: Final = 60.0
+"""Seconds after which a worker thread whose client bounds its reads is taken as stuck."""
 
 
 def patience(timeout: float) -> float:
@@ -67,13 +72,13 @@ def wait(
     """Wait in a thread for ``done``: True when it is done (with a result or an exception).
 
     ``bounded``: the command's client bounds its reads itself, so its verdict is waited for
-    (at most `patience`). Otherwise ``timeout`` counts from when ``begun`` says the command
+    (at most `STUCK` seconds). Otherwise ``timeout`` counts from when ``begun`` says the command
     started, by windows a late wake-up (this process's own lag) does not use up.
     """
     clock = time.monotonic
     give_up = clock() + patience(timeout)
     if bounded:
-        concurrent.futures.wait((done,), max(0.0, give_up - clock()))
+        concurrent.futures.wait((done,), STUCK)
         return done.done()
     while not done.done():
         opened = clock()
@@ -99,13 +104,13 @@ async def await_answer(
     """`wait`, on the event loop (never blocking it): True when ``done`` is done.
 
     ``done`` is never cancelled here. ``bounded``: it stands for a worker thread's command
-    whose client bounds its reads (waited for, at most `patience`).
+    whose client bounds its reads (waited for, at most `STUCK` seconds).
     """
     loop = asyncio.get_running_loop()
     clock = loop.time
     give_up = clock() + patience(timeout)
     if bounded:
-        await asyncio.wait((done,), timeout=max(0.0, give_up - clock()))
+        await asyncio.wait((done,), timeout=STUCK)
         return done.done()
     while not done.done():
         opened = clock()

@@ -47,7 +47,9 @@ When Redis is slow or down
     one worker thread, timed by the client's socket timeout, which the operating system
     measures; an asyncio client's commands have ``timeout`` seconds of the event loop's
     attention, its own lag left out. A call waits longer than ``timeout`` only while this
-    process is too busy to read an answer, and never more than ``max(1, 20 * timeout)`` seconds.
+    process is too busy to read an answer: for a sync client with a socket timeout, until the
+    worker thread gets its turn (taken as stuck after a minute); otherwise never more than
+    ``max(1, 20 * timeout)`` seconds (a sync client without one is timed by the caller).
     A command that fails or times out trips a breaker: for ``retry_interval`` seconds nothing is
     sent, and the peer's budget decides locally. With ``fail_open=True`` (the default) a local
     `RetryBudget` of ``fallback_capacity`` tokens per peer and process decides (the fleet
@@ -620,13 +622,10 @@ class RedisRetryBudget:
             except RuntimeError:
                 budget._land(flight, None, _SYNC_USE)
                 return
-            script = self._script
-
-            async def command() -> Any:
-                flight.started = True  # Redis's time starts now
-                return await script(keys=[budget.key], args=args)
-
-            task = loop.create_task(command())
+            # The exchange times itself, once, however many spends wait for it.
+            task = loop.create_task(
+                run_bounded(lambda: self._script(keys=[budget.key], args=args), self.timeout)
+            )
             flight.job = task
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -661,8 +660,14 @@ class RedisRetryBudget:
 
     async def _await(self, budget: RedisPeerBudget, flight: _Flight) -> None:
         """`_wait`, never blocking the event loop."""
+        landed = asyncio.wrap_future(flight.done)
+        if self.is_async:  # its exchange times itself: this is only against a stuck loop
+            await asyncio.wait((landed,), timeout=patience(self.timeout))
+            if not landed.done():
+                self._expire(budget, flight)
+            return
         if not await await_answer(
-            asyncio.wrap_future(flight.done),
+            landed,
             self.timeout,
             bounded=self._bounded,
             begun=lambda: flight.started,
