@@ -32,7 +32,16 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["PASSES", "STUCK", "await_answer", "patience", "reads_bounded", "run_bounded", "wait"]
+__all__ = [
+    "PASSES",
+    "STUCK",
+    "await_answer",
+    "let_go",
+    "patience",
+    "reads_bounded",
+    "run_bounded",
+    "wait",
+]
 
 T = TypeVar("T")
 
@@ -128,6 +137,16 @@ async def await_answer(
                     return True
             return False
     return done.done()
+
+
+def let_go(future: asyncio.Future[Any]) -> None:
+    """Nobody waits for ``future`` any more: its failure, when it comes, is not logged unread."""
+    future.add_done_callback(_read)
+
+
+def _read(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def run_bounded(call: Callable[[], Awaitable[T]], timeout: float) -> T:

@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 import redis
+import redis.asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from a2a_client_errors import (
     BudgetFallback,
@@ -291,6 +295,7 @@ async def _rejoin_after(
         lease=1,
         capacity=50,
         fallback_capacity=100,
+        timeout=1.0,  # Redis's time; one probe waits it out while frozen
         clock=clock,
     )
     told: list[BudgetFallback] = []
@@ -345,3 +350,49 @@ async def test_every_peer_rejoins_after_redis_was_out_of_memory(
 
     await _rejoin_after(redis_server, full, freed)
     admin.close()
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_every_peers_fleet_breaker_rejoins_after_redis_was_down(
+    redis_server: RedisServer, asynchronous: bool
+) -> None:
+    """Redis killed: 20 peers' breakers go local in turn; back, one answer brings all 20 back."""
+    if asynchronous:  # set up as the budget's from_url does: no retries of the client's own
+        client: object = redis.asyncio.Redis.from_url(
+            redis_server.url, socket_timeout=5, retry=AsyncRetry(NoBackoff(), 0)
+        )
+    else:
+        client = redis.Redis.from_url(
+            redis_server.url, socket_timeout=5, retry=Retry(NoBackoff(), 0)
+        )
+    clock = FakeClock()
+    breaker = RedisCircuitBreaker(client, prefix="rejoin:", clock=clock, timeout=5)
+    told: list[BreakerFallback] = []
+    everyone_back = threading.Event()
+
+    def listen(event: BreakerFallback) -> None:
+        told.append(event)
+        if sum(e.state is BudgetState.SHARED for e in told) == 20:
+            everyone_back.set()
+
+    breaker.subscribe_fallback(listen)
+    peers = [f"http://agent-{n}.example:80" for n in range(20)]
+    later = max(breaker.sync_interval, breaker.retry_interval)
+    for peer in peers:
+        assert (await breaker.aadmit(peer)).allowed  # each read once
+    redis_server.kill()
+    for peer in peers:  # each read after the breaker's interval: refused
+        clock.advance(later)
+        assert (await breaker.aadmit(peer)).allowed  # the local breaker's answer
+    assert [e.peer for e in told] == peers
+    assert {e.state for e in told} == {BudgetState.LOCAL}
+    redis_server.start()
+    clock.advance(later)
+    assert (await breaker.aadmit(peers[0])).allowed  # Redis answers: all read again at once
+    await breaker.aclose()  # the async reads landed
+    assert everyone_back.wait(30)  # the sync worker's reads landed
+    assert {e.peer for e in told if e.state is BudgetState.SHARED} == set(peers)
+    if asynchronous:
+        await client.aclose()  # type: ignore[attr-defined]
+    else:
+        client.close()  # type: ignore[attr-defined]

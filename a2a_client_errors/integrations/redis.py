@@ -90,6 +90,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors._redis_time import (
     await_answer,
+    let_go,
     patience,
     reads_bounded,
     run_bounded,
@@ -563,6 +564,7 @@ class RedisRetryBudget:
                 return None, "TimeoutError"
             future = self._worker.submit(lambda: self._script(keys=[key], args=args))
             landed = asyncio.wrap_future(future)
+            let_go(landed)  # the worker's future is read instead
             if not await await_answer(
                 landed, self.timeout, bounded=self._bounded, begun=_begun(future)
             ):
@@ -1219,7 +1221,8 @@ class RedisCircuitBreaker:
         prefix: the key prefix, one per fleet.
         sync_interval: the most seconds a reading of the fleet's state is used for.
         timeout: the most seconds Redis may take to answer (its time, not this process's lag).
-        retry_interval: seconds Redis is left alone after a failure.
+        retry_interval: seconds Redis is left alone after a failure. When it answers again,
+            every peer deciding locally reads the fleet's state at once.
         settings: the local breakers' settings (`CircuitBreaker`'s arguments: ``failure_ratio``,
             ``min_calls``, ``window``, ``cooldown``, ``max_cooldown``, ``jitter``, ``idle``,
             ``clock``, ``random``).
@@ -1238,7 +1241,7 @@ class RedisCircuitBreaker:
         prefix: str = "a2a:breaker:",
         sync_interval: float = 0.5,
         timeout: float = 0.05,
-        retry_interval: float = 1.0,
+        retry_interval: float = 0.5,
         **settings: Any,
     ) -> None:
         register_script = getattr(client, "register_script", None)
@@ -1265,6 +1268,7 @@ class RedisCircuitBreaker:
             lambda _peer: _Fleet(), idle=self.local.idle, clock=self.clock
         )
         self._down_until = -math.inf
+        self._lost = False  # Redis failed since it last answered
         self._listeners: list[Callable[[], Callable[[BreakerTransition], object] | None]] = []
         self._fallback_listeners: list[Callable[[], Callable[[BreakerFallback], object] | None]]
         self._fallback_listeners = []
@@ -1443,11 +1447,10 @@ class RedisCircuitBreaker:
                 )
             else:
                 future = self._worker.submit(lambda: self._script(keys=[key], args=[op, ms]))
+                landed = asyncio.wrap_future(future)
+                let_go(landed)  # the worker's future is read instead
                 if not await await_answer(
-                    asyncio.wrap_future(future),
-                    self.timeout,
-                    bounded=self._bounded,
-                    begun=_begun(future),
+                    landed, self.timeout, bounded=self._bounded, begun=_begun(future)
                 ):
                     future.cancel()
                     raise TimeoutError  # told as every other failure below
@@ -1464,18 +1467,44 @@ class RedisCircuitBreaker:
         fleet = self._fleet.get(peer)
         with self._lock:
             self._down_until = self.clock() + self.retry_interval
+            self._lost = True
             if fleet.down:
                 return
             fleet.down = True
         self._fallback(BreakerFallback(peer, BudgetState.LOCAL, cause))
 
     def _answered(self, peer: str) -> None:
+        """Redis answered for ``peer``: shared again; so is every other peer, read at once."""
         fleet = self._fleet.get(peer)
         with self._lock:
-            if not fleet.down:
-                return
-            fleet.down = False
-        self._fallback(BreakerFallback(peer, BudgetState.SHARED, None))
+            lost, self._lost = self._lost, False
+            was_down, fleet.down = fleet.down, False
+        if was_down:
+            self._fallback(BreakerFallback(peer, BudgetState.SHARED, None))
+        if not lost:
+            return  # not the first answer since Redis failed: the others are read already
+        for other in self._fleet.peers():
+            known = self._fleet.peek(other)
+            if other != peer and known is not None and known.down:
+                self._rejoin(other)
+
+    def _rejoin(self, peer: str) -> None:
+        """Read ``peer``'s key in the background: its breaker is shared again when it lands."""
+        if not self.is_async:
+            self._read_in_background(peer)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(self._aread(peer))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _aread(self, peer: str) -> None:
+        left = await self._aexchange(peer, "read", 0)
+        if left is not None:
+            self._seen(peer, left)
 
     # --- telling ----------------------------------------------------------------------------
 
