@@ -267,6 +267,38 @@ async def test_the_fleet_breaker_reads_redis_through_a_blocked_loop(
     await client.aclose()
 
 
+async def test_the_fleet_breaker_reads_once_for_a_thousand_callers(
+    shared_redis: RedisServer, prefix: str
+) -> None:
+    """1,000 `aadmit` at once on 3 peers, a pool of 100 connections: one read per peer.
+
+    A read each would exhaust the pool, and a full pool is not a broken Redis.
+    """
+    admin = redis.Redis.from_url(shared_redis.url)
+    client = redis.asyncio.Redis.from_url(shared_redis.url, max_connections=100)
+    breaker = RedisCircuitBreaker(client, prefix=prefix)
+    told: list[BreakerFallback] = []
+    breaker.subscribe_fallback(told.append)
+    before = scripts(admin)
+    admitted = await asyncio.gather(*(breaker.aadmit(f"peer-{n % 3}") for n in range(1000)))
+    assert all(a.allowed for a in admitted)
+    assert (told, scripts(admin) - before) == ([], 3)
+    await breaker.aclose()
+    await client.aclose()
+    admin.close()
+
+
+async def test_the_dedupe_store_claims_a_thousand_messages_at_once(
+    shared_redis: RedisServer, prefix: str
+) -> None:
+    """1,000 claims at once through `from_url`'s 100 connections: they queue, none degraded."""
+    store = RedisDedupeStore.from_url(shared_redis.url, prefix=prefix)
+    claims = await asyncio.gather(*(store.claim(f"m{n}", "fp", 60) for n in range(1000)))
+    assert [c.owned and not c.degraded for c in claims] == [True] * 1000
+    assert (store.failures, store.refusals) == (0, 0)
+    await store.aclose()
+
+
 @pytest.mark.parametrize("passes", PASSES)
 async def test_the_dedupe_store_claims_through_a_blocked_loop(
     shared_redis: RedisServer, prefix: str, passes: int

@@ -1273,6 +1273,7 @@ class RedisCircuitBreaker:
         self._fallback_listeners: list[Callable[[], Callable[[BreakerFallback], object] | None]]
         self._fallback_listeners = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._reads: dict[str, asyncio.Task[float | None]] = {}  # reads in flight, per peer
         self.local.subscribe(self._changed)
 
     # --- what the Guard asks ----------------------------------------------------------------
@@ -1295,7 +1296,7 @@ class RedisCircuitBreaker:
         """`admit`, awaiting a fresh reading of the fleet's state when the last one is old."""
         fleet = self._fleet.get(peer)
         if fleet.held is not None and self._stale(fleet):
-            left = await self._aexchange(peer, "read", 0)
+            left = await self._read(peer)
             if left is not None:
                 self._seen(peer, left)  # the fleet may have closed meanwhile
         admission = self.local.admit(peer)
@@ -1304,7 +1305,7 @@ class RedisCircuitBreaker:
         now = self.clock()
         until = fleet.until
         if now - fleet.read_at >= self.sync_interval:
-            left = await self._aexchange(peer, "read", 0)
+            left = await self._read(peer)
             if left is not None:
                 until = self._seen(peer, left)
             now = self.clock()
@@ -1502,9 +1503,28 @@ class RedisCircuitBreaker:
         task.add_done_callback(self._tasks.discard)
 
     async def _aread(self, peer: str) -> None:
-        left = await self._aexchange(peer, "read", 0)
+        left = await self._read(peer)
         if left is not None:
             self._seen(peer, left)
+
+    def _read_done(self, peer: str, done: asyncio.Task[float | None]) -> None:
+        if self._reads.get(peer) is done:
+            del self._reads[peer]
+
+    async def _read(self, peer: str) -> float | None:
+        """Read ``peer``'s key: one read in flight per peer, shared by every admit that waits.
+
+        A thousand callers at once make one exchange, not a thousand (which would exhaust
+        the client's pool and be taken for a broken Redis). A caller cancelled while it
+        waits leaves the read to the others.
+        """
+        loop = asyncio.get_running_loop()
+        pending = self._reads.get(peer)
+        if pending is None or pending.done() or pending.get_loop() is not loop:
+            pending = loop.create_task(self._aexchange(peer, "read", 0))
+            self._reads[peer] = pending
+            pending.add_done_callback(lambda done: self._read_done(peer, done))
+        return await asyncio.shield(pending)
 
     # --- telling ----------------------------------------------------------------------------
 

@@ -457,7 +457,8 @@ class RedisDedupeStore:
 
     Args:
         client: a ``redis.asyncio.Redis`` (or anything with its ``set``, ``get`` and ``eval``
-            coroutines).
+            coroutines). Give it a ``BlockingConnectionPool``, as `from_url` does: with the
+            default pool, a burst of claims beyond its connections fails open.
         prefix: the prefix of every key.
         lease: seconds a claim lives without renewal.
         timeout: seconds one command may take.
@@ -509,14 +510,21 @@ class RedisDedupeStore:
         self._renewals: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     @classmethod
-    def from_url(cls, url: str, *, timeout: float = 0.5, **options: Any) -> RedisDedupeStore:
+    def from_url(
+        cls, url: str, *, timeout: float = 0.5, max_connections: int = 100, **options: Any
+    ) -> RedisDedupeStore:
         """A store on a new ``redis.asyncio`` client for ``url`` (``redis://host:6379/0``).
+
+        Its pool makes a command wait for a free connection (a thousand messages claimed at
+        once queue for ``max_connections``): a full pool is this process's, not a broken
+        Redis, and is never taken for one.
 
         Args:
             url: the Redis URL.
-            timeout: the store's ``timeout``. The client's socket timeouts are its patience
-                (``max(1, 20 * timeout)``): an asyncio client's would time the event loop, so
-                the store times its commands instead.
+            timeout: the store's ``timeout``. The client's socket timeouts, and the longest
+                wait for a connection, are its patience (``max(1, 20 * timeout)``): an
+                asyncio client's would time the event loop, so the store times its commands.
+            max_connections: the connections the client keeps at most.
             options: the other settings of `RedisDedupeStore`.
 
         Raises:
@@ -531,12 +539,15 @@ class RedisDedupeStore:
                 "RedisDedupeStore.from_url needs redis: pip install 'a2a-client-errors[redis]'",
                 name=exc.name,
             ) from exc
-        client = redis.asyncio.Redis.from_url(
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
             url,
+            max_connections=max_connections,
+            timeout=patience(timeout),
             retry=redis.asyncio.retry.Retry(NoBackoff(), 0),
             socket_timeout=patience(timeout),
             socket_connect_timeout=patience(timeout),
         )
+        client = redis.asyncio.Redis.from_pool(pool)  # closing the client closes the pool
         return cls(client, timeout=timeout, **options)
 
     async def aclose(self) -> None:
