@@ -508,6 +508,10 @@ class RedisDedupeStore:
         self._warned_at: float | None = None
         self._written: dict[tuple[str, str], str] = {}
         self._renewals: dict[tuple[str, str], asyncio.Task[None]] = {}
+        pool = getattr(client, "connection_pool", None)
+        size = getattr(pool, "max_connections", None)
+        self._room = size if isinstance(size, int) and 0 < size < 2**20 else None
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     @classmethod
     def from_url(
@@ -582,10 +586,24 @@ class RedisDedupeStore:
                 type(exc).__name__,
             )
 
-    async def _command(self, what: str, call: Awaitable[Any]) -> tuple[bool, Any]:
-        """Run one command, bounded; (False, None) when it failed or was refused (logged)."""
+    def _slot(self) -> asyncio.Semaphore | contextlib.nullcontext[None]:
+        """A connection of the client's pool to wait for, in this process's own queue.
+
+        Commands beyond the pool's connections wait here, before Redis's time starts: a
+        burst of claims queued behind each other is this process's time, not Redis's.
+        """
+        if self._room is None:
+            return contextlib.nullcontext()
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self._room))
+        return self._slots[1]
+
+    async def _command(self, what: str, call: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
+        """Run the command ``call`` makes, bounded; (False, None) if it failed or was refused."""
         try:
-            return True, await run_bounded(lambda: call, self.timeout)
+            async with self._slot():
+                return True, await run_bounded(call, self.timeout)
         except Exception as exc:  # any client or network failure: fail open
             self._fail_open(what, exc)
             return False, None
@@ -600,7 +618,7 @@ class RedisDedupeStore:
             value = _claim_value(token, fingerprint)
             lease_ms = max(1, int(min(self.lease, ttl) * 1000))
             ok, won = await self._command(
-                "claim", self.client.set(name, value, nx=True, px=lease_ms)
+                "claim", functools.partial(self.client.set, name, value, nx=True, px=lease_ms)
             )
             if not ok:
                 return Claim(owned=True, degraded=True)
@@ -610,7 +628,7 @@ class RedisDedupeStore:
                     self._renew(name, value, lease_ms)
                 )
                 return Claim(owned=True, token=token)
-            ok, raw = await self._command("read", self.client.get(name))
+            ok, raw = await self._command("read", functools.partial(self.client.get, name))
             if not ok:
                 return Claim(owned=True, degraded=True)
             found = _parse(raw)
@@ -627,7 +645,7 @@ class RedisDedupeStore:
         while True:
             await self.renew_sleep(lease_ms / 3000)
             ok, renewed = await self._command(
-                "renew", self.client.eval(_RENEW, 1, name, value, lease_ms)
+                "renew", functools.partial(self.client.eval, _RENEW, 1, name, value, lease_ms)
             )
             if ok and not renewed:
                 _log.warning(
@@ -647,7 +665,7 @@ class RedisDedupeStore:
         deadline = self.clock() + timeout
         pause = self.poll_initial
         while True:
-            ok, raw = await self._command("read", self.client.get(name))
+            ok, raw = await self._command("read", functools.partial(self.client.get, name))
             if not ok:
                 return None
             found = _parse(raw)
@@ -679,7 +697,8 @@ class RedisDedupeStore:
             return
         ttl_ms = max(1, int(ttl * 1000))
         ok, written = await self._command(
-            "record", self.client.eval(_SWAP, 1, self.prefix + key, last, value, ttl_ms)
+            "record",
+            functools.partial(self.client.eval, _SWAP, 1, self.prefix + key, last, value, ttl_ms),
         )
         if ok or final:
             self._stop_renewing(key, token)
@@ -687,7 +706,9 @@ class RedisDedupeStore:
         if ok and written and not final:
             self._written[(key, token)] = value
         elif not ok and final and isinstance(_parse(last), _Claimed):
-            await self._command("release", self.client.eval(_DROP, 1, self.prefix + key, last))
+            await self._command(
+                "release", functools.partial(self.client.eval, _DROP, 1, self.prefix + key, last)
+            )
 
     async def release(self, key: str, token: str) -> None:
         """See `DedupeStore.release`."""
@@ -695,7 +716,9 @@ class RedisDedupeStore:
         last = self._written.pop((key, token), None)
         if last is None:
             return
-        await self._command("release", self.client.eval(_DROP, 1, self.prefix + key, last))
+        await self._command(
+            "release", functools.partial(self.client.eval, _DROP, 1, self.prefix + key, last)
+        )
 
     def __repr__(self) -> str:
         return f"RedisDedupeStore(prefix={self.prefix!r}, lease={self.lease:g})"
