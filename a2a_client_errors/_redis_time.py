@@ -36,11 +36,12 @@ __all__ = [
     "PASSES",
     "STUCK",
     "await_answer",
-    "let_go",
+    "await_worker",
     "patience",
     "reads_bounded",
     "run_bounded",
     "wait",
+    "wait_worker",
 ]
 
 T = TypeVar("T")
@@ -59,6 +60,14 @@ def patience(timeout: float) -> float:
 
 def _begun() -> bool:
     return True
+
+
+def _on_time(opened: float, window: float, now: float) -> bool:
+    """Whether a window of ``window`` seconds opened at ``opened`` ended on time at ``now``.
+
+    More than half a window late, the loop or the thread was busy: the window is its lag.
+    """
+    return now - opened - window <= window / 2
 
 
 def reads_bounded(client: object) -> bool:
@@ -84,11 +93,11 @@ def wait(
     (at most `STUCK` seconds). Otherwise ``timeout`` counts from when ``begun`` says the command
     started, by windows a late wake-up (this process's own lag) does not use up.
     """
-    clock = time.monotonic
-    give_up = clock() + patience(timeout)
     if bounded:
         concurrent.futures.wait((done,), STUCK)
         return done.done()
+    clock = time.monotonic
+    give_up = clock() + patience(timeout)
     while not done.done():
         opened = clock()
         if opened >= give_up:
@@ -98,7 +107,7 @@ def wait(
         concurrent.futures.wait((done,), window)
         if done.done():
             return True
-        if counted and clock() - opened - window <= window / 2:
+        if counted and _on_time(opened, window, clock()):
             return False
     return done.done()
 
@@ -115,12 +124,11 @@ async def await_answer(
     ``done`` is never cancelled here. ``bounded``: it stands for a worker thread's command
     whose client bounds its reads (waited for, at most `STUCK` seconds).
     """
-    loop = asyncio.get_running_loop()
-    clock = loop.time
-    give_up = clock() + patience(timeout)
     if bounded:
         await asyncio.wait((done,), timeout=STUCK)
         return done.done()
+    clock = asyncio.get_running_loop().time
+    give_up = clock() + patience(timeout)
     while not done.done():
         opened = clock()
         if opened >= give_up:
@@ -130,7 +138,7 @@ async def await_answer(
         await asyncio.wait((done,), timeout=window)
         if done.done():
             return True
-        if counted and clock() - opened - window <= window / 2:
+        if counted and _on_time(opened, window, clock()):
             for _ in range(PASSES):
                 await asyncio.sleep(0)
                 if done.done():
@@ -139,9 +147,27 @@ async def await_answer(
     return done.done()
 
 
-def let_go(future: asyncio.Future[Any]) -> None:
-    """Nobody waits for ``future`` any more: its failure, when it comes, is not logged unread."""
-    future.add_done_callback(_read)
+def _started(future: concurrent.futures.Future[Any]) -> Callable[[], bool]:
+    """Whether a worker thread has started ``future``'s command (it may wait behind others)."""
+    return lambda: future.running() or future.done()
+
+
+def wait_worker(future: concurrent.futures.Future[Any], timeout: float, *, bounded: bool) -> bool:
+    """`wait` for a worker thread's command, timed from when the worker starts it."""
+    return wait(future, timeout, bounded=bounded, begun=_started(future))
+
+
+async def await_worker(
+    future: concurrent.futures.Future[Any], timeout: float, *, bounded: bool
+) -> bool:
+    """`wait_worker` from async code: the event loop is never blocked.
+
+    The result stays on ``future`` (read it there); the loop's copy of it is read here, so a
+    failure that comes after the wait ends is not logged as never retrieved.
+    """
+    landed = asyncio.wrap_future(future)
+    landed.add_done_callback(_read)
+    return await await_answer(landed, timeout, bounded=bounded, begun=_started(future))
 
 
 def _read(future: asyncio.Future[Any]) -> None:

@@ -90,11 +90,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors._redis_time import (
     await_answer,
-    let_go,
+    await_worker,
     patience,
     reads_bounded,
     run_bounded,
     wait,
+    wait_worker,
 )
 from a2a_client_errors.breaker import (
     Admission,
@@ -551,7 +552,7 @@ class RedisRetryBudget:
             return None, "TimeoutError"  # the worker is still stuck on an earlier command
         args = self._args(op)
         future = self._worker.submit(lambda: self._script(keys=[key], args=args))
-        if not wait(future, self.timeout, bounded=self._bounded, begun=_begun(future)):
+        if not wait_worker(future, self.timeout, bounded=self._bounded):
             self._stall(future)
             return None, "TimeoutError"
         return _outcome(future)
@@ -563,11 +564,7 @@ class RedisRetryBudget:
             if self._stalled:
                 return None, "TimeoutError"
             future = self._worker.submit(lambda: self._script(keys=[key], args=args))
-            landed = asyncio.wrap_future(future)
-            let_go(landed)  # the worker's future is read instead
-            if not await await_answer(
-                landed, self.timeout, bounded=self._bounded, begun=_begun(future)
-            ):
+            if not await await_worker(future, self.timeout, bounded=self._bounded):
                 self._stall(future)
                 return None, "TimeoutError"
             return _outcome(future)
@@ -744,11 +741,6 @@ def _task_outcome(task: asyncio.Task[Any]) -> tuple[_Reply | None, str | None]:
         return _reply(task.result()), None
     except Exception as error:
         return None, type(error).__name__
-
-
-def _begun(future: concurrent.futures.Future[Any]) -> Callable[[], bool]:
-    """Whether the worker has started ``future``'s command (it may wait behind others)."""
-    return lambda: future.running() or future.done()
 
 
 def _outcome(future: concurrent.futures.Future[Any]) -> tuple[_Reply | None, str | None]:
@@ -1448,11 +1440,7 @@ class RedisCircuitBreaker:
                 )
             else:
                 future = self._worker.submit(lambda: self._script(keys=[key], args=[op, ms]))
-                landed = asyncio.wrap_future(future)
-                let_go(landed)  # the worker's future is read instead
-                if not await await_answer(
-                    landed, self.timeout, bounded=self._bounded, begun=_begun(future)
-                ):
+                if not await await_worker(future, self.timeout, bounded=self._bounded):
                     future.cancel()
                     raise TimeoutError  # told as every other failure below
                 raw = future.result()
