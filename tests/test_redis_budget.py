@@ -37,6 +37,7 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.redis_counts import count_local, exchanges, flaky
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     RedisServer,
     free_port,
@@ -45,7 +46,7 @@ from tests.redis_server import (  # noqa: F401 (the fixtures)
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 PEER = "http://agent.example:80"
 _OPEN: list[redis.Redis] = []
@@ -110,19 +111,6 @@ def level(client: redis.Redis, key: str) -> float:
     raw = client.hget(key, "tokens")
     assert raw is not None
     return float(raw)
-
-
-def exchanges(client: redis.Redis) -> int:
-    """How many times the server ran a script (EVAL, EVALSHA), by its own count.
-
-    A first EVALSHA that finds the script not loaded yet (NOSCRIPT) failed: it ran nothing.
-    """
-    stats = client.info("commandstats")
-    total = 0
-    for name in ("eval", "evalsha"):
-        stat = stats.get(f"cmdstat_{name}", {})
-        total += int(stat.get("calls", 0)) - int(stat.get("failed_calls", 0))
-    return total
 
 
 def drain(store: RedisRetryBudget) -> None:
@@ -860,27 +848,6 @@ def test_reprs_show_the_settings_and_the_state() -> None:
 # --- a healthy Redis decides, however many spends wait at once --------------------------------
 
 
-def _count_local(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the spends the fallback decides (every local decision goes through it)."""
-    counted = [0]
-    spend_locally = RedisPeerBudget._spend_locally
-
-    def counting(self: RedisPeerBudget) -> bool:
-        counted[0] += 1
-        return spend_locally(self)
-
-    monkeypatch.setattr(RedisPeerBudget, "_spend_locally", counting)
-    return counted
-
-
-def _flaky() -> Callable[[], httpx.Response]:
-    """A peer that answers 503 once, then 200."""
-    answers = iter([503])
-    return lambda: httpx.Response(
-        next(answers, 200), json={"jsonrpc": "2.0", "id": 1, "result": {}}
-    )
-
-
 async def test_a_healthy_redis_decides_every_retry_of_150_concurrent_async_calls(
     shared_redis: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -888,7 +855,7 @@ async def test_a_healthy_redis_decides_every_retry_of_150_concurrent_async_calls
 
     The spends that wait for the fleet bucket share one exchange (one in flight per peer).
     """
-    local = _count_local(monkeypatch)
+    local = count_local(monkeypatch)
     admin = sync_client(shared_redis.url)
     client = redis.asyncio.Redis.from_url(
         shared_redis.url, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
@@ -900,7 +867,7 @@ async def test_a_healthy_redis_decides_every_retry_of_150_concurrent_async_calls
     before = exchanges(admin)
 
     async def call() -> object:
-        peer = _flaky()
+        peer = flaky()
 
         async def attempt() -> httpx.Response:
             return peer()
@@ -925,7 +892,7 @@ def test_a_healthy_redis_decides_every_retry_of_128_threads(
     With the default ``timeout`` (50 ms): the time a command waits in this process's own
     queue, behind 128 threads for the interpreter, is not Redis's time.
     """
-    local = _count_local(monkeypatch)
+    local = count_local(monkeypatch)
     store = RedisRetryBudget(sync_client(shared_redis.url), prefix=prefix, capacity=10_000)
     told: list[BudgetFallback] = []
     store.subscribe(told.append)
@@ -937,7 +904,7 @@ def test_a_healthy_redis_decides_every_retry_of_128_threads(
         start.wait(30)
         for _ in range(20):
             try:
-                guard.call(_flaky(), peer=PEER)
+                guard.call(flaky(), peer=PEER)
             except Exception as exc:  # noqa: PERF203 (what failed is the finding)
                 failed.append(exc)
 

@@ -17,7 +17,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 import redis
 import redis.asyncio
@@ -32,9 +31,9 @@ from a2a_client_errors import (
     RedisCircuitBreaker,
     RedisRetryBudget,
 )
-from a2a_client_errors.integrations.redis import RedisPeerBudget
 from a2a_client_errors.server import RedisDedupeStore
 from a2a_client_errors.testing import FakeClock
+from tests.redis_counts import count_local, exchanges, flaky
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     redis_server_fixture,
     shared_redis_fixture,
@@ -42,6 +41,8 @@ from tests.redis_server import (  # noqa: F401 (the fixtures)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    import httpx
 
     from a2a_client_errors.breaker import BreakerFallback
     from tests.redis_server import RedisServer
@@ -61,15 +62,7 @@ def prefix_fixture() -> str:
 @pytest.fixture(name="local")
 def local_fixture(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the spends the local fallback decides (every local decision goes through it)."""
-    counted = [0]
-    spend_locally = RedisPeerBudget._spend_locally
-
-    def counting(self: RedisPeerBudget) -> bool:
-        counted[0] += 1
-        return spend_locally(self)
-
-    monkeypatch.setattr(RedisPeerBudget, "_spend_locally", counting)
-    return counted
+    return count_local(monkeypatch)
 
 
 def block_after(passes: int, seconds: float) -> None:
@@ -83,23 +76,6 @@ def block_after(passes: int, seconds: float) -> None:
             time.sleep(seconds)  # the lag injected: this process, not Redis, is slow
 
     loop.call_soon(step, passes)
-
-
-def scripts(admin: redis.Redis) -> int:
-    """How many scripts the server ran, by its own count."""
-    stats = admin.info("commandstats")
-    return sum(
-        int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
-        - int(stats.get(f"cmdstat_{name}", {}).get("failed_calls", 0))
-        for name in ("eval", "evalsha")
-    )
-
-
-def flaky() -> Callable[[], httpx.Response]:
-    """A peer that answers 503 once, then 200: each call asks the budget for one retry."""
-    answers = iter([503])
-    body = {"jsonrpc": "2.0", "id": 1, "result": {}}
-    return lambda: httpx.Response(next(answers, 200), json=body)
 
 
 # --- a blocked or busy event loop --------------------------------------------------------------
@@ -119,11 +95,11 @@ async def test_a_blocked_loop_is_not_a_slow_redis(
     store.subscribe(told.append)
     budget = store.get(PEER)
     assert await budget.atry_spend()  # connected
-    before = scripts(admin)
+    before = exchanges(admin)
     block_after(passes, block)
     assert await budget.atry_spend()
     assert (local[0], told, budget.state) == (0, [], BudgetState.SHARED)
-    assert scripts(admin) - before == 1
+    assert exchanges(admin) - before == 1
     assert float(admin.hget(prefix + PEER, "tokens") or 0) == 98.0
     await store.aclose()
     await store.client.aclose()
@@ -145,7 +121,7 @@ async def test_a_healthy_redis_decides_every_retry_of_many_callers_on_a_lagging_
     told: list[BudgetFallback] = []
     store.subscribe(told.append)
     guard = Guard(budget=store, sleep=lambda _: None)
-    before = scripts(admin)
+    before = exchanges(admin)
 
     async def call() -> object:
         peer = flaky()
@@ -169,7 +145,7 @@ async def test_a_healthy_redis_decides_every_retry_of_many_callers_on_a_lagging_
     await lagging
     assert all(r.status_code == 200 for r in results)  # type: ignore[attr-defined]
     assert (local[0], told) == (0, [])
-    assert scripts(admin) - before < callers / 5
+    assert exchanges(admin) - before < callers / 5
     await store.aclose()
     await store.client.aclose()
     admin.close()
@@ -283,10 +259,10 @@ async def test_the_fleet_breaker_reads_once_for_a_thousand_callers(
     breaker = RedisCircuitBreaker(client, prefix=prefix)
     told: list[BreakerFallback] = []
     breaker.subscribe_fallback(told.append)
-    before = scripts(admin)
+    before = exchanges(admin)
     admitted = await asyncio.gather(*(breaker.aadmit(f"peer-{n % 3}") for n in range(1000)))
     assert all(a.allowed for a in admitted)
-    assert (told, scripts(admin) - before) == ([], 3)
+    assert (told, exchanges(admin) - before) == ([], 3)
     await breaker.aclose()
     await client.aclose()
     admin.close()
