@@ -540,12 +540,27 @@ class CircuitBreaker:
         """Tell ``listener`` each change of a peer's state.
 
         A bound method is held weakly (a Guard subscribes its hooks, and may go away before
-        the breaker); any other callable, strongly. A listener that raises is logged.
+        the breaker); any other callable, strongly. A listener already subscribed (a hook of
+        two Guards sharing this breaker) is told once. A listener that raises is logged.
         """
-        self._listeners.append(_held(listener))
+        listen(self._listeners, listener)
 
     def _notify(self, event: BreakerTransition) -> None:
         notify(self._listeners, event)
+
+
+def listen(
+    listeners: list[Callable[[], Callable[[Any], object] | None]],
+    listener: Callable[[Any], object],
+) -> None:
+    """Add ``listener`` to ``listeners``, once: one hook that several Guards share is told once.
+
+    A bound method is held weakly, any other callable strongly.
+    """
+    for ref in listeners:
+        if ref() == listener:
+            return
+    listeners.append(_held(listener))
 
 
 def _held(listener: Callable[[Any], object]) -> Callable[[], Callable[[Any], object] | None]:

@@ -30,6 +30,7 @@ from a2a_client_errors.reasons import Delivery
 if TYPE_CHECKING:
     from a2a_client_errors.breaker import BreakerState
     from a2a_client_errors.errors import CallError
+    from a2a_client_errors.hooks import CallRecord
     from a2a_client_errors.lookup import SentMessage
     from a2a_client_errors.policy import Decision
     from a2a_client_errors.reasons import Reason
@@ -63,8 +64,12 @@ class CallFailed(Exception):  # noqa: N818 (the public name the design card fixe
             raised.
         maybe_processed: whether any attempt of the call may have been processed by the agent
             (its delivery was unknown), this one included.
+        record: the call's `CallRecord` (attempts, delivery, look-up, duration), set by the
+            Guard when the call ended; None on a failure made outside a guarded call.
 
     """
+
+    record: CallRecord | None = None
 
     def __init__(
         self,

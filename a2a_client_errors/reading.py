@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors._engine import AttemptCutShortError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator

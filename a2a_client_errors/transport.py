@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 from pydantic_core import from_json
 
-from a2a_client_errors.failures import CallFailed
-from a2a_client_errors.guard import (
-    _NO_KWARGS,
-    CallShape,
-    Guard,
-    Lookup,
-    _aattempt,
-    _attempt,
-    _Outcome,
+from a2a_client_errors._engine import (
+    AttemptOutcome,
+    aattempt_once,
+    attempt_once,
+    current_recording,
 )
+from a2a_client_errors.failures import CallFailed
+from a2a_client_errors.guard import CallShape, Guard, GuardedCall, Lookup
+from a2a_client_errors.hooks import CallRecord
 from a2a_client_errors.http_lookup import (
     CannotLookError,
     HttpLookup,
@@ -46,8 +45,9 @@ from a2a_client_errors.lookup import (
     follow_task,
 )
 from a2a_client_errors.parsing import parse_json
-from a2a_client_errors.policy import GiveUp
+from a2a_client_errors.policy import Decision, GiveUp
 from a2a_client_errors.reading import aread_within, read_within
+from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,6 +55,10 @@ if TYPE_CHECKING:
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 
 _log = logging.getLogger("a2a_client_errors")
+RECORD: Final = "a2a_call"
+"""The key of a response's ``extensions`` that holds its call's `CallRecord`."""
+_OK: Final = Decision(Action.OK)
+_NO_KWARGS: Final[dict[str, Any]] = {}  # never written to
 
 
 _JSONRPC_METHODS: Final[dict[str, str]] = {
@@ -492,38 +496,64 @@ class _TransportBase:
         INVALID_AGENT_RESPONSE included.
         """
         guard = self.guard
-        if self.raise_failures or guard.breaker is not None or any(guard._observers.values()):
+        if self.raise_failures or guard.breaker is not None or guard.observers.any():
             return None
         return _cannot_hold_an_error
 
     def _credited(
-        self, request: httpx.Request, first: _Outcome, plain: Callable[[Any], bool]
+        self,
+        request: httpx.Request,
+        first: AttemptOutcome,
+        plain: Callable[[Any], bool],
+        start: float,
     ) -> bool:
-        """Whether the first attempt is a plain success; if so, its budget credit is given."""
-        if first.value is None or not plain(first.value):
+        """Whether the first attempt is a plain success; if so, its credit given, its record.
+
+        The record's operation is read from the request only when asked for.
+        """
+        response = first.value
+        if response is None or not plain(response):
             return False
-        self.guard.budget_for(_peer_of(request)).credit()
+        guard = self.guard
+        peer = _peer_of(request)
+        guard.budget_for(peer).credit()
+        response.extensions[RECORD] = record = CallRecord(
+            _OK,
+            peer,
+            None,
+            1,
+            guard.clock() - start,
+            interface=peer,
+            describe=lambda: operation_of(request),
+        )
+        recorded = current_recording()
+        if recorded is not None:
+            recorded.append(record)
         return True
 
-    def _loop(
+    def _begin(
         self,
         request: httpx.Request,
         plain: Callable[[Any], bool] | None,
-        first: _Outcome | None,
         start: float,
         deadline_at: float | None,
-    ) -> dict[str, Any]:
-        """How the Guard's loop is to run ``request`` (after ``first``, if it was tried)."""
+    ) -> GuardedCall:
+        """The guarded call that runs ``request`` (its shape read only when needed)."""
         guard = self.guard
         # The wall-clock time the call started at (the first attempt may already be over).
         sent_at = guard.exactly_once.wall_clock() - (guard.clock() - start)
-        return {
-            "peer": _peer_of(request),
-            "describe": lambda: self._describe(request, sent_at, deadline_at),
-            "plain": plain,
-            "first": first,
-            "start": start,
-        }
+        return guard.begin(
+            peer=_peer_of(request),
+            describe=lambda: self._describe(request, sent_at, deadline_at),
+            plain=plain,
+            start=start,
+        )
+
+    @staticmethod
+    def _recorded(call: GuardedCall, response: httpx.Response) -> httpx.Response:
+        """The response, its call's record in its ``extensions`` (``"a2a_call"``)."""
+        response.extensions[RECORD] = call.end()
+        return response
 
     @staticmethod
     def is_stream(response: httpx.Response) -> bool:
@@ -597,6 +627,8 @@ class _TransportBase:
         if self.raise_failures:
             raise failure
         if isinstance(failure.result, httpx.Response):
+            if failure.record is not None:
+                failure.result.extensions[RECORD] = failure.record
             return failure.result
         cause = failure.__cause__
         if cause is not None:
@@ -678,15 +710,15 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = _attempt(self._send, args, _NO_KWARGS)
-            if self._credited(request, first, plain):
+            first = attempt_once(self._send, args, _NO_KWARGS)
+            if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
+        call = self._begin(request, plain, start, deadline_at)
         try:
-            return self.guard._call_with(  # one loop, two doors
-                self._send, args, **self._loop(request, plain, first, start, deadline_at)
-            )
+            response = call.run(self._send, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
+        return self._recorded(call, response)
 
     def _without_blocking(
         self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
@@ -694,20 +726,17 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         """The send asked not to block, its task read until it settles, answered as blocking."""
         copy = finder.non_blocking()
         assert copy is not None  # noqa: S101 (checked by _non_blocking)
+        call = self._begin(copy, None, start, deadline_at)
         try:
-            response = self.guard._call_with(
-                self._send,
-                (copy, until, []),
-                **self._loop(copy, None, None, start, deadline_at),
-            )
+            response = call.run(self._send, (copy, until, []))
         except CallFailed as failure:
             return self._failed(failure)
         waiting = self._working(finder, response)
         if waiting is None:
-            return response
+            return self._recorded(call, response)
         sent, task = waiting
         reader = _SyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
-        return finder.answer(reader.settled(task))
+        return self._recorded(call, finder.answer(reader.settled(task)))
 
     def close(self) -> None:
         """Close the inner transport."""
@@ -765,15 +794,15 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             left = None if until is None else max(0.0, until - self.guard.clock())
-            first = await _aattempt(self._send, args, _NO_KWARGS, left)
-            if self._credited(request, first, plain):
+            first = await aattempt_once(self._send, args, None, left)
+            if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
+        call = self._begin(request, plain, start, deadline_at)
         try:
-            return await self.guard._acall_with(  # one loop, two doors
-                self._send, args, **self._loop(request, plain, first, start, deadline_at)
-            )
+            response = await call.arun(self._send, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
+        return self._recorded(call, response)
 
     async def _without_blocking(
         self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
@@ -781,20 +810,17 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         """The send asked not to block (see `GuardTransport._without_blocking`)."""
         copy = finder.non_blocking()
         assert copy is not None  # noqa: S101 (checked by _non_blocking)
+        call = self._begin(copy, None, start, deadline_at)
         try:
-            response: httpx.Response = await self.guard._acall_with(
-                self._send,
-                (copy, until, []),
-                **self._loop(copy, None, None, start, deadline_at),
-            )
+            response: httpx.Response = await call.arun(self._send, (copy, until, []))
         except CallFailed as failure:
             return self._failed(failure)
         waiting = self._working(finder, response)
         if waiting is None:
-            return response
+            return self._recorded(call, response)
         sent, task = waiting
         reader = _AsyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
-        return finder.answer(await reader.settled(task))
+        return self._recorded(call, finder.answer(await reader.settled(task)))
 
     async def aclose(self) -> None:
         """Close the inner transport."""

@@ -167,9 +167,9 @@ def _failover_workload(guard: Guard, down: Any) -> None:
     here, there = "https://multi.example/jsonrpc", "https://multi.example/rest"
     shape = CallShape("SendMessage", failover=True)
     try:
-        guard._call_with(down, (), peer=here, shape=shape)
+        guard.begin(peer=here, shape=shape).run(down)
     except CallFailed as failure:  # give-up failover: the integration moves the call on
-        guard._emit("on_failover", FailoverEvent(failure.decision, here, there, "SendMessage"))
+        guard.tell("on_failover", FailoverEvent(failure.decision, here, there, "SendMessage"))
 
 
 def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str, Counter[Any]]:

@@ -244,7 +244,7 @@ def test_a_not_sent_failure_ends_at_once_when_a_next_interface_exists() -> None:
     clock, hook = FakeClock(), RecordingHook()
     guard = _guard(hook, clock)
     with pytest.raises(RetryExhausted) as caught:
-        guard._call_with(_refused, (), peer="p", shape=CallShape("GetTask", failover=True))
+        guard.begin(peer="p", shape=CallShape("GetTask", failover=True)).run(_refused)
     assert caught.value.decision.give_up is GiveUp.FAILOVER
     assert caught.value.attempts == 1
     assert not caught.value.maybe_processed
@@ -262,7 +262,7 @@ def test_an_unknown_outcome_is_never_moved() -> None:
         raise httpx.ReadError("closed", request=httpx.Request("POST", JSONRPC_URL))
 
     with pytest.raises(RetryExhausted) as caught:
-        guard._call_with(lost, (), peer="p", shape=CallShape("GetTask", failover=True))
+        guard.begin(peer="p", shape=CallShape("GetTask", failover=True)).run(lost)
     assert caught.value.decision.give_up is GiveUp.ATTEMPTS
     assert caught.value.attempts == 2
     assert "give_up" in hook.names()
@@ -274,9 +274,9 @@ def test_an_open_breaker_tells_no_give_up_when_the_call_goes_on() -> None:
     breaker = CircuitBreaker(min_calls=1, clock=clock.now, random=lambda: 0.0)
     guard = _guard(hook, clock, breaker=breaker, max_attempts=1)
     with contextlib.suppress(RetryExhausted):
-        guard._call_with(_refused, (), peer="p", shape=CallShape("GetTask"))
+        guard.begin(peer="p", shape=CallShape("GetTask")).run(_refused)
     with pytest.raises(PeerUnavailable):
-        guard._call_with(_refused, (), peer="p", shape=CallShape("GetTask", failover=True))
+        guard.begin(peer="p", shape=CallShape("GetTask", failover=True)).run(_refused)
     assert hook.names()[-2:] == ["decision", "peer_unavailable"]
 
 

@@ -129,8 +129,8 @@ async def call(
     """A SendMessage under the Guard with the reader as its look-up."""
     shape = CallShape("SendMessage", sent=reader.sent, lookup=reader)
     if mode == "sync":
-        return g._call_with(attempt, (), peer=peer, shape=shape)
-    return await g._acall_with(attempt.acall, (), peer=peer, shape=shape)
+        return g.begin(peer=peer, shape=shape).run(attempt)
+    return await g.begin(peer=peer, shape=shape).arun(attempt.acall)
 
 
 def page(*tasks: dict[str, Any]) -> TaskPage:
@@ -316,9 +316,9 @@ async def test_answered_is_told_a_success_and_never_breaks_it(
     g = guard(clock)
     with caplog.at_level(logging.ERROR, logger="a2a_client_errors"):
         if mode == "sync":
-            result = g._call_with(lambda: "ok", (), peer=None, shape=shape)
+            result = g.begin(peer=None, shape=shape).run(lambda: "ok")
         else:
-            result = await g._acall_with(Peer("ok").acall, (), peer=None, shape=shape)
+            result = await g.begin(peer=None, shape=shape).arun(Peer("ok").acall)
     assert result == "ok"
     assert seen == ["ok"]
     assert "answered failed" in caplog.text

@@ -117,9 +117,10 @@ def test_each_library_loads_when_its_hook_is_created() -> None:
 def test_hooks_that_skip_a_method_are_not_called_for_it() -> None:
     """A Guard calls only what its hooks override: a LoggingHook adds nothing to a success."""
     guard = Guard(hooks=[LoggingHook()])
-    assert guard._observers["on_decision"] == ()
-    assert guard._observers["on_task_outcome"] != ()
-    assert Guard()._observers == dict.fromkeys(Guard()._observers, ())
+    assert guard.observers["on_decision"] == ()
+    assert guard.observers["on_call"] == ()
+    assert guard.observers["on_task_outcome"] != ()
+    assert not Guard().observers.any()
 
 
 def test_record_task_tells_hooks_and_returns_the_outcome() -> None:

@@ -33,7 +33,7 @@ from a2a_client_errors import (
     escape,
     normalize,
 )
-from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors._engine import AttemptCutShortError
 from a2a_client_errors.normalize import Limits, NotSentError
 from a2a_client_errors.reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
 from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from a2a_client_errors.guard import AttemptCutShortError
+from a2a_client_errors._engine import AttemptCutShortError
 from a2a_client_errors.reading import aread_within, read_within
 from a2a_client_errors.testing import FakeClock
 

@@ -422,13 +422,11 @@ class GuardInterceptor(
             await call  # raises the AioRpcError of a failed call
             return call
 
-        return await guard._acall_with(  # the Guard's own loop, as its transports use it
-            attempt,
-            (),
+        return await guard.begin(  # the Guard's door API, as its transports use it
             peer=self.peer or _target_of(continuation),
             shape=CallShape(operation, _unsafe(operation, request)),
             deadline=timeout,
-        )
+        ).arun(attempt)
 
     async def intercept_unary_stream(
         self,
@@ -469,13 +467,9 @@ class GuardInterceptor(
                 return _Opened(call, responses, None, empty=True)
             return _Opened(call, responses, first, empty=False)
 
-        opened: _Opened = await guard._acall_with(
-            attempt,
-            (),
-            peer=peer,
-            shape=CallShape(operation, _unsafe(operation, request)),
-            deadline=timeout,
-        )
+        opened: _Opened = await guard.begin(
+            peer=peer, shape=CallShape(operation, _unsafe(operation, request)), deadline=timeout
+        ).arun(attempt)
         return self._relay(opened, operation, peer)
 
     async def _relay(
@@ -515,9 +509,8 @@ class GuardInterceptor(
             # Judged once, never resent: the messages before it were already delivered.
             raise exc
 
-        _: object = await self.guard._acall_with(
-            again, (), peer=peer, shape=CallShape(operation, GiveUp.STREAM_STARTED)
-        )
+        shape = CallShape(operation, GiveUp.STREAM_STARTED)
+        _: object = await self.guard.begin(peer=peer, shape=shape).arun(again)
 
 
 class _UnaryUnary(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]

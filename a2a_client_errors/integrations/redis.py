@@ -104,7 +104,7 @@ from a2a_client_errors.breaker import (
     BreakerTransition,
     CircuitBreaker,
     Verdict,
-    _held,
+    listen,
 )
 from a2a_client_errors.errors import safe_peer
 from a2a_client_errors.retry import BudgetFallback, BudgetState, IdlePeers, RetryBudget
@@ -469,14 +469,8 @@ class RedisRetryBudget:
         A bound method is held weakly (a Guard subscribes its hooks, and may go away before
         the budget); any other callable, strongly. A listener that raises is logged.
         """
-        if inspect.ismethod(listener):
-            ref: Callable[[], Callable[[BudgetFallback], object] | None] = weakref.WeakMethod(
-                listener
-            )
-        else:
-            ref = lambda: listener  # noqa: E731 (a strong "reference" with a weakref's shape)
         with self._lock:
-            self._listeners.append(ref)
+            listen(self._listeners, listener)  # once: a hook several Guards share
 
     def _notify(self, event: BudgetFallback) -> None:
         if event.state is BudgetState.LOCAL:
@@ -1518,11 +1512,11 @@ class RedisCircuitBreaker:
 
     def subscribe(self, listener: Callable[[BreakerTransition], object]) -> None:
         """Tell ``listener`` each change of a peer's state (held as `CircuitBreaker` holds it)."""
-        self._listeners.append(_held(listener))
+        listen(self._listeners, listener)
 
     def subscribe_fallback(self, listener: Callable[[BreakerFallback], object]) -> None:
         """Tell ``listener`` when a peer's breaker decides locally (Redis down), or shared."""
-        self._fallback_listeners.append(_held(listener))
+        listen(self._fallback_listeners, listener)
 
     def _notify(self, event: BreakerTransition) -> None:
         for ref in list(self._listeners):

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from a2a_client_errors.guard import (
+from a2a_client_errors._engine import switch_testing
+from a2a_client_errors.hooks import (
+    CallRecord,
     FailoverEvent,
     GuardEvent,
     Hook,
     UnknownOutcomeEvent,
-    _set_testing,
 )
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 
@@ -107,6 +108,7 @@ class RecordingHook(Hook):
             in order.
         failovers: every `FailoverEvent` told (a call moved to the agent's next interface),
             in order.
+        calls: every `CallRecord` told (one per call that ended), in order.
     """
 
     def __init__(self) -> None:
@@ -115,10 +117,15 @@ class RecordingHook(Hook):
         self.unknown_outcomes: list[UnknownOutcomeEvent] = []
         self.breakers: list[BreakerTransition] = []
         self.failovers: list[FailoverEvent] = []
+        self.calls: list[CallRecord] = []
 
     def on_decision(self, event: GuardEvent) -> None:
         """Keep a decision."""
         self.events.append(("decision", event))
+
+    def on_call(self, record: CallRecord) -> None:
+        """Keep a call's record."""
+        self.calls.append(record)
 
     def on_retry(self, event: GuardEvent) -> None:
         """Keep a scheduled retry."""
@@ -187,7 +194,7 @@ class _Testing:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _set_testing(*self._previous)
+        switch_testing(*self._previous)
 
 
 def set_testing(on: bool = True, *, attempts: int | None = None) -> _Testing:
@@ -204,7 +211,7 @@ def set_testing(on: bool = True, *, attempts: int | None = None) -> _Testing:
     if attempts is not None and attempts < 1:
         msg = "attempts must be at least 1"
         raise ValueError(msg)
-    return _Testing(_set_testing(on, attempts))
+    return _Testing(switch_testing(on, attempts))
 
 
 def error_info(reason: str, metadata: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -375,7 +375,7 @@ class GuardedClient:
         Costs nothing when no hook observes task outcomes. The skill is remembered per task,
         so a later GetTask or subscription of the same task is told with it.
         """
-        if outcome is None or not self.guard._observers["on_task_outcome"]:
+        if outcome is None or not self.guard.observers["on_task_outcome"]:
             return
         task_id = outcome.task_id
         if task_id:
@@ -432,9 +432,9 @@ class GuardedClient:
     def _moved(self, failure: CallFailed, here: Interface, to: Interface, operation: str) -> None:
         """A call leaves ``here`` for ``to``: the hooks are told."""
         guard = self.guard
-        if guard._observers["on_failover"]:
+        if guard.observers["on_failover"]:
             event = FailoverEvent(failure.decision, here.peer, to.peer, operation)
-            guard._emit("on_failover", event)
+            guard.tell("on_failover", event)
 
     def _served(self, interface: Interface) -> None:
         """Remember which interface served; a change is logged (back to the preferred too)."""
@@ -545,13 +545,9 @@ class GuardedClient:
 
         async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
             call = method if client is self.client else getattr(client, name)
-            return await guard._acall_with(
-                _read_by(connecting(client, call)),
-                (request,),
-                peer=interface.peer,
-                shape=CallShape(operation, failover=failover),
-                kwargs={"context": context, **kw},
-                start=start,
+            shape = CallShape(operation, failover=failover)
+            return await guard.begin(peer=interface.peer, shape=shape, start=start).arun(
+                _read_by(connecting(client, call)), (request,), {"context": context, **kw}
             )
 
         try:
@@ -559,7 +555,7 @@ class GuardedClient:
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
             result = await handled if inspect.isawaitable(handled) else handled
-        if self.guard._observers["on_task_outcome"]:
+        if self.guard.observers["on_task_outcome"]:
             self._tell(task_outcome(result), operation)
         return result
 
@@ -815,12 +811,9 @@ class _Stream:
             lookup = None
             if self.sent is not None and operation == "SendMessage":
                 lookup = owner._lookup(self.context, self.sent, interface, self._found)
-            return await owner.guard._acall_with(
-                attempt,
-                (),
-                peer=interface.peer,
-                shape=CallShape(operation, sent=self.sent, lookup=lookup, failover=failover),
-                start=start,
+            shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
+            return await owner.guard.begin(peer=interface.peer, shape=shape, start=start).arun(
+                attempt
             )
 
         result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(operation, run)
@@ -907,7 +900,7 @@ class _Stream:
 
     def _tell(self, event: Any) -> None:
         """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
-        if self.owner.guard._observers["on_task_outcome"]:
+        if self.owner.guard.observers["on_task_outcome"]:
             self.owner._tell(task_outcome(event), self.operation, self.skill)
 
 

@@ -352,7 +352,7 @@ async def _polls(
         yield task
         if _is_final(task) or poll == max_polls - 1:
             return
-        await client.guard._sleep_async(delay)  # the Guard's sleep: injected in tests
+        await client.guard.asleep(delay)  # the Guard's sleep: injected in tests
         delay = min(cap, delay * 2)
 
 

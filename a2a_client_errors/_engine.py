@@ -1,0 +1,1184 @@
+"""The call engine: every step of a guarded call, decided once, with the I/O left to two drivers.
+
+A call is one `GuardedCall`. Its first attempt is made by the driver directly, and judged: a
+success ends the call there (no generator, nothing to plan). Anything else goes to
+`GuardedCall.steps`, a generator that decides each step and yields the effects to carry out:
+
+* ``ADMIT``: ask the peer's breaker (an `Admission`);
+* `Attempt`: make one attempt (an `AttemptOutcome`), cut short at ``timeout`` in ``arun``;
+* ``SPEND``: take one retry token of the peer's budget (a bool);
+* `Sleep`: wait before a retry;
+* ``YIELD``: give the event loop a turn before a retry (``arun``; nothing in ``run``);
+* `Look`: look for what an attempt with an unknown outcome made (a `LookupResult`);
+* `Refresh`: ask the caller's ``refresh_credentials`` (a bool).
+
+`run` and `arun` carry them out; what they raise (an interrupt, a cancellation) is thrown into
+the generator, which frees the breaker's probe and refunds a retry paid for and never sent.
+The generator returns the call's value or raises its `CallFailed`; the hooks are told every
+decision on the way, and one `CallRecord` when the call ends. The same model as
+`a2a_client_errors.lookup`: ``find_sent`` decides, ``drive``/``adrive`` read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
+
+from a2a_client_errors.breaker import Admission, Verdict, verdict_of
+from a2a_client_errors.errors import CallError, ErrorKind
+from a2a_client_errors.failures import (
+    AuthFailed,
+    BudgetExhausted,
+    CallFailed,
+    DeadlineExceeded,
+    DegradeNeeded,
+    FixRequestNeeded,
+    OutcomeUnknown,
+    PeerUnavailable,
+    ReconcileNeeded,
+    ReportNeeded,
+    RetryExhausted,
+)
+from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent, tell_one
+from a2a_client_errors.lookup import (
+    WORK_OPERATIONS,
+    Deduplicates,
+    Found,
+    LookupResult,
+    NotFound,
+    Query,
+    Resolution,
+    SentMessage,
+    TaskReader,
+    Unresolved,
+    card_says_deduplicates,
+    find_sent,
+)
+from a2a_client_errors.normalize import normalize
+from a2a_client_errors.policy import Decision, GiveUp
+from a2a_client_errors.reasons import Action, Delivery, TransportFailure
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Generator, Iterator
+
+    from a2a_client_errors.breaker import CircuitBreakerLike
+    from a2a_client_errors.hooks import Observers
+    from a2a_client_errors.lookup import (
+        AgentFacts,
+        CardQuery,
+        ExactlyOnce,
+        GetTaskQuery,
+        ListTasksQuery,
+    )
+    from a2a_client_errors.policy import Policy
+    from a2a_client_errors.retry import RetryBudgetLike
+
+__all__ = [
+    "AttemptCutShortError",
+    "AttemptOutcome",
+    "CallShape",
+    "GuardedCall",
+    "Lookup",
+    "current_recording",
+    "failure_for",
+    "recording",
+]
+
+_log = logging.getLogger("a2a_client_errors")
+
+
+class Configured(Protocol):
+    """What the engine reads of the configuration it runs under (a `Guard`)."""
+
+    policy: Policy
+    max_attempts: int
+    deadline: float | None
+    clock: Callable[[], float]
+    random: Callable[[], float]
+    override: Callable[[Decision], Action | None] | None
+    refresh_credentials: Callable[[Decision], object] | None
+    exactly_once: ExactlyOnce
+    breaker: CircuitBreakerLike | None
+    observers: Observers
+
+    def budget_for(self, peer: str) -> RetryBudgetLike: ...
+    def facts(self, agent: str) -> AgentFacts: ...
+    def sleep(self, seconds: float) -> None: ...
+    async def asleep(self, seconds: float) -> None: ...
+    def run_reads(
+        self,
+        search: Generator[Query, Any, LookupResult],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
+        *,
+        peer: str,
+        deadline_at: float | None = None,
+        agent: str | None = None,
+    ) -> LookupResult | Unresolved: ...
+    async def arun_reads(
+        self,
+        search: Generator[Query, Any, LookupResult],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
+        *,
+        peer: str,
+        deadline_at: float | None = None,
+        agent: str | None = None,
+    ) -> LookupResult | Unresolved: ...
+
+
+Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
+"""A look-up for what an attempt with an unknown outcome made.
+
+A `TaskReader` (how to ask one GetTask or ListTasks of the agent): the Guard runs the search
+(`a2a_client_errors.lookup.find_sent`) with it, each read retried as any read, paid for from
+the peer's budget and ended by the deadline. Or a function of your own: given the seconds it
+may take (None: no bound), it returns `Found` (the call's answer), `NotFound` (absence
+proven: a resend is safe) or `Unresolved`; it may be a coroutine function in ``acall``, and
+what it raises counts as `Unresolved`. Either way the look-up is paid for with one retry
+token of the peer's budget first (it is one more request caused by a failure): a spent
+budget leaves it unmade (`Unresolved`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """What a call is, for the Guard: told up front, or learnt on its first failure.
+
+    Attributes:
+        operation: the A2A operation, if known.
+        unsafe: why a resend would be unsafe whatever the outcome (a body that cannot be
+            replayed, a SendMessage without a messageId), if it would be.
+        creates_work: whether it may make a task (SendMessage, SendStreamingMessage, a batch
+            holding one): an attempt with an unknown outcome is then looked up before any
+            resend. Default: whether ``operation`` is one of those.
+        sent: the message's identity, for the look-up and for `OutcomeUnknown`.
+        lookup: how to look for what an attempt made (see `Lookup`); None: it cannot be looked
+            for, and an unknown outcome is `OutcomeUnknown`.
+        failover: whether the caller has another interface of the agent to send it over: then
+            a retry of an attempt that was not sent (nothing reached the agent) is not made
+            here, the call ends at once with give-up ``failover`` for the caller to move on
+            (and an open breaker's `PeerUnavailable` tells no ``on_give_up``: the call goes on).
+        answered: told the successful answer of a call whose shape is known by then (for a
+            door to learn what the agent answers sends with, see `AgentFacts`).
+
+    """
+
+    operation: str | None = None
+    unsafe: GiveUp | None = None
+    creates_work: bool | None = None
+    sent: SentMessage | None = None
+    lookup: Lookup | None = None
+    failover: bool = False
+    answered: Callable[[Any], None] | None = None
+
+    @property
+    def makes_work(self) -> bool:
+        """Whether the call may make a task (see ``creates_work``)."""
+        if self.creates_work is not None:
+            return self.creates_work
+        return self.operation in WORK_OPERATIONS
+
+
+NO_SHAPE: Final = CallShape()
+"""The shape of a call the caller said nothing about."""
+
+
+@dataclass(slots=True)
+class AttemptOutcome:
+    """What one attempt produced: a value or an exception (or a breaker's refusal).
+
+    A door that makes a call's first attempt itself (to spare a plain success the engine)
+    hands it to `GuardedCall.run` as ``first``.
+    """
+
+    value: Any = None
+    exc: BaseException | None = None
+    refused: Admission | None = None
+
+
+class AttemptCutShortError(TimeoutError):
+    """The call's deadline came while an attempt was in flight (its outcome is unknown)."""
+
+
+# --- the effects ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """Make one attempt; in ``arun``, cut it short after ``timeout`` seconds (None: never)."""
+
+    timeout: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """Wait ``seconds`` before the next attempt."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """Look for what an attempt made, until ``until`` (the Guard's clock).
+
+    With a `TaskReader`, ``search`` is the search to run with it; else ``lookup`` is called.
+    """
+
+    lookup: Lookup
+    until: float
+    search: Generator[Query, Any, LookupResult] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """Ask the caller's ``refresh_credentials`` about ``decision``: True to try once more."""
+
+    decision: Decision
+
+
+class _Signal:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ADMIT: Final = _Signal("ADMIT")
+SPEND: Final = _Signal("SPEND")
+YIELD: Final = _Signal("YIELD")
+Effect: TypeAlias = "Attempt | Sleep | Look | Refresh | _Signal"
+
+
+# --- failures -------------------------------------------------------------------------------
+
+_FAILURES: Final[dict[Action, type[CallFailed]]] = {
+    Action.RETRY: RetryExhausted,
+    Action.RECONCILE: ReconcileNeeded,
+    Action.DEGRADE: DegradeNeeded,
+    Action.FIX_REQUEST: FixRequestNeeded,
+    Action.REPORT: ReportNeeded,
+    Action.AUTH: AuthFailed,
+}
+_GIVE_UPS: Final[dict[GiveUp, type[CallFailed]]] = {
+    GiveUp.BUDGET: BudgetExhausted,
+    GiveUp.DEADLINE: DeadlineExceeded,
+    GiveUp.HINT_TOO_LONG: DeadlineExceeded,
+    GiveUp.OUTCOME_UNKNOWN: OutcomeUnknown,
+    GiveUp.PEER_UNAVAILABLE: PeerUnavailable,
+}
+
+
+def failure_for(decision: Decision) -> type[CallFailed]:
+    """The `CallFailed` subclass that a guarded call raises for ``decision``."""
+    if decision.give_up is not None:
+        return _GIVE_UPS.get(decision.give_up, _FAILURES[decision.action])
+    return _FAILURES.get(decision.action, CallFailed)
+
+
+# --- the records a caller collects ----------------------------------------------------------
+
+_RECORDING: Final[contextvars.ContextVar[list[CallRecord] | None]] = contextvars.ContextVar(
+    "a2a_client_errors_recording", default=None
+)
+
+
+def current_recording() -> list[CallRecord] | None:
+    """The list `recording` collects this context's records in, if one is active."""
+    return _RECORDING.get()
+
+
+class recording:  # noqa: N801 (a context manager, named as one uses it)
+    """Collect the `CallRecord` of every guarded call made in this context, by any door.
+
+    ::
+
+        with recording() as calls:
+            guard.call(fetch, operation="GetTask")
+        calls[0].attempts
+
+    Calls made by tasks and threads started inside the context are collected too, as far as
+    they inherit it (asyncio tasks do; ``contextvars.copy_context`` for threads).
+    """
+
+    __slots__ = ("_token", "calls")
+
+    def __init__(self) -> None:
+        self.calls: list[CallRecord] = []
+        self._token: contextvars.Token[list[CallRecord] | None] | None = None
+
+    def __enter__(self) -> list[CallRecord]:
+        self._token = _RECORDING.set(self.calls)
+        return self.calls
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _RECORDING.reset(self._token)
+            self._token = None
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self.calls)
+
+
+_LOOKED_UP: Final = frozenset({Action.RETRY, Action.REPORT})
+# A call that could never be resent needs no look-up: its failure says so (maybe_processed).
+_NEVER_RESENT: Final = frozenset(
+    {GiveUp.NOT_REPLAYABLE, GiveUp.NO_MESSAGE_ID, GiveUp.STREAM_STARTED}
+)
+_NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
+_NO_TIME: Final = Unresolved("the deadline left no time to look")
+_NO_BUDGET: Final = Unresolved("the retry budget is spent: no look-up was made")
+_DEDUPLICATES: Final = Deduplicates()
+_ELSEWHERE: Final = Unresolved(
+    "not there on another interface of the agent, which may keep its own task store"
+)
+_PLAIN: Final = (str, bytes, bytearray, memoryview, int, float)
+_OK: Final = Decision(Action.OK)
+TESTING: Final[dict[str, Any]] = {"on": False, "attempts": None}
+"""The testing switch (`a2a_client_errors.testing.set_testing`): no sleeps, fewer attempts."""
+
+
+def switch_testing(on: bool, attempts: int | None) -> tuple[bool, int | None]:
+    """Set the testing switch; returns what it was (for `a2a_client_errors.testing`)."""
+    previous = (TESTING["on"], TESTING["attempts"])
+    TESTING["on"], TESTING["attempts"] = on, attempts
+    return previous
+
+
+class GuardedCall:
+    """One guarded call: its state, the decision core, and the drivers (`run`, `arun`).
+
+    Made by `Guard.begin`, for doors: fresh per call, shared by nothing. After the call ended,
+    ``record`` is its `CallRecord`.
+    """
+
+    __slots__ = (
+        "admission",
+        "attempt",
+        "budget",
+        "cut_short",
+        "deadline_at",
+        "decision",
+        "delay",
+        "describe",
+        "found",
+        "guard",
+        "held",
+        "limit",
+        "max_attempts",
+        "maybe_processed",
+        "now",
+        "operation",
+        "peer",
+        "plain",
+        "record",
+        "refreshed",
+        "resends",
+        "resolution",
+        "shape",
+        "start",
+        "told",
+        "unsafe",
+        "why",
+    )
+
+    def __init__(
+        self,
+        guard: Configured,
+        shape: CallShape = NO_SHAPE,
+        peer: str | None = None,
+        deadline: float | None = None,
+        *,
+        describe: Callable[[], CallShape] | None = None,
+        plain: Callable[[Any], bool] | None = None,
+        start: float | None = None,
+    ) -> None:
+        self.guard = guard
+        self.describe = describe
+        self.plain = plain
+        self.shape = shape
+        self.operation = shape.operation
+        self.unsafe = shape.unsafe
+        self.peer = peer or "default"
+        self.start = guard.clock() if start is None else start
+        limit = self.limit = deadline if deadline is not None else guard.deadline
+        self.deadline_at = None if limit is None else self.start + limit
+        cap = TESTING["attempts"] if TESTING["on"] else None
+        self.max_attempts = guard.max_attempts if cap is None else min(cap, guard.max_attempts)
+        self.attempt = 0
+        self.decision: Decision | None = None
+        self.delay = 0.0
+        self.refreshed = False
+        self.budget: RetryBudgetLike | None = None
+        self.held = False  # a retry's token taken from the budget, its retry not sent yet
+        self.now = self.start
+        self.maybe_processed = False
+        self.cut_short = False
+        self.found: AttemptOutcome | None = None
+        self.resolution: Resolution | None = None
+        self.told: Resolution | None = None  # the resolution told, for the record
+        self.resends = False  # whether a resend follows the look-up, if it proves absence
+        self.why = ""
+        self.admission: Admission | None = None
+        self.record: CallRecord | None = None
+
+    # --- the drivers ----------------------------------------------------------------------
+
+    def run(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        first: AttemptOutcome | None = None,
+    ) -> Any:
+        """Run the call with sync I/O: ``fn(*args, **kwargs)`` per attempt; return or raise."""
+        kwargs = kwargs if kwargs is not None else _NO_KWARGS
+        if first is None:
+            first = self._first(fn, args, kwargs)
+        if first.refused is None and self._decide_first(first):
+            return first.value
+        guard = self.guard
+        steps = self.steps(first)
+        try:
+            effect = next(steps)
+            while True:
+                try:
+                    if isinstance(effect, Attempt):
+                        reply: Any = attempt_once(fn, args, kwargs)
+                    elif effect is SPEND:
+                        reply = self.budget_now().try_spend()
+                    elif isinstance(effect, Sleep):
+                        guard.sleep(effect.seconds)
+                        reply = None
+                    elif isinstance(effect, Look):
+                        reply = self._look_sync(effect)
+                    elif isinstance(effect, Refresh):
+                        reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
+                    elif effect is ADMIT:
+                        reply = guard.breaker.admit(self.peer)  # type: ignore[union-attr]
+                    else:
+                        reply = None  # YIELD: no loop to yield to
+                except BaseException as exc:
+                    effect = steps.throw(exc)
+                    continue
+                effect = steps.send(reply)
+        except StopIteration as stop:
+            return stop.value
+
+    async def arun(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        first: AttemptOutcome | None = None,
+    ) -> Any:
+        """`run`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
+        kwargs = kwargs if kwargs is not None else _NO_KWARGS
+        if first is None:
+            first = await self._afirst(fn, args, kwargs)
+        if first.refused is None and self._decide_first(first):
+            return first.value
+        guard = self.guard
+        steps = self.steps(first)
+        try:
+            effect = next(steps)
+            while True:
+                try:
+                    if isinstance(effect, Attempt):
+                        reply: Any = await _aattempt(fn, args, kwargs, effect.timeout)
+                    elif effect is SPEND:
+                        budget = self.budget_now()
+                        atry_spend = getattr(budget, "atry_spend", None)
+                        reply = await atry_spend() if atry_spend is not None else budget.try_spend()
+                    elif isinstance(effect, Sleep):
+                        await guard.asleep(effect.seconds)
+                        reply = None
+                    elif isinstance(effect, Look):
+                        reply = await self._look_async(effect)
+                    elif isinstance(effect, Refresh):
+                        reply = await _async_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
+                    elif effect is ADMIT:
+                        reply = await self._aadmit()
+                    else:
+                        await asyncio.sleep(0)  # YIELD
+                        reply = None
+                except BaseException as exc:
+                    effect = steps.throw(exc)
+                    continue
+                effect = steps.send(reply)
+        except StopIteration as stop:
+            return stop.value
+
+    def _first(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AttemptOutcome:
+        """The first attempt, unless the peer's breaker refuses it (then nothing is sent)."""
+        breaker = self.guard.breaker
+        if breaker is None:
+            return attempt_once(fn, args, kwargs)
+        admission = self.admission = breaker.admit(self.peer)
+        if not admission.allowed:
+            return AttemptOutcome(refused=admission)
+        try:
+            return attempt_once(fn, args, kwargs)
+        except BaseException:  # interrupted: no verdict, and the probe's slot is freed
+            self._verdict(Verdict.ABANDONED)
+            raise
+
+    async def _afirst(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AttemptOutcome:
+        if self.guard.breaker is not None:
+            admission = await self._aadmit()
+            if not admission.allowed:
+                return AttemptOutcome(refused=admission)
+            try:
+                return await _aattempt(fn, args, kwargs, self._attempt_time())
+            except BaseException:  # cancelled: no verdict, and the probe's slot is freed
+                self._verdict(Verdict.ABANDONED)
+                raise
+        return await _aattempt(fn, args, kwargs, self._attempt_time())
+
+    async def _aadmit(self) -> Admission:
+        breaker = self.guard.breaker
+        assert breaker is not None  # noqa: S101 (asked only when set)
+        aadmit = getattr(breaker, "aadmit", None)
+        admission = await aadmit(self.peer) if aadmit is not None else breaker.admit(self.peer)
+        self.admission = admission
+        return admission
+
+    def _look_sync(self, look: Look) -> LookupResult:
+        guard = self.guard
+        lookup = look.lookup
+        try:
+            if isinstance(lookup, TaskReader):
+                assert look.search is not None  # noqa: S101 (made with its reader)
+                searched = guard.run_reads(
+                    look.search,
+                    lookup.ask,
+                    peer=self.peer,
+                    deadline_at=look.until,
+                    agent=lookup.agent,
+                )
+                return _searched(lookup, searched)
+            result = lookup(look.until - guard.clock())
+        except Exception as exc:  # a look-up that fails could not look
+            return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        # Misuse, not a failed look: said to the caller, as for ``fn``.
+        refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
+        return result  # type: ignore[return-value]
+
+    async def _look_async(self, look: Look) -> LookupResult:
+        guard = self.guard
+        lookup = look.lookup
+        try:
+            if isinstance(lookup, TaskReader):
+                assert look.search is not None  # noqa: S101 (made with its reader)
+                searched = await guard.arun_reads(
+                    look.search,
+                    lookup.ask,
+                    peer=self.peer,
+                    deadline_at=look.until,
+                    agent=lookup.agent,
+                )
+                found = _searched(lookup, searched)
+                if isinstance(found, Found) and inspect.isawaitable(found.value):
+                    return Found(await found.value)
+                return found
+            time_left = look.until - guard.clock()
+            looked = lookup(time_left)
+            if inspect.isawaitable(looked):
+                return await asyncio.wait_for(looked, time_left)
+            return looked
+        except asyncio.TimeoutError:
+            return Unresolved("the look-up did not finish in time")
+        except Exception as exc:  # a look-up that fails could not look
+            return Unresolved(f"the look-up failed ({type(exc).__name__})")
+
+    # --- the decision core --------------------------------------------------------------------
+
+    def steps(self, outcome: AttemptOutcome) -> Generator[Effect, Any, Any]:
+        """Every step after the first attempt's failure (decided by `_decide_first`).
+
+        Yields the effects to carry out; returns the call's value, or raises its failure.
+        """
+        decision = self.decision
+        while True:
+            if outcome.refused is not None:
+                self._refused(outcome.refused)
+                return self.finish(outcome)
+            if decision is None:  # an attempt after the first, not judged yet
+                decision = self._decide(outcome)
+                if decision is None:
+                    return outcome.value
+            retry = yield from self._judge(decision)
+            decision = None
+            if retry:
+                try:
+                    yield Sleep(self.delay)
+                    yield YIELD  # before the token is used: a cancellation here refunds it
+                    outcome = yield from self._attempt()
+                except BaseException:
+                    self.unspend()  # a retry paid for and never sent costs nothing
+                    raise
+                continue
+            if self._refreshes():
+                assert self.decision is not None  # noqa: S101 (settled)
+                if not (yield Refresh(self.decision)):
+                    return self.finish(outcome)  # the refresh said no: the auth decision stands
+                yield YIELD
+                outcome = yield from self._attempt()
+                continue
+            if self.found is not None:
+                return self.finish(self.found)
+            return self.finish(outcome)
+
+    def _attempt(self) -> Generator[Effect, Any, AttemptOutcome]:
+        """One attempt after the first: admitted by the breaker, timed by the deadline."""
+        self.held = False  # a retry sent has used its token
+        if self.guard.breaker is not None:
+            admission = yield ADMIT
+            self.admission = admission
+            if not admission.allowed:
+                return AttemptOutcome(refused=admission)
+        try:
+            outcome: AttemptOutcome = yield Attempt(self._attempt_time())
+        except BaseException:  # interrupted, cancelled: no verdict, and the probe's slot is freed
+            if self.guard.breaker is not None:
+                self._verdict(Verdict.ABANDONED)
+            raise
+        return outcome
+
+    def _attempt_time(self) -> float | None:
+        """The time an attempt may take: what is left of the deadline, part kept to look up."""
+        deadline_at = self.deadline_at
+        if deadline_at is None:
+            return None
+        left = deadline_at - self.guard.clock()
+        if self.shape.makes_work:
+            # Keep part of the deadline for the look-up, should this attempt's answer be lost.
+            left = self.guard.exactly_once.attempt_time(left, self.limit)
+        return max(left, 0.0)
+
+    def _decide_first(self, outcome: AttemptOutcome) -> bool:
+        """Decide about the first attempt: True when it succeeded (the call is over)."""
+        decision = self._decide(outcome)
+        if decision is None:
+            return True
+        self.decision = decision
+        return False
+
+    def _judge(self, decision: Decision) -> Generator[Effect, Any, bool]:
+        """Settle a failure's decision (look-up, budget): True when a retry follows."""
+        if self.shape.failover and _moves_on(decision):
+            return self._settle(decision.given_up(GiveUp.FAILOVER))
+        if self._must_look(decision):
+            looked = yield from self._look()
+            settled = self._looked(decision, looked)
+            if settled is None:
+                return False
+            decision = settled
+        if decision.will_retry:
+            spent = self.held = bool((yield SPEND))
+            decision = decision if spent else decision.given_up(GiveUp.BUDGET)
+        self._resolved(decision)
+        return self._settle(decision)
+
+    def _verdict(self, verdict: Verdict, error: CallError | None = None) -> Verdict:
+        """Tell the breaker how the attempt went (a call started elsewhere counts too)."""
+        breaker = self.guard.breaker
+        if breaker is None:
+            return verdict
+        admission, self.admission = self.admission, None
+        probe = admission is not None and admission.probe
+        retry_after = None if error is None else error.retry_after
+        breaker.record(self.peer, verdict, probe=probe, retry_after=retry_after)
+        return verdict
+
+    def _refused(self, admission: Admission) -> None:
+        """The breaker refused the attempt: the call ends in `PeerUnavailable`."""
+        guard = self.guard
+        now = self.now = guard.clock()
+        self._know()
+        decision = Decision(
+            Action.RETRY,
+            None,
+            admission.retry_in,
+            None,
+            self.operation,
+            self.attempt,
+            None,
+            GiveUp.PEER_UNAVAILABLE,
+        )
+        self.decision = decision
+        observers = guard.observers
+        if observers["on_decision"]:
+            observers.tell("on_decision", self._event(decision, now))
+        if observers["on_peer_unavailable"]:
+            observers.tell("on_peer_unavailable", self._event(decision, now))
+
+    def unspend(self) -> None:
+        """The retry paid for was never sent (the caller gave up while it waited): refund it.
+
+        The token goes back to the budget when it can take it (``refund``); never raises.
+        """
+        if not self.held:
+            return
+        self.held = False
+        refund = getattr(self.budget, "refund", None)
+        if callable(refund):
+            try:
+                refund()
+            except Exception:  # a budget's bug never hides why the call ended
+                _log.exception("a2a_client_errors: the retry budget's refund failed")
+
+    # --- unknown outcomes of calls that create work ------------------------------------------
+
+    def _must_look(self, decision: Decision) -> bool:
+        """Whether a resend (or a give-up) must wait for a look-up.
+
+        It must when the attempt may have made a task. A peer that deduplicates (declared,
+        or said in its card) is resent at once, when a resend follows; when none does (no
+        attempt left), it is looked up as any other: the task it may have made is the answer.
+        A broken answer (``report``: INVALID_AGENT_RESPONSE, a stream with no event) is looked
+        up too, though never resent.
+        """
+        error = decision.error
+        if (
+            decision.action not in _LOOKED_UP
+            or error is None
+            or error.delivery is not Delivery.UNKNOWN
+            or not self.shape.makes_work
+            or decision.give_up in _NEVER_RESENT
+        ):
+            return False
+        if decision.action is not Action.RETRY:
+            # Never resent: looked up only where a look-up exists, for the task it may be.
+            return self.shape.lookup is not None
+        guard = self.guard
+        lookup = self.shape.lookup
+        agent = lookup.agent if isinstance(lookup, TaskReader) else self.peer
+        deduplicates = guard.exactly_once.deduplicates(self.peer) or guard.facts(agent).deduplicates
+        if deduplicates and decision.will_retry:
+            self.resolution = Resolution.DEDUPLICATING
+            return False
+        self.resends = decision.will_retry
+        return True
+
+    def _look(self) -> Generator[Effect, Any, LookupResult]:
+        """The look-up, paid for with one retry token, within the deadline or its own time."""
+        lookup = self.shape.lookup
+        if lookup is None:
+            return _NO_LOOKUP
+        guard = self.guard
+        now = guard.clock()
+        until = now + guard.exactly_once.timeout
+        if self.deadline_at is not None:
+            if self.deadline_at <= now:
+                return _NO_TIME
+            until = min(until, self.deadline_at)
+        if not (yield SPEND):
+            return _NO_BUDGET
+        search = self._search(lookup) if isinstance(lookup, TaskReader) else None
+        result: LookupResult = yield Look(lookup, until, search)
+        return result
+
+    def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
+        """The look-up: the agent's card first (once per agent), then the search.
+
+        An agent whose card advertises deduplication needs no search when a resend follows
+        (`Deduplicates`). The search knows what the agent answers messages with.
+        """
+        facts = self.guard.facts(reader.agent)
+        if not facts.card_read:
+            facts.card_read = True
+            if (yield from card_says_deduplicates()):
+                facts.deduplicates = True
+                if self.resends:  # else its task is looked for: no resend follows
+                    return _DEDUPLICATES
+        return (
+            yield from find_sent(
+                reader.sent,
+                self.guard.exactly_once,
+                reader.view,
+                answers_with_messages=facts.answers_with_messages,
+            )
+        )
+
+    def _looked(self, decision: Decision, result: LookupResult) -> Decision | None:
+        """The decision after the look-up: None when the task was found (the call's answer)."""
+        guard = self.guard
+        observers = guard.observers
+        if isinstance(result, Found):
+            self.budget_now().credit()  # the peer answered the look-up: it is up
+            if observers["on_decision"]:  # the attempt's error, as any other
+                observers.tell("on_decision", self._event(decision, self.now))
+            self.resolution = Resolution.FOUND
+            self.found = AttemptOutcome(value=result.value)
+            self._tell_unknown(decision)
+            found = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            self.decision = found
+            if observers["on_decision"]:  # the call ended well: it answered
+                observers.tell("on_decision", self._event(found, guard.clock()))
+            return None
+        if isinstance(result, NotFound):
+            self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled
+            return decision
+        if isinstance(result, Deduplicates):  # its card says so: resent as any retry
+            self.resolution = Resolution.DEDUPLICATING
+            return decision
+        self.resolution = Resolution.UNRESOLVED
+        self.why = result.why
+        if decision.action is not Action.RETRY:
+            return decision  # never resent anyway: the failure stands (maybe_processed)
+        return decision.given_up(GiveUp.OUTCOME_UNKNOWN)
+
+    def _resolved(self, decision: Decision) -> None:
+        """Tell the hooks how an unknown outcome ended, once the retry is settled."""
+        resolution = self.resolution
+        if resolution is None:
+            return
+        if resolution is Resolution.RESENT and not decision.will_retry:
+            self.resolution = resolution = Resolution.NOT_FOUND
+        if resolution is Resolution.DEDUPLICATING and not decision.will_retry:
+            self.resolution = None
+            return
+        self._tell_unknown(decision)
+        self.resolution = None
+
+    def _tell_unknown(self, decision: Decision) -> None:
+        assert self.resolution is not None  # noqa: S101 (told only once resolved)
+        self.told = self.resolution
+        guard = self.guard
+        if not guard.observers["on_unknown_outcome"]:
+            return
+        event = UnknownOutcomeEvent(
+            decision,
+            self.resolution,
+            self.peer,
+            self.operation,
+            self.attempt,
+            guard.clock() - self.start,
+            self.shape.sent,
+            self.why,
+        )
+        guard.observers.tell("on_unknown_outcome", event)
+
+    def _decide(self, outcome: AttemptOutcome) -> Decision | None:
+        """The decision about one outcome, before the budget's say; None for a success."""
+        guard = self.guard
+        self.attempt += 1
+        error = None
+        if outcome.exc is not None:
+            error = normalize(outcome.exc, limits=guard.policy.limits, operation=self.operation)
+            if (
+                error is not None
+                and error.transport is TransportFailure.UNKNOWN
+                and error.kind is ErrorKind.TRANSPORT
+            ):
+                # Not a call error: a bug or a cancellation. It propagates as it is.
+                self._verdict(Verdict.ABANDONED)
+                raise outcome.exc
+            if isinstance(outcome.exc, AttemptCutShortError):
+                self.cut_short = True
+        elif (
+            outcome.value is not None
+            and not isinstance(outcome.value, _PLAIN)
+            and (self.plain is None or not self.plain(outcome.value))
+        ):
+            # Responses, JSON bodies and statuses are judged; plain text a function returns
+            # is its result, not a body to parse (nor what the caller says needs no judging).
+            if self.describe is not None and getattr(outcome.value, "is_error", False):
+                self._know()  # an error status is read against the operation it answers
+            error = normalize(outcome.value, limits=guard.policy.limits, operation=self.operation)
+        if error is None:
+            self._verdict(Verdict.HEALTHY)
+            self._succeeded(outcome.value)
+            return None
+        self._verdict(verdict_of(error), error)
+        self._know()
+        if error.delivery is Delivery.UNKNOWN:
+            self.maybe_processed = True
+        now = self.now = guard.clock()
+        decision = guard.policy.decide(
+            error,
+            operation=self.operation,
+            attempt=self.attempt,
+            max_attempts=self.max_attempts,
+            time_left=None if self.deadline_at is None else self.deadline_at - now,
+            budget_left=None,
+            draw=guard.random(),
+            unsafe=self.unsafe,
+        )
+        if guard.override is not None:
+            decision = self._override(decision, error, now)
+        if not decision.will_retry and decision.action is not Action.RETRY:
+            # The peer answered (a result, or a call error it meant): it is up.
+            self.budget_now().credit()
+        return decision
+
+    def _settle(self, decision: Decision) -> bool:
+        """Record ``decision`` and tell the hooks; True when a retry follows."""
+        guard = self.guard
+        now = self.now
+        self.decision = decision
+        self.delay = decision.delay or 0.0
+        observers = guard.observers
+        if observers["on_decision"]:
+            observers.tell("on_decision", self._event(decision, now))
+        if decision.will_retry:
+            if observers["on_retry"]:
+                observers.tell("on_retry", self._event(decision, now))
+            return True
+        if decision.give_up is GiveUp.BUDGET and observers["on_budget_exhausted"]:
+            observers.tell("on_budget_exhausted", self._event(decision, now))
+        return False
+
+    def _refreshes(self) -> bool:
+        """Whether the credentials are refreshed and the call tried once more (once a call)."""
+        decision = self.decision
+        if (
+            decision is not None
+            and decision.action is Action.AUTH
+            and self.guard.refresh_credentials is not None
+            and not self.refreshed
+            and self.attempt < self.max_attempts + 1
+        ):
+            self.refreshed = True
+            return True
+        return False
+
+    def _know(self) -> None:
+        """Learn the operation and the resend safety, when the caller left them for later."""
+        describe = self.describe
+        if describe is not None:
+            self.describe = None
+            shape = self.shape = describe()
+            self.operation, self.unsafe = shape.operation, shape.unsafe
+
+    def budget_now(self) -> RetryBudgetLike:
+        """The peer's budget, looked up once per call."""
+        budget = self.budget
+        if budget is None:
+            budget = self.budget = self.guard.budget_for(self.peer)
+        return budget
+
+    def _succeeded(self, value: Any) -> None:
+        """The call returned a result: the fast path (no retry to plan, nothing to raise)."""
+        guard = self.guard
+        self.budget_now().credit()
+        observers = guard.observers
+        if observers["on_decision"]:
+            self._know()
+            decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            self.decision = decision
+            observers.tell("on_decision", self._event(decision, guard.clock()))
+        else:
+            self.decision = _OK
+        answered = self.shape.answered
+        if answered is not None:
+            tell_one(answered, "answered", value)
+        if observers["on_call"] or _RECORDING.get() is not None:
+            self.end()
+
+    def _override(self, decision: Decision, error: CallError, now: float) -> Decision:
+        guard = self.guard
+        assert guard.override is not None  # noqa: S101 (called only when set)
+        try:
+            chosen = guard.override(decision)
+        except Exception:
+            _log.exception("a2a_client_errors: decision override failed; keeping the decision")
+            return decision
+        if chosen is None or Action(chosen) is decision.action:
+            return decision
+        return guard.policy.decide(
+            error,
+            operation=self.operation,
+            attempt=self.attempt,
+            max_attempts=self.max_attempts,
+            time_left=None if self.deadline_at is None else self.deadline_at - now,
+            draw=guard.random(),
+            unsafe=self.unsafe,
+            action=Action(chosen),
+        )
+
+    def end(self, *, interface: str | None = None) -> CallRecord:
+        """The call's record, made once when it ends and told to ``on_call`` and `recording`.
+
+        For doors: a success handed back without the engine's judging (a plain success) is
+        ended here too, when its record is wanted.
+        """
+        record = self.record
+        if record is not None:
+            return record
+        guard = self.guard
+        decision = self.decision
+        if decision is None or decision.action is Action.OK:
+            self._know()
+            decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            interface = interface or self.peer
+        record = self.record = CallRecord(
+            decision,
+            self.peer,
+            self.operation,
+            self.attempt,
+            guard.clock() - self.start,
+            maybe_processed=self.maybe_processed,
+            resolution=self.told,
+            cut_short=self.cut_short,
+            interface=interface,
+        )
+        if guard.observers["on_call"]:
+            guard.observers.tell("on_call", record)
+        recorded = _RECORDING.get()
+        if recorded is not None:
+            recorded.append(record)
+        return record
+
+    def finish(self, outcome: AttemptOutcome) -> Any:
+        """Return the result of an ``ok`` call, or raise the failure its decision names."""
+        decision = self.decision
+        assert decision is not None  # noqa: S101 (judged)
+        if decision.action is Action.OK:
+            self.end()
+            return outcome.value
+        guard = self.guard
+        goes_on = self.shape.failover and (
+            outcome.refused is not None or decision.give_up is GiveUp.FAILOVER
+        )
+        if not goes_on:
+            if guard.observers["on_give_up"]:
+                guard.observers.tell("on_give_up", self._event(decision, guard.clock()))
+            record = self.end()
+        else:
+            record = None  # the call goes on over the agent's next interface
+        failure: CallFailed
+        if outcome.refused is not None:
+            admission = outcome.refused
+            failure = PeerUnavailable(
+                decision,
+                attempts=self.attempt,
+                maybe_processed=self.maybe_processed,
+                peer=self.peer,
+                state=admission.state,
+                retry_in=admission.retry_in,
+            )
+        elif decision.give_up is GiveUp.OUTCOME_UNKNOWN:
+            failure = OutcomeUnknown(
+                decision,
+                attempts=self.attempt,
+                result=outcome.value,
+                sent=self.shape.sent,
+                why=self.why,
+            )
+        else:
+            failure = failure_for(decision)(
+                decision,
+                attempts=self.attempt,
+                result=outcome.value,
+                maybe_processed=self.maybe_processed,
+            )
+        failure.record = record
+        raise failure from outcome.exc
+
+    def _event(self, decision: Decision, now: float) -> GuardEvent:
+        budget = self.budget
+        return GuardEvent(
+            decision=decision,
+            peer=self.peer,
+            operation=self.operation,
+            attempt=self.attempt,
+            elapsed=now - self.start,
+            budget_tokens=None if budget is None else budget.tokens,
+        )
+
+
+def _searched(reader: TaskReader, result: LookupResult) -> LookupResult:
+    """The search's result as the look-up's: "not there" only where the message went."""
+    if isinstance(result, Found):
+        return Found(reader.found(result.value))
+    if isinstance(result, NotFound) and reader.elsewhere:
+        return _ELSEWHERE
+    return result
+
+
+def _moves_on(decision: Decision) -> bool:
+    """Whether a failure sends the call to the agent's next interface: a retry of nothing sent."""
+    return decision.action is Action.RETRY and decision.delivery is Delivery.NOT_SENT
+
+
+_NO_KWARGS: Final[dict[str, Any]] = {}  # never written to: the arguments of a call without any
+
+
+def attempt_once(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> AttemptOutcome:
+    """Call ``fn`` once: its value or the exception it raised (an awaitable: `TypeError`)."""
+    try:
+        value = fn(*args, **kwargs)
+    except Exception as exc:  # every failure is judged; non-call errors are re-raised there
+        return AttemptOutcome(exc=exc)
+    refuse_awaitable(value, "Guard.call() got an awaitable from fn: use `await guard.acall(...)`")
+    return AttemptOutcome(value=value)
+
+
+async def _aattempt(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout: float | None = None,
+) -> AttemptOutcome:
+    try:
+        value = fn(*args, **kwargs)
+        if inspect.isawaitable(value):
+            value = await (value if timeout is None else _within(value, timeout))
+    except Exception as exc:  # every failure is judged; non-call errors are re-raised there
+        return AttemptOutcome(exc=exc)
+    return AttemptOutcome(value=value)
+
+
+async def aattempt_once(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> AttemptOutcome:
+    """`attempt_once`, awaiting what ``fn`` returns (cut short after ``timeout`` seconds)."""
+    return await _aattempt(fn, args, kwargs if kwargs is not None else _NO_KWARGS, timeout)
+
+
+async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:
+    """Await ``awaitable`` for at most ``timeout`` seconds (then `AttemptCutShortError`)."""
+    try:
+        return await asyncio.wait_for(awaitable, timeout)
+    except asyncio.TimeoutError as exc:
+        msg = "the call's deadline cut the attempt short"
+        raise AttemptCutShortError(msg) from exc
+
+
+def refuse_awaitable(value: object, message: str) -> None:
+    """Sync code got an awaitable: close it (no "never awaited" warning) and say what to use."""
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
+        raise TypeError(message)
+
+
+def _sync_result(value: object) -> bool:
+    refuse_awaitable(
+        value, "refresh_credentials returned an awaitable: use acall(), or a sync refresh"
+    )
+    return bool(value)
+
+
+async def _async_result(value: object) -> bool:
+    if inspect.isawaitable(value):
+        value = await value
+    return bool(value)
