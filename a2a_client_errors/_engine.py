@@ -368,6 +368,7 @@ class GuardedCall:
         "found",
         "guard",
         "held",
+        "holds_end",
         "limit",
         "max_attempts",
         "maybe_processed",
@@ -382,6 +383,7 @@ class GuardedCall:
         "shape",
         "start",
         "told",
+        "told_end",
         "unsafe",
         "why",
     )
@@ -425,6 +427,9 @@ class GuardedCall:
         self.why = ""
         self.admission: Admission | None = None
         self.record: CallRecord | None = None
+        # A door whose call goes on after its answer (a stream) tells its success itself.
+        self.holds_end = False
+        self.told_end = False
 
     # --- the drivers ----------------------------------------------------------------------
 
@@ -984,7 +989,7 @@ class GuardedCall:
         answered = self.shape.answered
         if answered is not None:
             tell_one(answered, "answered", value)
-        if observers["on_call"] or _RECORDING.get() is not None:
+        if (observers["on_call"] or _RECORDING.get() is not None) and not self.holds_end:
             self.end()
 
     def _override(self, decision: Decision, error: CallError, now: float) -> Decision:
@@ -1016,6 +1021,8 @@ class GuardedCall:
         """
         record = self.record
         if record is not None:
+            if not self.told_end:
+                self._tell_end(record)
             return record
         guard = self.guard
         decision = self.decision
@@ -1034,19 +1041,25 @@ class GuardedCall:
             cut_short=self.cut_short,
             interface=interface,
         )
-        if guard.observers["on_call"]:
-            guard.observers.tell("on_call", record)
+        self._tell_end(record)
+        return record
+
+    def _tell_end(self, record: CallRecord) -> None:
+        self.told_end = True
+        observers = self.guard.observers
+        if observers["on_call"]:
+            observers.tell("on_call", record)
         recorded = _RECORDING.get()
         if recorded is not None:
             recorded.append(record)
-        return record
 
     def finish(self, outcome: AttemptOutcome) -> Any:
         """Return the result of an ``ok`` call, or raise the failure its decision names."""
         decision = self.decision
         assert decision is not None  # noqa: S101 (judged)
         if decision.action is Action.OK:
-            self.end()
+            if not self.holds_end:
+                self.end()
             return outcome.value
         guard = self.guard
         goes_on = self.shape.failover and (

@@ -58,7 +58,7 @@ from a2a_client_errors.lookup import (
 from a2a_client_errors.normalize import normalize
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
 from a2a_client_errors.policy import Decision, Policy
-from a2a_client_errors.reasons import Action
+from a2a_client_errors.reasons import Action, Delivery
 from a2a_client_errors.retry import (
     BudgetRegistry,
     BudgetRegistryLike,
@@ -463,29 +463,24 @@ class Guard:
         """
         if failure.record is not None:
             return failure.record
-        now = self.clock()
-        decision = failure.decision
         peer = peer or "default"
+        elapsed = 0.0 if start is None else self.clock() - start
+        decision = failure.decision
         if self.observers["on_give_up"]:
-            elapsed = 0.0 if start is None else now - start
             tokens = self.budget_for(peer).tokens
             event = GuardEvent(decision, peer, operation, failure.attempts, elapsed, tokens)
             self.observers.tell("on_give_up", event)
-        record = CallRecord(
-            decision,
-            peer,
-            operation,
-            failure.attempts,
-            0.0 if start is None else now - start,
-            maybe_processed=failure.maybe_processed,
+        failure.record = self._ended(
+            CallRecord(
+                decision,
+                peer,
+                operation,
+                failure.attempts,
+                elapsed,
+                maybe_processed=failure.maybe_processed,
+            )
         )
-        failure.record = record
-        if self.observers["on_call"]:
-            self.observers.tell("on_call", record)
-        recorded = current_recording()
-        if recorded is not None:
-            recorded.append(record)
-        return record
+        return failure.record
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -519,20 +514,37 @@ class Guard:
         peer: str,
         operation: str | None = None,
         attempt: int = 0,
-    ) -> None:
+        ends: bool = False,
+    ) -> CallRecord | None:
         """Tell the hooks of a decision made outside a guarded attempt.
 
         For decisions an integration makes itself: a call the agent card says must fail, so
         not sent (``attempt`` 0), or an error in the middle of a stream. The hooks get
-        ``on_decision``, and ``on_give_up`` unless the decision is ``ok`` or ``retry``.
+        ``on_decision``, and ``on_give_up`` unless the decision is ``ok`` or ``retry``. With
+        ``ends``, the decision ends the call: ``on_give_up`` unless it is ``ok``, and the
+        call's `CallRecord` (``on_call``), returned.
         """
         observers = self.observers
-        if not (observers["on_decision"] or observers["on_give_up"]):
-            return
-        event = GuardEvent(decision, peer, operation, attempt, 0.0, self.budget_for(peer).tokens)
-        observers.tell("on_decision", event)
-        if decision.action not in (Action.OK, Action.RETRY):
-            observers.tell("on_give_up", event)
+        if observers["on_decision"] or observers["on_give_up"]:
+            tokens = self.budget_for(peer).tokens
+            event = GuardEvent(decision, peer, operation, attempt, 0.0, tokens)
+            observers.tell("on_decision", event)
+            if decision.action is not Action.OK and (ends or decision.action is not Action.RETRY):
+                observers.tell("on_give_up", event)
+        if not ends:
+            return None
+        maybe_processed = decision.delivery is Delivery.UNKNOWN
+        return self._ended(
+            CallRecord(decision, peer, operation, attempt, 0.0, maybe_processed=maybe_processed)
+        )
+
+    def _ended(self, record: CallRecord) -> CallRecord:
+        if self.observers["on_call"]:
+            self.observers.tell("on_call", record)
+        recorded = current_recording()
+        if recorded is not None:
+            recorded.append(record)
+        return record
 
 
 def _subscribe(subscribe: Callable[[Callable[[Any], None]], None] | None, listener: Any) -> None:

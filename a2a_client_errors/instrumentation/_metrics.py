@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from a2a_client_errors.guard import Hook
+from a2a_client_errors.hooks import Hook, first_time
 from a2a_client_errors.instrumentation.labels import Labels
 from a2a_client_errors.reasons import Action
 
 if TYPE_CHECKING:
     from a2a_client_errors.breaker import BreakerFallback, BreakerTransition
-    from a2a_client_errors.guard import (
+    from a2a_client_errors.hooks import (
+        CallRecord,
         FailoverEvent,
         GuardEvent,
         TaskOutcomeEvent,
@@ -33,6 +34,11 @@ class MetricsHook(Hook):
     """
 
     labels: Labels
+
+    @property
+    def sink(self) -> object:
+        """What this hook records into: hooks on the same sink count a shared change once."""
+        return self
 
     def _count(self, key: str, values: tuple[str, ...]) -> None:
         """Add one to metric ``key`` under ``values`` (in the order of its labels)."""
@@ -51,13 +57,17 @@ class MetricsHook(Hook):
         raise NotImplementedError
 
     def on_breaker(self, event: BreakerTransition) -> None:
-        """Count a breaker's change of state; set its state gauge."""
+        """Count a breaker's change of state, once per breaker; set its state gauge."""
+        if not first_time(self.sink, event):  # told by another hook on the same metrics
+            return
         peer = self.labels.peer(event.peer)
         self._count("breaker_transitions", (peer, event.new.value))
         self._gauge("breaker_state", (peer,), float(event.new.level))
 
     def on_breaker_fallback(self, event: BreakerFallback) -> None:
-        """Count a shared breaker deciding locally (or shared again)."""
+        """Count a shared breaker deciding locally (or shared again), once per breaker."""
+        if not first_time(self.sink, event):
+            return
         self._count("breaker_fallbacks", (self.labels.peer(event.peer), event.state.value))
 
     def on_peer_unavailable(self, event: GuardEvent) -> None:
@@ -66,14 +76,17 @@ class MetricsHook(Hook):
             "peer_unavailable", (Labels.method(event.operation), self.labels.peer(event.peer))
         )
 
+    def on_call(self, record: CallRecord) -> None:
+        """Count a call that ended, by its outcome (one per call, however it ended)."""
+        values = (Labels.method(record.operation), self.labels.peer(record.peer), record.outcome)
+        self._count("calls", values)
+
     def on_decision(self, event: GuardEvent) -> None:
-        """Count an ok call, or an error by reason; note the budget left."""
+        """Count an error by reason (an open breaker's refusal is none); note the budget left."""
         decision = event.decision
-        method = Labels.method(event.operation)
         peer = self.labels.peer(event.peer)
-        if decision.action is Action.OK:
-            self._count("calls", (method, peer, "ok"))
-        else:
+        if decision.error is not None and decision.action is not Action.OK:
+            method = Labels.method(event.operation)
             self._count("errors", (method, Labels.reason(decision), decision.action.value, peer))
         if event.budget_tokens is not None:
             self._tokens(peer, event.budget_tokens)
@@ -86,12 +99,6 @@ class MetricsHook(Hook):
         self._count("retries", (method, Labels.reason(decision), peer))
         self._observe("retry_delay", (method, peer), decision.delay or 0.0)
 
-    def on_give_up(self, event: GuardEvent) -> None:
-        """Count a call that ended in a decision other than ok, by its action."""
-        method = Labels.method(event.operation)
-        peer = self.labels.peer(event.peer)
-        self._count("calls", (method, peer, event.decision.action.value))
-
     def on_budget_exhausted(self, event: GuardEvent) -> None:
         """Count a retry the budget refused; note the budget left."""
         method = Labels.method(event.operation)
@@ -102,6 +109,8 @@ class MetricsHook(Hook):
 
     def on_budget_fallback(self, event: BudgetFallback) -> None:
         """Count a shared budget falling back to local (or coming back); note its tokens."""
+        if not first_time(self.sink, event):
+            return
         peer = self.labels.peer(event.peer)
         self._count("budget_fallbacks", (peer, event.state.value))
         self._tokens(peer, event.tokens)

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.breaker import BreakerState
 from a2a_client_errors.errors import escape
-from a2a_client_errors.guard import Hook
+from a2a_client_errors.hooks import Hook, first_time
 from a2a_client_errors.instrumentation.labels import safe_peer
 from a2a_client_errors.policy import GiveUp
 from a2a_client_errors.reasons import Action
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from a2a_client_errors.breaker import BreakerTransition
-    from a2a_client_errors.guard import (
+    from a2a_client_errors.hooks import (
         FailoverEvent,
         GuardEvent,
         TaskOutcomeEvent,
@@ -225,9 +225,12 @@ class LoggingHook(Hook):
         )
 
     def on_breaker(self, event: BreakerTransition) -> None:
-        """A breaker opened (WARNING), is half-open (DEBUG) or closed again (INFO)."""
+        """A breaker opened (WARNING), is half-open (DEBUG) or closed again (INFO).
+
+        Logged once per logger, however many Guards and hooks share the breaker.
+        """
         level = self.levels[f"breaker_{event.new.value}"]
-        if not self.logger.isEnabledFor(level):
+        if not self.logger.isEnabledFor(level) or not first_time(self.logger, event):
             return
         peer = safe_peer(event.peer)
         if event.new is BreakerState.OPEN:

@@ -160,11 +160,18 @@ class PrometheusHook(MetricsHook):
         self.registry: CollectorRegistry = registry if registry is not None else client.REGISTRY
         self.prefix = prefix
         self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
-        metrics = _collectors(client, self.registry, prefix, tuple(float(b) for b in buckets))
+        metrics = self._shared = _collectors(
+            client, self.registry, prefix, tuple(float(b) for b in buckets)
+        )
         self._metrics = metrics.by_key
         # One cache of label children per metric: a dict lookup instead of .labels() per event.
         self._tokens_seen = metrics.tokens_seen  # shared, like the gauge
         self._children: dict[str, dict[tuple[str, ...], Any]] = {key: {} for key in metrics.by_key}
+
+    @property
+    def sink(self) -> object:
+        """The metrics this hook shares with every hook on its registry and prefix."""
+        return self._shared
 
     def _child(self, key: str, values: tuple[str, ...]) -> Any:
         children = self._children[key]

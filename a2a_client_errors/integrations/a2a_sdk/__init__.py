@@ -47,7 +47,7 @@ import httpx
 
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors.failures import CallFailed, RetryExhausted
-from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, failure_for
+from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, GuardedCall, failure_for
 from a2a_client_errors.integrations.a2a_sdk.connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.interfaces import (
@@ -509,8 +509,10 @@ class GuardedClient:
             message=f"the agent card declares no support for {operation}",
         )
         decision = self.guard.policy.decide(error, operation=operation)
-        self.guard.observe(decision, peer=self.peer, operation=operation)
-        return failure_for(decision)(decision, attempts=0)
+        record = self.guard.observe(decision, peer=self.peer, operation=operation, ends=True)
+        failure = failure_for(decision)(decision, attempts=0)
+        failure.record = record
+        return failure
 
     def _streams(self) -> bool:
         """Whether the wrapped client sends messages as streams (its config and the card)."""
@@ -741,6 +743,7 @@ class _Stream:
         self.unary = unary
         self.ended = False  # a Message answered, or the task reached a final state
         self.here: Interface | None = None  # the interface the attempt in flight goes over
+        self.opened: GuardedCall | None = None  # the call that opened the stream
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
@@ -759,27 +762,38 @@ class _Stream:
                 self._tell(handled)
                 yield handled
             return
-        reconnects = 0
-        while iterator is not None:
-            if first is not None:
+        try:
+            reconnects = 0
+            while iterator is not None:
+                if first is not None:
+                    self._track(first)
+                    yield first
+                try:
+                    async for event in iterator:
+                        self._track(event)
+                        yield event
+                except Exception as exc:  # judged below: resumed, or raised as its CallFailed
+                    self._interrupted(exc)
+                if self.ended:
+                    return
+                reconnects += 1
+                if not self.task_id or reconnects > self.owner.max_reconnects:
+                    # Nothing to resume (no task named), or resumed enough: an interruption,
+                    # the call's end (told once, as a failed call).
+                    given_up = interruption(self.operation)
+                    peer = self.owner.peer if self.here is None else self.here.peer
+                    self.owner.guard.end_call(given_up, peer=peer, operation=self.operation)
+                    raise given_up
+                iterator, first = await self._resume()
+            if first is not None:  # the task, read by GetTask once the stream could not resume
                 self._track(first)
                 yield first
-            try:
-                async for event in iterator:
-                    self._track(event)
-                    yield event
-            except Exception as exc:  # judged below: resumed, or raised as its CallFailed
-                self._interrupted(exc)
-            if self.ended:
-                return
-            reconnects += 1
-            if not self.task_id or reconnects > self.owner.max_reconnects:
-                # Nothing to resume (no task named), or resumed enough: an interruption.
-                raise interruption(self.operation)
-            iterator, first = await self._resume()
-        if first is not None:  # the task, read by GetTask once the stream could not resume
-            self._track(first)
-            yield first
+        finally:
+            # The call that opened the stream ends with it: told as ok unless it failed.
+            ending = sys.exc_info()[1]
+            opened = self.opened
+            if opened is not None and (ending is None or isinstance(ending, GeneratorExit)):
+                opened.end()
 
     async def _first(
         self,
@@ -812,9 +826,11 @@ class _Stream:
             if self.sent is not None and operation == "SendMessage":
                 lookup = owner._lookup(self.context, self.sent, interface, self._found)
             shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
-            return await owner.guard.begin(peer=interface.peer, shape=shape, start=start).arun(
-                attempt
-            )
+            call = owner.guard.begin(peer=interface.peer, shape=shape, start=start)
+            call.holds_end = True  # a stream's call ends with the stream, not its first event
+            if self.opened is None:
+                self.opened = call
+            return await call.arun(attempt)
 
         result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(operation, run)
         return result
@@ -844,10 +860,13 @@ class _Stream:
         owner = self.owner
         decision = owner.guard.policy.decide(error, operation=self.operation)
         peer = owner.peer if self.here is None else self.here.peer  # the interface streaming
-        owner.guard.observe(decision, peer=peer, operation=self.operation)
-        if decision.action is Action.RETRY and self.task_id:
+        ends = not (decision.action is Action.RETRY and self.task_id)  # else it is resumed
+        record = owner.guard.observe(decision, peer=peer, operation=self.operation, ends=ends)
+        if not ends:
             return
-        raise failure_for(decision)(decision) from exc
+        failure = failure_for(decision)(decision)
+        failure.record = record
+        raise failure from exc
 
     async def _resume(self) -> tuple[AsyncIterator[Any] | None, Any]:
         """Subscribe to the task again; when it is terminal, read it with GetTask instead."""

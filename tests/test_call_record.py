@@ -1,0 +1,260 @@
+"""Every call's outcome, told once: the CallRecord, on success and failure, and what counts it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry
+
+from a2a_client_errors import (
+    AsyncGuardTransport,
+    CallFailed,
+    CircuitBreaker,
+    Guard,
+    GuardTransport,
+    PeerUnavailable,
+    ReconcileNeeded,
+    RetryExhausted,
+)
+from a2a_client_errors._engine import recording
+from a2a_client_errors.hooks import CallRecord, Hook
+from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
+from a2a_client_errors.integrations.a2a_sdk import guard_client
+from a2a_client_errors.lookup import Found, Resolution
+from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.test_a2a_sdk_streams import Scripted, _request
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+TASK = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}},
+}
+NOT_FOUND = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "Task not found"}}
+GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}
+URL = "https://agent.example/a2a"
+
+
+def _answers(*bodies: tuple[int, dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
+    queue = list(bodies)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        status, body = queue.pop(0) if len(queue) > 1 else queue[0]
+        return httpx.Response(status, json=body)
+
+    return handler
+
+
+def _unavailable() -> httpx.Response:
+    return httpx.Response(503, json={"error": "busy"})
+
+
+# --- the caller reads the record --------------------------------------------------------------
+
+
+def test_a_success_on_the_plain_path_carries_its_record_in_the_response() -> None:
+    """No hooks, no breaker: the fast path still puts the call's record in ``extensions``."""
+    transport = GuardTransport(Guard(), httpx.MockTransport(_answers((200, TASK))))
+    with httpx.Client(transport=transport) as client:
+        response = client.post(URL, json=GET_TASK)
+    record = response.extensions["a2a_call"]
+    assert isinstance(record, CallRecord)
+    assert (record.ok, record.attempts, record.operation) == (True, 1, "GetTask")
+    assert record.peer == record.interface == "https://agent.example:443"
+    assert record.delivery is None
+
+
+def test_a_retried_success_says_how_many_attempts_it_took() -> None:
+    """A 503 then the task: two attempts, told on the response and to ``on_call`` once."""
+    hook = RecordingHook()
+    handler = _answers((503, {"error": "busy"}), (200, TASK))
+    transport = GuardTransport(
+        Guard(sleep=lambda _: None, hooks=[hook]), httpx.MockTransport(handler)
+    )
+    with httpx.Client(transport=transport) as client:
+        response = client.post(URL, json=GET_TASK)
+    record = response.extensions["a2a_call"]
+    assert (record.ok, record.attempts, record.operation) == (True, 2, "GetTask")
+    assert hook.calls == [record]
+
+
+async def test_the_async_transport_tells_the_record_of_a_failure_on_the_response() -> None:
+    """A call error handed back (not raised) carries the failed call's record."""
+    transport = AsyncGuardTransport(Guard(), httpx.MockTransport(_answers((200, NOT_FOUND))))
+    async with httpx.AsyncClient(transport=transport) as client:
+        response = await client.post(URL, json=GET_TASK)
+    record = response.extensions["a2a_call"]
+    assert (record.ok, record.outcome, record.attempts) == (False, "reconcile", 1)
+
+
+def test_a_failure_carries_its_record() -> None:
+    """``CallFailed.record`` is the call's record, the same one the hooks were told."""
+    hook = RecordingHook()
+    guard = Guard(hooks=[hook])
+    with pytest.raises(ReconcileNeeded) as failed:
+        guard.call(lambda: NOT_FOUND, operation="GetTask", peer="p")
+    record = failed.value.record
+    assert record is not None
+    assert (record.outcome, record.peer, record.operation, record.attempts) == (
+        "reconcile",
+        "p",
+        "GetTask",
+        1,
+    )
+    assert hook.calls == [record]
+
+
+def test_recording_collects_every_call_of_its_context() -> None:
+    """``recording()`` sees successes and failures of Guard.call without any hook."""
+    guard = Guard(sleep=lambda _: None)
+    with recording() as calls:
+        guard.call(lambda: TASK, operation="GetTask")
+        with pytest.raises(CallFailed):
+            guard.call(lambda: NOT_FOUND, operation="GetTask")
+    guard.call(lambda: TASK, operation="GetTask")  # outside: not collected
+    assert [(c.outcome, c.attempts) for c in calls] == [("ok", 1), ("reconcile", 1)]
+
+
+async def test_the_record_says_when_the_deadline_cut_an_attempt() -> None:
+    """An attempt cut short by the call's deadline is told: ``cut_short``."""
+    guard = Guard(deadline=0.05, max_attempts=1)
+
+    async def hangs() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(CallFailed) as failed:
+        await guard.acall(hangs, operation="GetTask")
+    assert failed.value.record is not None
+    assert failed.value.record.cut_short
+
+
+def test_the_record_says_how_a_lost_answer_was_resolved() -> None:
+    """A send whose answer was lost, found by its look-up: resolution ``found``, ok."""
+    attempts = iter([httpx.ReadTimeout("the answer was lost"), "the task"])
+
+    def send() -> Any:
+        outcome = next(attempts)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    guard = Guard(sleep=lambda _: None)
+    with recording() as calls:
+        assert guard.call(send, operation="SendMessage", lookup=lambda _: Found("found")) == "found"
+    assert [(c.ok, c.resolution, c.maybe_processed) for c in calls] == [
+        (True, Resolution.FOUND, True)
+    ]
+
+
+# --- told once, counted once ------------------------------------------------------------------
+
+
+async def test_a_stream_given_up_after_its_resubscriptions_is_one_failed_call() -> None:
+    """Every resubscription cut: RetryExhausted, told to on_give_up and on_call once, counted."""
+    registry = CollectorRegistry()
+    hook = RecordingHook()
+    guard = Guard(sleep=lambda _: None, hooks=[hook, PrometheusHook(registry=registry)])
+    client = guard_client(Scripted(), guard, max_reconnects=2)
+    with pytest.raises(RetryExhausted) as failed:
+        async for _ in client.send_message(_request()):
+            pass
+    assert failed.value.record is not None
+    assert [c.outcome for c in hook.calls if c.operation == "SendMessage"] == ["retry"]
+    gave_up = [e for name, e in hook.events if name == "give_up" and e.operation == "SendMessage"]
+    assert len(gave_up) == 1
+    ok = registry.get_sample_value(
+        "a2a_client_calls_total", {"method": "SendMessage", "peer": "other", "outcome": "ok"}
+    )
+    assert not ok
+    assert _sum(registry, "a2a_client_calls_total", outcome="retry", method="SendMessage") == 1
+
+
+def _sum(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    total = 0.0
+    for metric in registry.collect():
+        for sample in metric.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+def _open_through(guards: list[Guard], peer: str = "p") -> None:
+    """Fail calls over the Guards in turn until their shared breaker opens."""
+    for index in range(12):
+        with pytest.raises(CallFailed):
+            guards[index % len(guards)].call(_unavailable, operation="GetTask", peer=peer)
+
+
+def test_an_opening_of_a_shared_breaker_is_counted_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two Guards share one breaker and their hooks: one opening, one count, one log line."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(clock=clock, min_calls=4)
+    registry = CollectorRegistry()
+    hooks: list[Hook] = [PrometheusHook(registry=registry), LoggingHook()]
+    guards = [
+        Guard(breaker=breaker, hooks=hooks, clock=clock, sleep=lambda _: None, max_attempts=1)
+        for _ in range(2)
+    ]
+    with caplog.at_level(logging.INFO, logger="a2a_client_errors"):
+        _open_through(guards)
+    opened = _sum(registry, "a2a_client_circuit_breaker_transitions_total", state="open")
+    assert opened == 1
+    lines = [
+        r
+        for r in caplog.records
+        if r.name == "a2a_client_errors.decisions" and "opened" in r.getMessage()
+    ]
+    assert len(lines) == 1
+
+
+def test_two_prometheus_hooks_on_one_registry_count_a_shared_opening_once() -> None:
+    """Each Guard with its own PrometheusHook on the same registry: still one opening."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(clock=clock, min_calls=4)
+    registry = CollectorRegistry()
+    guards = [
+        Guard(
+            breaker=breaker,
+            hooks=[PrometheusHook(registry=registry)],
+            clock=clock,
+            sleep=lambda _: None,
+            max_attempts=1,
+        )
+        for _ in range(2)
+    ]
+    _open_through(guards)
+    assert _sum(registry, "a2a_client_circuit_breaker_transitions_total", state="open") == 1
+
+
+def test_a_breakers_refusal_is_not_an_error() -> None:
+    """An open breaker refuses: counted as a call and a refusal, never in errors_total."""
+    clock = FakeClock()
+    breaker = CircuitBreaker(clock=clock, min_calls=4)
+    registry = CollectorRegistry()
+    hook = RecordingHook()
+    guard = Guard(
+        breaker=breaker,
+        hooks=[PrometheusHook(registry=registry), hook],
+        clock=clock,
+        sleep=lambda _: None,
+        max_attempts=1,
+    )
+    _open_through([guard])
+    errors_before = _sum(registry, "a2a_client_errors_total")
+    with pytest.raises(PeerUnavailable) as refused:
+        guard.call(_unavailable, operation="GetTask", peer="p")
+    assert _sum(registry, "a2a_client_errors_total") == errors_before
+    assert _sum(registry, "a2a_client_errors_total", reason="UNSPECIFIED") == 0
+    assert _sum(registry, "a2a_client_circuit_breaker_rejected_total") >= 1
+    record = refused.value.record
+    assert record is not None
+    assert record.refused
+    assert hook.calls[-1] is record
