@@ -396,7 +396,7 @@ class Observers:
     def tell_once(self, name: str, event: object) -> None:
         """`tell`, skipping a hook that was told this very event already (by another Guard)."""
         for observer in self._by_name[name]:
-            if first_time(getattr(observer, "__self__", observer), event):
+            if first_time(getattr(observer, "__self__", observer), event, "hook"):
                 tell_one(observer, name, event)
 
 
@@ -408,19 +408,20 @@ def tell_one(observer: Callable[[Any], object], name: str, event: object) -> Non
         _log.exception("a2a_client_errors: hook %s failed", name)
 
 
-_SEEN: Final[deque[tuple[object, object]]] = deque(maxlen=256)
+_SEEN: Final[deque[tuple[str, object, object]]] = deque(maxlen=256)
 _SEEN_LOCK: Final = threading.Lock()
 
 
-def first_time(sink: object, event: object) -> bool:
+def first_time(sink: object, event: object, kind: str = "sink") -> bool:
     """Whether ``sink`` (a hook, a metric family) meets ``event`` (the same object) first.
 
     A shared breaker or budget tells each change to every Guard that uses it; what several of
-    those Guards share counts it once (a recent window of events, by identity).
+    those Guards share counts it once (a recent window of events, by identity). ``kind``
+    keeps apart who asks (a Guard about a hook, a hook about its sink).
     """
     with _SEEN_LOCK:
-        for seen_sink, seen in _SEEN:
-            if seen is event and seen_sink is sink:
+        for seen_kind, seen_sink, seen in _SEEN:
+            if seen is event and seen_sink is sink and seen_kind == kind:
                 return False
-        _SEEN.append((sink, event))
+        _SEEN.append((kind, sink, event))
     return True

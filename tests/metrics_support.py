@@ -173,24 +173,28 @@ def _failover_workload(guard: Guard, down: Any) -> None:
 
 
 def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str, Counter[Any]]:
-    """What the exporters must have counted, derived from the recorded events alone."""
+    """What the exporters must have counted, derived from the recorded events alone.
+
+    Calls come from the call records (one per call); errors from the decisions that hold a
+    call error (an open breaker's refusal holds none).
+    """
     labels = labels or Labels()
     found: dict[str, Counter[Any]] = {
         key: Counter() for key in ("calls", "errors", "retries", "exhausted")
     }
+    for record in recorder.calls:
+        found["calls"][
+            Labels.method(record.operation), labels.peer(record.peer), record.outcome
+        ] += 1
     for name, event in recorder.events:
         decision = event.decision
         method = Labels.method(event.operation)
         peer = labels.peer(event.peer)
         if name == "decision":
-            if decision.action.value == "ok":
-                found["calls"][method, peer, "ok"] += 1
-            else:
+            if decision.action.value != "ok" and decision.error is not None:
                 found["errors"][method, Labels.reason(decision), decision.action.value, peer] += 1
         elif name == "retry":
             found["retries"][method, Labels.reason(decision), peer] += 1
-        elif name == "give_up":
-            found["calls"][method, peer, decision.action.value] += 1
         elif name == "budget_exhausted":
             found["exhausted"][method, peer] += 1
     return found
