@@ -35,6 +35,7 @@ from a2a_client_errors.failures import (
     PeerUnavailable,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.guard import (
@@ -134,6 +135,7 @@ __all__ = [
     "RedisRetryBudget",
     "ReportNeeded",
     "Resolution",
+    "RetryAfterTooLong",
     "RetryBudget",
     "RetryExhausted",
     "SentMessage",

@@ -41,6 +41,7 @@ from a2a_client_errors.failures import (
     PeerUnavailable,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent, tell_one
@@ -267,7 +268,7 @@ _FAILURES: Final[dict[Action, type[CallFailed]]] = {
 _GIVE_UPS: Final[dict[GiveUp, type[CallFailed]]] = {
     GiveUp.BUDGET: BudgetExhausted,
     GiveUp.DEADLINE: DeadlineExceeded,
-    GiveUp.HINT_TOO_LONG: DeadlineExceeded,
+    GiveUp.HINT_TOO_LONG: RetryAfterTooLong,
     GiveUp.OUTCOME_UNKNOWN: OutcomeUnknown,
     GiveUp.PEER_UNAVAILABLE: PeerUnavailable,
 }

@@ -23,7 +23,7 @@ import httpx
 from a2a_client_errors.errors import escape
 from a2a_client_errors.normalize import INVALID, normalize_body
 from a2a_client_errors.outcomes import TaskOutcome, task_outcome
-from a2a_client_errors.policy import DEFAULT_POLICY
+from a2a_client_errors.policy import DEFAULT_POLICY, delivery_note
 from a2a_client_errors.reasons import (
     A2A_OPERATIONS,
     NO_TASK_OPERATIONS,
@@ -85,7 +85,12 @@ def _read(path: str, stdin: TextIO) -> bytes:
 
 def _decision_lines(decision: Decision) -> list[tuple[str, str]]:
     error = decision.error
-    rows = [("action", decision.action.value), ("reason", str(decision.reason or "-"))]
+    action = decision.action.value
+    if error is not None:
+        # Beside the action: a retry is no blind resend (see `delivery_note`).
+        note = delivery_note(error.delivery, decision.action, decision.operation)
+        action += f"  (delivery: {note})"
+    rows = [("action", action), ("reason", str(decision.reason or "-"))]
     if error is not None:
         rows += [
             ("kind", error.kind.value),

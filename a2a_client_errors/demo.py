@@ -3,9 +3,10 @@
 `run_demo` starts the embedded a2a-sdk peer(s) of `a2a_client_errors.testing.peer` on 127.0.0.1,
 runs each scenario of `SCENARIOS` on each binding it applies to, feeds every raw capture to
 `classify`, and prints the rows grouped by binding (JSON-RPC, HTTP+JSON, gRPC): the request,
-what the agent answered, the reason decided and the action. A task that came back (FAILED
-included) is shown as the result it is. The output fits in 100 columns and ends with the
-count of rows by action and where to read on.
+what the agent answered, the reason decided and the action; under each retry, what reached
+the agent (its `Delivery`, in words), so that a retry is not read as a blind resend. A task
+that came back (FAILED included) is shown as the result it is. The output fits in 100 columns
+and ends with the count of rows by action and where to read on.
 
 Requests that a2a-sdk accepts although the spec would reject them (a missing required
 extension, an unsupported version on gRPC) are shown too, marked ``accepted``.
@@ -41,9 +42,9 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from a2a_client_errors import Action, escape, task_outcome
+from a2a_client_errors import Action, Delivery, escape, task_outcome
 from a2a_client_errors.normalize import INVALID, normalize_body
-from a2a_client_errors.policy import DEFAULT_POLICY
+from a2a_client_errors.policy import DEFAULT_POLICY, delivery_note
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
@@ -118,6 +119,7 @@ _TITLES: Final = {
 # Column caps: with two spaces between columns the widest row is 26 + 23 + 34 + 11 + 6 = 100.
 _CAPS: Final = (26, 23, 34, 11)
 _HEADERS: Final = ("request", "the agent answered", "reason", "action")
+_DELIVERY_MARK: Final = "^"  # the line under a retry row: what reached the agent
 _NEXT: Final = (
     "next: docs/concepts.md (the three kinds of failure), docs/reasons.md (the decision table),",
     "      docs/guard.md (act on each decision), docs/demo.md (this output; --json for machines)",
@@ -141,6 +143,8 @@ class DemoRow:
         grpc_status: The gRPC status name on the wire, if any.
         reason: The reason decided, or None.
         action: The action decided.
+        delivery: What reached the agent (a `Delivery` value: ``not_sent``,
+            ``not_processed``, ``unknown``), or None for a success.
         source: The signal the reason (or action) came from, or None for a success.
         message: The peer's error message, control characters escaped and shortened.
         task_state: The state of the task that came back in a successful call
@@ -162,6 +166,7 @@ class DemoRow:
     grpc_status: str | None
     reason: str | None
     action: str
+    delivery: str | None
     source: str | None
     message: str
     task_state: str | None
@@ -247,6 +252,7 @@ def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRo
         grpc_status=grpc_status,
         reason=None if decision.reason is None else str(decision.reason),
         action=str(decision.action.value),
+        delivery=None if error is None else str(error.delivery.value),
         source=None if error is None else str(error.source.value),
         message="" if error is None else _short(error.message),
         task_state=None if outcome is None else str(outcome.state),
@@ -354,7 +360,8 @@ def render_table(rows: Sequence[DemoRow]) -> str:
         rows: The rows to render.
 
     Returns:
-        The table: a header line, a rule, then one line per row; no line is wider than
+        The table: a header line, a rule, then one line per row, and under each retry a line
+        that says what reached the agent (its `Delivery`, in words); no line is wider than
         `WIDTH` columns.
 
     """
@@ -374,7 +381,19 @@ def render_table(rows: Sequence[DemoRow]) -> str:
         for line in cells
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
+    for index in reversed(range(len(rows))):
+        note = _delivery_line(rows[index])
+        if note:
+            lines.insert(index + 3, note)
     return "\n".join(lines)
+
+
+def _delivery_line(row: DemoRow) -> str:
+    """Under a retry, what reached the agent: a retry is no blind resend (see `delivery_note`)."""
+    if row.action != Action.RETRY.value or row.delivery is None:
+        return ""
+    note = delivery_note(Delivery(row.delivery), Action.RETRY, row.operation)
+    return _cap(escape(f"  {_DELIVERY_MARK} delivery: {note}"), WIDTH)
 
 
 def summary(rows: Sequence[DemoRow]) -> dict[str, int]:

@@ -7,6 +7,8 @@ Exception tree::
           ├── RetryExhausted        action retry, but no more attempts (or none safe)
           │    ├── BudgetExhausted  ... the peer's retry budget refused the retry (fail fast)
           │    ├── DeadlineExceeded ... the next attempt could not start before the deadline
+          │    ├── RetryAfterTooLong ... the peer asked to wait longer than the policy allows
+          │    │                        (.retry_after: its hint, in seconds)
           │    ├── OutcomeUnknown   ... a message may have made a task, and the look-up
           │    │                        could not tell: nothing was resent
           │    └── PeerUnavailable  ... the peer's circuit breaker is open: nothing was sent
@@ -46,6 +48,7 @@ __all__ = [
     "PeerUnavailable",
     "ReconcileNeeded",
     "ReportNeeded",
+    "RetryAfterTooLong",
     "RetryExhausted",
 ]
 
@@ -113,6 +116,21 @@ class BudgetExhausted(RetryExhausted):
 
 class DeadlineExceeded(RetryExhausted):
     """The next attempt could not have started before the call's deadline."""
+
+
+class RetryAfterTooLong(RetryExhausted):
+    """The peer asked to wait longer than the policy allows: the call gave up, without sleeping.
+
+    Its hint (``Retry-After``, ``retry-after-ms``, ``RetryInfo``, ``grpc-retry-pushback-ms``)
+    was past ``Policy.max_retry_after``; ``decision.give_up`` is ``hint_too_long``. That holds
+    with or without a deadline: a hint within the cap that would pass the deadline is
+    `DeadlineExceeded` instead.
+    """
+
+    @property
+    def retry_after(self) -> float | None:
+        """The peer's hint, in seconds (``inf``: a gRPC pushback that says not to retry)."""
+        return self.decision.retry_after
 
 
 class OutcomeUnknown(RetryExhausted):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from a2a_client_errors.errors import ErrorKind, escape
+from a2a_client_errors.lookup import WORK_OPERATIONS
 from a2a_client_errors.normalize import (
     DEFAULT_LIMITS,
     Limits,
@@ -46,7 +47,15 @@ if TYPE_CHECKING:
 
     from a2a_client_errors.errors import CallError
 
-__all__ = ["Action", "Decision", "GiveUp", "Policy", "classify", "default_action"]
+__all__ = [
+    "Action",
+    "Decision",
+    "GiveUp",
+    "Policy",
+    "classify",
+    "default_action",
+    "delivery_note",
+]
 
 
 class GiveUp(str, enum.Enum):
@@ -251,6 +260,40 @@ OLDER_A2A_HINT: Final = (
     "read its card's protocolVersion, and send the version it speaks"
 )
 """`Decision.hint` of a METHOD_NOT_FOUND that answers an A2A 1.0 method."""
+
+_VERDICTS: Final = {
+    Delivery.NOT_SENT: ("not sent", "nothing reached the agent"),
+    Delivery.NOT_PROCESSED: ("not processed", "refused: nothing was done"),
+    Delivery.UNKNOWN: ("unknown", "it may have been processed"),
+}
+
+
+def delivery_note(delivery: Delivery, action: Action, operation: str | None = None) -> str:
+    """What reached the agent, in words, and what it means for a retry.
+
+    A retry is no blind resend: a failure that did not reach the agent's processing is safe
+    to resend, and a send (or a call not known to be something else) whose delivery is
+    unknown is looked up before it is resent (docs/exactly-once.md).
+
+    Args:
+        delivery: the decision's `Delivery`.
+        action: the decision's action: a retry says what a resend does.
+        operation: the A2A operation, if known.
+
+    Returns:
+        ``"<verdict> - <meaning>"``, such as ``"not processed - safe to resend"``.
+
+    """
+    verdict, meaning = _VERDICTS[delivery]
+    if action is Action.RETRY:
+        if delivery is not Delivery.UNKNOWN:
+            meaning = "safe to resend"
+        elif operation is None or operation in WORK_OPERATIONS:
+            meaning += ": a send is looked up before it is resent"
+        else:
+            meaning += f"; {operation} makes no task, so it is sent again"
+    return f"{verdict} - {meaning}"
+
 
 OK: Decision = Decision(Action.OK)
 _DEFAULT_BACKOFF = Backoff()

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
+from a2a_client_errors import Action, Delivery
 from a2a_client_errors.cli import main, parse_capture
+from a2a_client_errors.policy import delivery_note
 from a2a_client_errors.reasons import ROWS
 
 if TYPE_CHECKING:
@@ -218,7 +220,6 @@ def test_exit_status_names_the_action(body: bytes, status: int) -> None:
 
 def test_every_action_has_its_own_exit_status() -> None:
     """The table is a bijection onto statuses other than 1 and 2 (errors), 0 for ok."""
-    from a2a_client_errors import Action
     from a2a_client_errors.cli import EXIT_STATUSES
 
     assert set(EXIT_STATUSES) == set(Action)
@@ -253,3 +254,85 @@ def test_a_body_that_holds_a_task_prints_its_outcome() -> None:
     assert document["action"] == "ok"
     assert document["task"]["state"] == "TASK_STATE_FAILED"
     assert document["task"]["failed"] is True
+
+
+HINTED_503 = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 7\r\n\r\n"
+BARE_503 = b"HTTP/1.1 503 Service Unavailable\r\n\r\n"
+
+
+def _action_line(text: str) -> str:
+    (line,) = [line for line in text.splitlines() if line.startswith("action ")]
+    return line.split(None, 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("capture", "argv", "shown", "delivery"),
+    [
+        (HINTED_503, [], "retry  (delivery: not processed - safe to resend)", "not_processed"),
+        (
+            BARE_503,
+            ["--operation", "SendMessage"],
+            "retry  (delivery: unknown - it may have been processed: a send is looked up"
+            " before it is resent)",
+            "unknown",
+        ),
+        (
+            BARE_503,
+            [],
+            "retry  (delivery: unknown - it may have been processed: a send is looked up"
+            " before it is resent)",
+            "unknown",
+        ),
+        (
+            BARE_503,
+            ["--operation", "GetTask"],
+            "retry  (delivery: unknown - it may have been processed; GetTask makes no task,"
+            " so it is sent again)",
+            "unknown",
+        ),
+        (
+            NOT_FOUND_BODY,
+            [],
+            "reconcile  (delivery: not processed - refused: nothing was done)",
+            "not_processed",
+        ),
+        (
+            RAW_404,
+            ["--operation", "GetTask"],
+            "reconcile  (delivery: not processed - refused: nothing was done)",
+            "not_processed",
+        ),
+    ],
+)
+def test_the_delivery_verdict_stands_beside_the_action(
+    capture: bytes, argv: list[str], shown: str, delivery: str
+) -> None:
+    """A retry is not read as a blind resend: what reached the agent is said in words."""
+    code, text = _run(["classify", *argv, "-"], capture)
+    assert code == 0
+    assert _action_line(text) == shown
+    code, raw = _run(["classify", "--json", *argv, "-"], capture)
+    assert json.loads(raw)["delivery"] == delivery
+
+
+def test_a_result_has_no_delivery_verdict() -> None:
+    """A result stands alone: nothing failed, so nothing is said of what reached the agent."""
+    _, text = _run(["classify", "-"], FAILED_TASK_BODY)
+    assert _action_line(text) == "ok"
+    _, raw = _run(["classify", "--json", "-"], FAILED_TASK_BODY)
+    assert json.loads(raw)["delivery"] is None
+
+
+@pytest.mark.parametrize("delivery", list(Delivery))
+@pytest.mark.parametrize("action", list(Action))
+def test_delivery_notes_say_what_a_resend_does(delivery: Delivery, action: Action) -> None:
+    """Only a retry speaks of resending; only an unknown delivery of a send is looked up."""
+    for operation in (None, "SendMessage", "SendStreamingMessage", "CancelTask"):
+        note = delivery_note(delivery, action, operation)
+        verdict = delivery.value.replace("_", " ")
+        assert note.startswith(f"{verdict} - ")
+        safe = delivery is not Delivery.UNKNOWN
+        assert ("safe to resend" in note) == (action is Action.RETRY and safe)
+        looked_up = action is Action.RETRY and not safe and operation != "CancelTask"
+        assert ("a send is looked up before it is resent" in note) == looked_up
+        assert ("may have been processed" in note) == (not safe)

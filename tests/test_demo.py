@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from a2a_client_errors import Action
+from a2a_client_errors import Action, Delivery
 from a2a_client_errors.cli import main
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ def test_json_has_the_same_rows_as_the_text(document: dict[str, object], text: s
         "grpc_status",
         "reason",
         "action",
+        "delivery",
         "source",
         "message",
         "task_state",
@@ -161,6 +162,42 @@ def test_json_has_the_same_rows_as_the_text(document: dict[str, object], text: s
     for line, row in zip(table_rows, grouped, strict=True):
         assert line.startswith(row["title"])
         assert line.rstrip().endswith(row["action"])
+
+
+def test_every_retry_says_what_reached_the_agent(text: str, rows: list[DemoRow]) -> None:
+    """Under each retry, and only there, its delivery in words: a retry is no blind resend."""
+    lines = text.splitlines()
+    notes = [i for i, line in enumerate(lines) if line.startswith("  ^ delivery: ")]
+    retries = [i for i, line in enumerate(lines) if line.rstrip().endswith("  retry")]
+    assert retries
+    assert notes == [i + 1 for i in retries]
+    retried = [row for row in rows if row.action == "retry"]
+    assert len(retried) == len(retries)
+    # The agent's code raised, before or after it began the work: what it did is unknown,
+    # and every one of these calls is a send.
+    assert {
+        (row.delivery, row.operation in {"SendMessage", "SendStreamingMessage"}) for row in retried
+    } == {("unknown", True)}
+    for i in notes:
+        assert lines[i] == (
+            "  ^ delivery: unknown - it may have been processed: a send is looked up before it"
+            " is resent"
+        )
+
+
+def test_json_rows_carry_the_delivery(rows: list[DemoRow], document: dict[str, object]) -> None:
+    """A failure's row names its delivery verdict; a success's row has none."""
+    listed = document["rows"]
+    assert isinstance(listed, list)
+    assert [row["delivery"] for row in listed] == [row.delivery for row in rows]
+    for row in rows:
+        if row.action == "ok":
+            assert row.delivery is None
+        else:
+            assert Delivery(row.delivery) in Delivery
+    refused = [row for row in rows if row.reason == "TASK_NOT_FOUND"]
+    assert refused
+    assert {row.delivery for row in refused} == {"not_processed"}
 
 
 def test_the_command_prints_text_and_json() -> None:

@@ -26,6 +26,7 @@ from a2a_client_errors.failures import (
     FixRequestNeeded,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard, GuardEvent, Hook
@@ -264,14 +265,36 @@ async def test_retry_after_two_sleeps_at_least_two_seconds(clock: AsyncFakeClock
     assert clock.sleeps[0] >= 2
 
 
+@pytest.mark.parametrize("deadline", [None, 30.0, 7200.0])
 async def test_retry_after_past_the_limit_gives_up_without_sleeping(
+    clock: AsyncFakeClock, deadline: float | None
+) -> None:
+    """Retry-After above max_retry_after: RetryAfterTooLong (HINT_TOO_LONG) at once.
+
+    With no deadline at all, and with one the hint would pass or not: the cap decides first.
+    """
+    peer = AsyncPeer(_503(3600), OK)
+    with pytest.raises(RetryAfterTooLong) as caught:
+        await make_guard(clock, deadline=deadline).acall(peer, operation="GetTask")
+    failure = caught.value
+    assert not isinstance(failure, DeadlineExceeded)
+    assert failure.decision.give_up is GiveUp.HINT_TOO_LONG
+    assert failure.retry_after == 3600
+    assert failure.attempts == 1
+    assert len(peer.calls) == 1
+    assert clock.sleeps == []
+    assert clock.now() == 0.0
+
+
+async def test_a_hint_within_the_cap_past_the_deadline_is_deadline_exceeded(
     clock: AsyncFakeClock,
 ) -> None:
-    """Retry-After above max_retry_after: DeadlineExceeded (HINT_TOO_LONG) at once."""
-    peer = AsyncPeer(_503(61), OK)
+    """A 30 s hint (the cap is 60 s) under a 10 s deadline: the deadline gives up, not the cap."""
+    peer = AsyncPeer(_503(30), OK)
     with pytest.raises(DeadlineExceeded) as caught:
-        await make_guard(clock).acall(peer)
-    assert caught.value.decision.give_up is GiveUp.HINT_TOO_LONG
+        await make_guard(clock, deadline=10.0).acall(peer)
+    assert caught.value.decision.give_up is GiveUp.DEADLINE
+    assert not isinstance(caught.value, RetryAfterTooLong)
     assert clock.sleeps == []
 
 

@@ -21,6 +21,7 @@ from a2a_client_errors.failures import (
     FixRequestNeeded,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard, GuardEvent, Hook, failure_for
@@ -274,13 +275,35 @@ def test_retry_after_two_sleeps_at_least_two_seconds(clock: FakeClock) -> None:
     assert clock.sleeps[0] >= 2
 
 
-def test_retry_after_past_the_limit_gives_up_without_sleeping(clock: FakeClock) -> None:
-    """Retry-After above max_retry_after: DeadlineExceeded (HINT_TOO_LONG) at once."""
-    peer = Peer(_503(61), OK)
-    with pytest.raises(DeadlineExceeded) as caught:
-        make_guard(clock).call(peer)
-    assert caught.value.decision.give_up is GiveUp.HINT_TOO_LONG
+@pytest.mark.parametrize("deadline", [None, 30.0, 7200.0])
+def test_retry_after_past_the_limit_gives_up_without_sleeping(
+    clock: FakeClock, deadline: float | None
+) -> None:
+    """Retry-After above max_retry_after: RetryAfterTooLong (HINT_TOO_LONG) at once.
+
+    With no deadline at all, and with one the hint would pass or not: the cap decides first.
+    """
+    peer = Peer(_503(3600), OK)
+    with pytest.raises(RetryAfterTooLong) as caught:
+        make_guard(clock, deadline=deadline).call(peer, operation="GetTask")
+    failure = caught.value
+    assert not isinstance(failure, DeadlineExceeded)
+    assert isinstance(failure, RetryExhausted)
+    assert failure.decision.give_up is GiveUp.HINT_TOO_LONG
+    assert failure.retry_after == 3600
+    assert failure.attempts == 1
     assert len(peer.calls) == 1
+    assert clock.sleeps == []
+    assert clock.now() == 0.0
+
+
+def test_a_hint_within_the_cap_past_the_deadline_is_deadline_exceeded(clock: FakeClock) -> None:
+    """A 30 s hint (the cap is 60 s) under a 10 s deadline: the deadline gives up, not the cap."""
+    peer = Peer(_503(30), OK)
+    with pytest.raises(DeadlineExceeded) as caught:
+        make_guard(clock, deadline=10.0).call(peer)
+    assert caught.value.decision.give_up is GiveUp.DEADLINE
+    assert not isinstance(caught.value, RetryAfterTooLong)
     assert clock.sleeps == []
 
 
@@ -390,7 +413,7 @@ def test_failure_for_maps_every_decision() -> None:
     """failure_for names the spec's class for each action and give-up."""
     assert failure_for(Decision(Action.RETRY, give_up=GiveUp.BUDGET)) is BudgetExhausted
     assert failure_for(Decision(Action.RETRY, give_up=GiveUp.DEADLINE)) is DeadlineExceeded
-    assert failure_for(Decision(Action.RETRY, give_up=GiveUp.HINT_TOO_LONG)) is DeadlineExceeded
+    assert failure_for(Decision(Action.RETRY, give_up=GiveUp.HINT_TOO_LONG)) is RetryAfterTooLong
     assert failure_for(Decision(Action.RETRY, give_up=GiveUp.ATTEMPTS)) is RetryExhausted
     assert failure_for(Decision(Action.RETRY, give_up=GiveUp.NO_MESSAGE_ID)) is RetryExhausted
     assert failure_for(Decision(Action.RECONCILE)) is ReconcileNeeded
@@ -400,6 +423,8 @@ def test_failure_for_maps_every_decision() -> None:
     assert failure_for(Decision(Action.AUTH)) is AuthFailed
     assert issubclass(BudgetExhausted, RetryExhausted)
     assert issubclass(DeadlineExceeded, RetryExhausted)
+    assert issubclass(RetryAfterTooLong, RetryExhausted)
+    assert not issubclass(RetryAfterTooLong, DeadlineExceeded)
 
 
 # --- budget -----------------------------------------------------------------------------------

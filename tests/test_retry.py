@@ -32,6 +32,7 @@ from a2a_client_errors.failures import (
     FixRequestNeeded,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard, GuardEvent, Hook
@@ -45,7 +46,8 @@ TASK_1 = {"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}}
 FEW = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 SOME = settings(deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 
-# The failure a call ended in, by the spec (point 6): one class per action, two per give-up.
+# The failure a call ended in, by the spec (point 6): one class per action, one per give-up
+# that has its own.
 FAILURE_BY_ACTION: dict[Action, type[CallFailed]] = {
     Action.RETRY: RetryExhausted,
     Action.RECONCILE: ReconcileNeeded,
@@ -57,7 +59,7 @@ FAILURE_BY_ACTION: dict[Action, type[CallFailed]] = {
 FAILURE_BY_GIVE_UP: dict[GiveUp, type[CallFailed]] = {
     GiveUp.BUDGET: BudgetExhausted,
     GiveUp.DEADLINE: DeadlineExceeded,
-    GiveUp.HINT_TOO_LONG: DeadlineExceeded,
+    GiveUp.HINT_TOO_LONG: RetryAfterTooLong,
 }
 
 

@@ -20,10 +20,12 @@ import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
 from a2a_client_errors.failures import (
+    DeadlineExceeded,
     DegradeNeeded,
     OutcomeUnknown,
     ReconcileNeeded,
     ReportNeeded,
+    RetryAfterTooLong,
     RetryExhausted,
 )
 from a2a_client_errors.guard import Guard
@@ -742,6 +744,66 @@ def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> N
     # Attempts start at 0, 4.25 and 8.75 s (draws of half the backoff); a fourth would start
     # at 13.75 s, past the deadline counted from 0 (it would fit one counted from 4 s).
     assert starts == [0.0, 4.25, 8.75]
+
+
+def _an_hour_later() -> tuple[httpx.MockTransport, list[httpx.Request]]:
+    """A wire whose every answer is a real 503 asking for an hour (Retry-After: 3600)."""
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(503, headers={"Retry-After": "3600"})
+
+    return httpx.MockTransport(answer), sent
+
+
+@pytest.mark.parametrize("body", [send_message(), get_task()], ids=["SendMessage", "GetTask"])
+@pytest.mark.parametrize("deadline", [None, 10.0])
+def test_a_retry_after_past_the_cap_raises_retry_after_too_long(
+    body: dict[str, Any], deadline: float | None
+) -> None:
+    """An hour's Retry-After (the cap is 60 s): one attempt, nothing slept, its own give-up."""
+    wire, sent = _an_hour_later()
+    clock = FakeClock()
+    transport = GuardTransport(guard_on(clock, deadline=deadline), inner=wire, raise_failures=True)
+    with httpx.Client(transport=transport) as client, pytest.raises(RetryAfterTooLong) as caught:
+        client.post("http://agent/", json=body)
+    failure = caught.value
+    assert not isinstance(failure, DeadlineExceeded)
+    assert failure.decision.give_up is GiveUp.HINT_TOO_LONG
+    assert failure.retry_after == 3600.0
+    assert failure.decision.operation == body["method"]
+    assert isinstance(failure.result, httpx.Response)
+    assert failure.result.status_code == 503
+    assert (failure.attempts, len(sent), clock.sleeps, clock.now()) == (1, 1, [], 0.0)
+
+
+def test_a_retry_after_past_the_cap_hands_back_the_503_by_default() -> None:
+    """Without raise_failures the client gets the 503 itself, at once, sent once."""
+    wire, sent = _an_hour_later()
+    clock = FakeClock()
+    with httpx.Client(transport=GuardTransport(guard_on(clock), inner=wire)) as client:
+        answer = client.post("http://agent/", json=send_message())
+    assert (answer.status_code, answer.headers["Retry-After"]) == (503, "3600")
+    assert (len(sent), clock.sleeps) == (1, [])
+
+
+async def test_an_async_retry_after_past_the_cap_raises_retry_after_too_long() -> None:
+    """The async door gives up the same way, without sleeping."""
+    wire, sent = _an_hour_later()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    guard = Guard(clock=FakeClock().now, sleep=sleep, random=lambda: 0.5)
+    transport = AsyncGuardTransport(guard, inner=wire, raise_failures=True)
+    async with httpx.AsyncClient(transport=transport) as client:
+        with pytest.raises(RetryAfterTooLong) as caught:
+            await client.post("http://agent/", json=send_message())
+    assert caught.value.decision.give_up is GiveUp.HINT_TOO_LONG
+    assert caught.value.retry_after == 3600.0
+    assert (caught.value.attempts, len(sent), slept) == (1, 1, [])
 
 
 # --- unknown outcomes of a send: the look-up through the inner transport -------------------------
