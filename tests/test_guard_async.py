@@ -577,8 +577,10 @@ def test_acall_loop_invariants(
     assert isinstance(result, CallFailed)
     assert result.attempts == n
     decision = result.decision
-    if decision.give_up in (GiveUp.DEADLINE, GiveUp.HINT_TOO_LONG):
+    if decision.give_up is GiveUp.DEADLINE:
         assert type(result) is DeadlineExceeded
+    elif decision.give_up is GiveUp.HINT_TOO_LONG:
+        assert type(result) is RetryAfterTooLong
     elif decision.give_up is GiveUp.BUDGET:
         assert type(result) is BudgetExhausted
     elif decision.action is Action.RETRY:
