@@ -15,7 +15,7 @@ import json
 import socket
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from starlette.responses import Response
@@ -57,6 +57,16 @@ A2A_SDK_1_3: dict[str, dict[str, str]] = {
 }
 
 
+PATIENCE = 120.0
+"""The probe's budget against servers of ours: ample on a busy machine (a busy machine only
+makes a probe slower, never a verdict different)."""
+
+
+def _probe(url: str, **options: Any) -> ProbeReport:
+    options.setdefault("timeout", PATIENCE)
+    return probe(url, **options)
+
+
 def _base(peer: EmbeddedPeer) -> str:
     return peer.card_url.rsplit("/.well-known", 1)[0]
 
@@ -71,7 +81,7 @@ def _outcomes(report: ProbeReport) -> dict[str, dict[str, str]]:
 @pytest.fixture(scope="module")
 def report(peer: EmbeddedPeer) -> ProbeReport:
     """One full probe of the streaming peer, shared by the tests that read it."""
-    return probe(_base(peer), timeout=10)
+    return _probe(_base(peer))
 
 
 def test_every_outcome_on_a2a_sdk(report: ProbeReport) -> None:
@@ -129,7 +139,7 @@ def test_streaming_and_subscribe_refused_when_the_card_says_so(
     peer_no_streaming: EmbeddedPeer,
 ) -> None:
     """With streaming off, both streaming checks pass on every binding."""
-    found = probe(
+    found = _probe(
         _base(peer_no_streaming), checks=["streaming_not_supported", "subscribe_not_supported"]
     )
     assert _outcomes(found) == {
@@ -143,7 +153,7 @@ def test_streaming_and_subscribe_refused_when_the_card_says_so(
 
 def test_the_card_url_and_filters(peer: EmbeddedPeer) -> None:
     """The card's own URL works; checks and bindings narrow what is sent."""
-    found = probe(peer.card_url, checks=["task_not_found"], bindings=["grpc", "jsonrpc"])
+    found = _probe(peer.card_url, checks=["task_not_found"], bindings=["grpc", "jsonrpc"])
     assert _outcomes(found) == {"task_not_found": {"jsonrpc": PASSED, "grpc": PASSED}}
     assert found.ok
     assert found.interfaces[1].note == "binding not selected"
@@ -168,7 +178,7 @@ def test_an_agent_with_deduplicate_passes_the_resend_check_on_every_binding(
 ) -> None:
     """One task per messageId on each binding; the card's promise is read, and it counts."""
     before = len(deduplicating.task_ids())
-    found = probe(_base(deduplicating), checks=[RESEND])
+    found = _probe(_base(deduplicating), checks=[RESEND])
     assert _outcomes(found) == {RESEND: _all(PASSED)}
     assert len(deduplicating.task_ids()) == before + len(BINDINGS)
     assert found.agent is not None
@@ -190,7 +200,7 @@ def test_an_agent_with_deduplicate_passes_the_resend_check_on_every_binding(
 def test_a_plain_a2a_sdk_agent_fails_the_resend_check_but_exits_0(peer: EmbeddedPeer) -> None:
     """a2a-sdk alone makes two tasks for one messageId: failed, advisory, exit status 0."""
     before = len(peer.task_ids())
-    found = probe(_base(peer), checks=["task_not_found", RESEND])
+    found = _probe(_base(peer), checks=["task_not_found", RESEND])
     assert _outcomes(found) == {"task_not_found": _all(PASSED), RESEND: _all(FAILED)}
     assert len(peer.task_ids()) == before + 2 * len(BINDINGS)
     for binding in BINDINGS:
@@ -281,7 +291,7 @@ STANDARD_CHECKS = ("parse_error", "invalid_request", "method_not_found", "invali
 
 def test_a_gateway_that_strips_details_fails_the_probe(stripping: Gateway) -> None:
     """Every A2A error through the gateway fails as 'ErrorInfo missing', the gateway named."""
-    found = probe(stripping.url)
+    found = _probe(stripping.url)
     assert found.exit_status == 1
     assert found.interfaces[0].url.startswith(stripping.url)
     for check in A2A_CHECKS:
@@ -316,7 +326,7 @@ def test_a_gateway_that_replaces_errors_is_inconclusive(bare: Gateway) -> None:
     The agent's own successes still pass through and are judged: a2a-sdk does not enforce
     required extensions, a failure that stands (exit status 1).
     """
-    found = probe(bare.url, bindings=["jsonrpc", "http+json"])
+    found = _probe(bare.url, bindings=["jsonrpc", "http+json"])
     assert found.exit_status == 1
     assert found.result("extension_required", "jsonrpc").status is CheckStatus.FAILED
     judged = 0
@@ -342,7 +352,7 @@ def test_a_gateway_that_replaces_errors_is_inconclusive(bare: Gateway) -> None:
 def test_a_card_naming_hosts_behind_the_gateway_probes_them_directly(peer: EmbeddedPeer) -> None:
     """A gateway that serves the agent's card as it is: interfaces are reached directly, said."""
     with Proxy(_base(peer), "strip") as plain:
-        found = probe(plain.url, checks=["task_not_found"])
+        found = _probe(plain.url, checks=["task_not_found"])
     assert found.ok
     assert [i.note for i in found.interfaces] == [
         "another port of the host given: reached directly",
