@@ -20,6 +20,7 @@ from a2a_client_errors import (
     ReconcileNeeded,
     RetryExhausted,
 )
+from a2a_client_errors._engine import CallShape as CallShapeFor
 from a2a_client_errors._engine import recording
 from a2a_client_errors.hooks import CallRecord, Hook
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
@@ -258,3 +259,81 @@ def test_a_breakers_refusal_is_not_an_error() -> None:
     assert record is not None
     assert record.refused
     assert hook.calls[-1] is record
+
+
+# --- the door API -----------------------------------------------------------------------------
+
+
+def test_a_door_hands_over_its_own_first_attempt() -> None:
+    """``first=``: the engine judges the door's attempt, then retries with ``fn`` itself."""
+    from a2a_client_errors._engine import AttemptOutcome
+
+    hook = RecordingHook()
+    guard = Guard(sleep=lambda _: None, hooks=[hook])
+    sent: list[str] = []
+
+    def attempt(text: str, *, suffix: str) -> dict[str, Any]:
+        sent.append(text + suffix)
+        return TASK
+
+    call = guard.begin(peer="p", shape=CallShapeFor("GetTask"))
+    first = AttemptOutcome(value=httpx.Response(503, json={"error": "busy"}))
+    assert call.run(attempt, ("again",), {"suffix": "!"}, first=first) is TASK
+    assert sent == ["again!"]
+    record = call.end()
+    assert call.end() is record  # made once
+    assert (record.attempts, record.ok, record.peer) == (2, True, "p")
+    assert hook.calls == [record]
+
+
+async def test_an_async_door_runs_the_same_engine() -> None:
+    """``arun``: the same decisions, awaiting what the attempt returns."""
+    guard = Guard(sleep=lambda _: None)
+    answers = iter([_unavailable(), TASK])
+
+    async def attempt() -> Any:
+        return next(answers)
+
+    call = guard.begin(peer="p", shape=CallShapeFor("GetTask"))
+    assert await call.arun(attempt) is TASK
+    assert call.end().attempts == 2
+
+
+def test_judge_decides_without_telling_or_spending() -> None:
+    """``judge`` reads one answer by the Guard's policy: nothing told, no token spent."""
+    hook = RecordingHook()
+    guard = Guard(hooks=[hook])
+    tokens = guard.budget_for("default").tokens
+    assert guard.judge(NOT_FOUND, operation="GetTask").reason == "TASK_NOT_FOUND"
+    assert guard.judge(TASK, operation="GetTask").action.value == "ok"
+    assert hook.events == []
+    assert hook.calls == []
+    assert guard.budget_for("default").tokens == tokens
+
+
+def test_a_door_ends_a_call_itself_once() -> None:
+    """``end_call``: on_give_up and one record, the same however often it is asked."""
+    hook = RecordingHook()
+    guard = Guard(hooks=[hook])
+    decision = guard.judge(NOT_FOUND, operation="GetTask")
+    failure = ReconcileNeeded(decision)
+    record = guard.end_call(failure, peer="p", operation="GetTask")
+    assert guard.end_call(failure, peer="p", operation="GetTask") is record
+    assert failure.record is record
+    assert [name for name, _ in hook.events] == ["give_up"]
+    assert hook.calls == [record]
+    assert record.outcome == "reconcile"
+
+
+def test_observe_that_ends_a_call_tells_its_record() -> None:
+    """``observe(..., ends=True)``: the decision, the give-up (even of a retry), the record."""
+    hook = RecordingHook()
+    guard = Guard(hooks=[hook])
+    decision = guard.judge(_unavailable(), operation="GetTask")
+    assert decision.action.value == "retry"
+    assert guard.observe(decision, peer="p", operation="GetTask") is None
+    record = guard.observe(decision, peer="p", operation="GetTask", ends=True)
+    assert record is not None
+    assert record.outcome == "retry"
+    assert [name for name, _ in hook.events] == ["decision", "decision", "give_up"]
+    assert hook.calls == [record]
