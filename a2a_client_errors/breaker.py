@@ -542,13 +542,20 @@ class CircuitBreaker:
         A bound method is held weakly (a Guard subscribes its hooks, and may go away before
         the breaker); any other callable, strongly. A listener that raises is logged.
         """
-        self._listeners.append(_held(listener))
+        self._listeners.append(held_listener(listener))
 
     def _notify(self, event: BreakerTransition) -> None:
         notify(self._listeners, event)
 
 
-def _held(listener: Callable[[Any], object]) -> Callable[[], Callable[[Any], object] | None]:
+def held_listener(
+    listener: Callable[[Any], object],
+) -> Callable[[], Callable[[Any], object] | None]:
+    """How a breaker holds ``listener``: call the result for the listener, or None once gone.
+
+    A bound method is held weakly (its object may go away before the breaker); any other
+    callable, strongly.
+    """
     if inspect.ismethod(listener):
         return weakref.WeakMethod(listener)
     return lambda: listener

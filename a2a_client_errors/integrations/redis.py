@@ -104,7 +104,7 @@ from a2a_client_errors.breaker import (
     BreakerTransition,
     CircuitBreaker,
     Verdict,
-    _held,
+    held_listener,
 )
 from a2a_client_errors.errors import safe_peer
 from a2a_client_errors.retry import BudgetFallback, BudgetState, IdlePeers, RetryBudget
@@ -1518,11 +1518,11 @@ class RedisCircuitBreaker:
 
     def subscribe(self, listener: Callable[[BreakerTransition], object]) -> None:
         """Tell ``listener`` each change of a peer's state (held as `CircuitBreaker` holds it)."""
-        self._listeners.append(_held(listener))
+        self._listeners.append(held_listener(listener))
 
     def subscribe_fallback(self, listener: Callable[[BreakerFallback], object]) -> None:
         """Tell ``listener`` when a peer's breaker decides locally (Redis down), or shared."""
-        self._fallback_listeners.append(_held(listener))
+        self._fallback_listeners.append(held_listener(listener))
 
     def _notify(self, event: BreakerTransition) -> None:
         for ref in list(self._listeners):
