@@ -560,10 +560,17 @@ def listen(
     for ref in listeners:
         if ref() == listener:
             return
-    listeners.append(_held(listener))
+    listeners.append(held_listener(listener))
 
 
-def _held(listener: Callable[[Any], object]) -> Callable[[], Callable[[Any], object] | None]:
+def held_listener(
+    listener: Callable[[Any], object],
+) -> Callable[[], Callable[[Any], object] | None]:
+    """How a breaker holds ``listener``: call the result for the listener, or None once gone.
+
+    A bound method is held weakly (its object may go away before the breaker); any other
+    callable, strongly.
+    """
     if inspect.ismethod(listener):
         return weakref.WeakMethod(listener)
     return lambda: listener

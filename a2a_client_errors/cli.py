@@ -322,8 +322,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _probe_parser(commands: Any) -> None:
-    from a2a_client_errors.probe import BINDINGS, CHECKS, DEFAULT_MESSAGE  # noqa: PLC0415
-    from a2a_client_errors.probe.expect import TABLES  # noqa: PLC0415
+    from a2a_client_errors.probe import BINDINGS, CHECKS, DEFAULT_MESSAGE, TABLES  # noqa: PLC0415
 
     cmd = commands.add_parser(
         "probe",

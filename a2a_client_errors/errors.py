@@ -205,7 +205,6 @@ _CALL_ERROR_FIELDS = (
     "exception",
     "transport",
     "delivery",
-    "_details",
 )
 
 
@@ -213,19 +212,24 @@ _new: Final = object.__new__
 """Bound once: ``object.__new__`` looked up through the type on every record costs more."""
 
 
-class _CallErrorSlots:
+class CallErrorSlots:
     """The storage of `CallError`: its slots, with no frozen guard, so that they fill fast.
 
     A `CallError` is built as this plain object and then becomes a `CallError`, whose
     ``__setattr__`` refuses every change. On the hot path (one record per error classified)
     that is four times cheaper than the frozen guard's ``object.__setattr__`` per field.
+    Whoever builds one (`build_call_error`, the normaliser's fastest path) sets every field of
+    `CallError`, in order, and then its ``__class__``; the details cache stays unset until
+    `CallError.details` is first read.
     """
 
-    __slots__ = _CALL_ERROR_FIELDS
+    __slots__ = (*_CALL_ERROR_FIELDS, "_details")
+
+    _details: tuple[Detail, ...]  # the typed details, parsed on first access; not a field
 
 
 @dataclass(frozen=True, init=False)
-class CallError(_CallErrorSlots):
+class CallError(CallErrorSlots):
     """A call error, normalised from whatever wire shape it arrived in.
 
     Everything a peer sent is untrusted: ``message`` is kept as sent (capped in length) and must
@@ -277,7 +281,6 @@ class CallError(_CallErrorSlots):
     exception: str | None = field()
     transport: TransportFailure | None = field()
     delivery: Delivery = field()
-    _details: tuple[Detail, ...] | None = field(init=False, repr=False, compare=False)
 
     def __new__(  # noqa: PLR0917 (every field is a keyword; positions serve the hot path)
         cls,
@@ -299,7 +302,7 @@ class CallError(_CallErrorSlots):
         delivery: Delivery | None = None,
     ) -> CallError:
         """A new record, filled, then frozen."""
-        return _filled(
+        return build_call_error(
             cls,
             kind,
             reason,
@@ -331,11 +334,12 @@ class CallError(_CallErrorSlots):
 
         Parsed on first access: classifying an error never pays for it.
         """
-        found = self._details
-        if found is None:
+        try:
+            return self._details
+        except AttributeError:  # not read yet
             found = tuple(parse_detail(raw) for raw in self.raw_details)
             _CALL_ERROR_DETAILS.__set__(self, found)  # a cache, invisible to eq and repr
-        return found
+            return found
 
     @property
     def is_a2a(self) -> bool:
@@ -398,7 +402,7 @@ class CallError(_CallErrorSlots):
         return f"{head}: {escape(self.message)}" if self.message else head
 
 
-def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on the hot path)
+def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywords, on the hot path)
     cls: type[CallError],
     kind: ErrorKind,
     reason: Reason | str | None,
@@ -424,7 +428,7 @@ def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on th
     record's cost. The record is filled as a plain slotted object and then becomes a ``cls``,
     whose ``__setattr__`` refuses every change.
     """
-    self: Any = _new(_CallErrorSlots)
+    self: Any = _new(CallErrorSlots)
     if type(reason) is str and len(reason) > MAX_TEXT:
         reason = cut(reason)
     # Metadata keys and values are cut as the map is built (`wire.string_map`); a map
@@ -459,7 +463,6 @@ def _filled(  # noqa: PLR0917 (the fields in order: one call, no keywords, on th
                 wire, source, reason, http_status, grpc_status, raw_details, retry_after
             )
     self.delivery = delivery
-    self._details = None
     self.__class__ = cls  # from here on, frozen
     return self  # type: ignore[no-any-return]
 
@@ -510,6 +513,6 @@ def _delivery_of(  # noqa: PLR0917 (the fields it reads, in the record's order)
     )
 
 
-_CALL_ERROR_DETAILS = vars(_CallErrorSlots)["_details"]
+_CALL_ERROR_DETAILS = vars(CallErrorSlots)["_details"]
 _METADATA_INDEX = _CALL_ERROR_FIELDS.index("metadata")
 assert tuple(f.name for f in fields(CallError)) == _CALL_ERROR_FIELDS  # noqa: S101

@@ -33,22 +33,23 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from a2a_client_errors._httpx import header_triples, read_content
 from a2a_client_errors.errors import (
     CallError,
+    CallErrorSlots,
     ErrorKind,
     Source,
     WireShape,
-    _CallErrorSlots,
-    _filled,
+    build_call_error,
 )
 from a2a_client_errors.parsing import INVALID, parse_json
-from a2a_client_errors.reasons import _ALIASES as _REASON_NAMES
 from a2a_client_errors.reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
     GRPC_CODES,
     GRPC_NAMES,
     JSONRPC_CODES,
+    REASON_NAMES,
     UNKNOWN_DELIVERY_REASONS,
     Delivery,
     Reason,
@@ -187,7 +188,7 @@ def normalize(
     action is ``report``.
 
     """
-    return _normalize(x, limits, operation, None)
+    return normalize_into(x, limits, operation, None)
 
 
 def normalize_body(
@@ -206,17 +207,17 @@ def normalize_body(
 
     """
     kept: list[object] = []
-    error = _normalize(x, limits, operation, kept)
+    error = normalize_into(x, limits, operation, kept)
     return error, kept[0] if kept else INVALID
 
 
-def _normalize(
+def normalize_into(
     x: object, limits: Limits, operation: str | None, keep: list[object] | None
 ) -> CallError | None:
     """`normalize`; the JSON body it parses, if it parses one, is appended to ``keep``."""
     try:
         if isinstance(x, _Response):
-            found = _from_response(x, limits, operation, keep)
+            found = from_response(x, limits, operation, keep)
         else:
             found = _dispatch(x, limits, operation, keep)
         if (
@@ -231,10 +232,10 @@ def _normalize(
     except Exception as exc:  # the promise: never raise, whatever the input
         if keep:
             keep.clear()
-        return _defeated(x, exc)
+        return defeated(x, exc)
 
 
-def _defeated(x: object, exc: Exception) -> CallError:
+def defeated(x: object, exc: Exception) -> CallError:
     """What `normalize` gives for an input whose reading raised ``exc`` (a bug, or a trap)."""
     if isinstance(x, BaseException):
         return _unreadable(x)
@@ -683,7 +684,7 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
         delivery = status_delivery(
             http_status, grpc_status, has_details=bool(details), hinted=retry_after is not None
         )
-    return _filled(
+    return build_call_error(
         CallError,
         kind,
         reason,
@@ -748,22 +749,23 @@ def _invalid(
 # --- httpx ----------------------------------------------------------------------------------
 
 
-def _from_response(
+def from_response(
     response: httpx.Response,
     limits: Limits,
     operation: str | None = None,
     keep: list[object] | None = None,
 ) -> CallError | None:
+    """`normalize` of an ``httpx.Response``; the JSON body it parses is appended to ``keep``.
+
+    Raises whatever a hostile input makes it raise: `normalize_into` is the caller that never
+    raises.
+    """
     status = response.status_code
     ok = status // 100 == 2  # 200 <= status < 300, in fewer steps
-    try:
-        body = response._content  # what `response.content` reads, without the property call
-    except AttributeError:
-        try:
-            body = response.content
-        except httpx.ResponseNotRead:
-            # A stream nobody has read: its events are classified one by one, as they come.
-            return None if ok else _bare(response, limits, "")
+    body = read_content(response)
+    if body is None:
+        # A stream nobody has read: its events are classified one by one, as they come.
+        return None if ok else _bare(response, limits, "")
     if not body:
         if not ok:
             return _bare(response, limits, "")
@@ -896,7 +898,7 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
             # `_canonical`, inline, a reason sent by its name looked up first (a long one is
             # never hashed: see `_canonical`).
             info_reason = (
-                (_REASON_NAMES.get(reason_text) or canonical_reason(reason_text))
+                (REASON_NAMES.get(reason_text) or canonical_reason(reason_text))
                 if len(reason_text) <= MAX_TEXT
                 else cut(reason_text.strip())
             )
@@ -923,8 +925,8 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
         return None
     if type(reason) is not Reason:
         return None  # a reason this package does not know: the general reader says what it is
-    # `errors._filled`, inline, for a known reason and values already within the caps.
-    self: Any = _new(_CallErrorSlots)
+    # `build_call_error`, inline, for a known reason and values already within the caps.
+    self: Any = _new(CallErrorSlots)
     self.kind = _KIND_PROTOCOL
     self.reason = reason
     self.source = source
@@ -941,7 +943,6 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
     self.exception = None
     self.transport = None
     self.delivery = _UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else _NOT_PROCESSED
-    self._details = None
     self.__class__ = CallError  # from here on, frozen
     return self  # type: ignore[no-any-return]
 
@@ -991,15 +992,12 @@ def _merge(error: CallError, hint: float | None) -> float | None:
 
 def _hint(response: httpx.Response) -> float | None:
     headers = response.headers
-    try:
-        # httpx keeps (raw, lower-cased, value) triples; most responses carry no hint at all.
-        for item in headers._list:
-            if item[1] in _HINT_HEADERS:
-                break
-        else:
-            return None
-    except (AttributeError, TypeError, IndexError):
-        pass
+    # Most responses carry no hint at all: a look at the lower-cased names says so.
+    for item in header_triples(headers):
+        if item[1] in _HINT_HEADERS:
+            break
+    else:
+        return None
     return retry_after_from_headers(headers)
 
 
@@ -1045,12 +1043,7 @@ _HINT_HEADERS: Final = frozenset({b"retry-after", b"retry-after-ms"})
 
 def _hint_headers(headers: httpx.Headers) -> dict[bytes, bytes]:
     """The hint headers (and Date, when there is a hint), by lower-cased name."""
-    found: dict[bytes, bytes] = {}
-    try:
-        # httpx keeps (raw, lower-cased, value) triples: reading them spares a copy per call.
-        found = {name: value for _, name, value in headers._list if name in _HINT_HEADERS}
-    except (AttributeError, TypeError, ValueError):
-        found = {k.lower(): v for k, v in headers.raw if k.lower() in _HINT_HEADERS}
+    found = {name: value for _, name, value in header_triples(headers) if name in _HINT_HEADERS}
     if found:
         date = headers.get("date")
         if date is not None:
@@ -1168,7 +1161,7 @@ def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
     if isinstance(exc, UnreadableAnswerError):
         return _invalid(_message(_text(exc) or "the peer's answer could not be read", limits))
     if isinstance(exc, httpx.HTTPStatusError):
-        return _from_response(exc.response, limits) or _bare(exc.response, limits, "")
+        return from_response(exc.response, limits) or _bare(exc.response, limits, "")
     if _is_grpc_error(exc):
         found = _from_grpc(exc, limits)
         if found is not None and isinstance(exc, NotSentError):

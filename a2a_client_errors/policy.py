@@ -24,10 +24,10 @@ from a2a_client_errors.lookup import WORK_OPERATIONS
 from a2a_client_errors.normalize import (
     DEFAULT_LIMITS,
     Limits,
-    _defeated,
-    _from_response,
-    _normalize,
+    defeated,
+    from_response,
     normalize,
+    normalize_into,
 )
 from a2a_client_errors.reasons import (
     A2A_OPERATIONS,
@@ -241,7 +241,7 @@ def _decided(  # noqa: PLR0917 (the fields in order: one call, no keywords, on t
     delay: float | None,
     give_up: GiveUp | None,
 ) -> Decision:
-    """``cls(...)`` with every field in order, built with no class call (see ``_filled``)."""
+    """``cls(...)`` with every field in order, built with no class call, as `CallError`s are."""
     self: Any = _new(_DecisionSlots)
     self.action = action
     self.reason = reason
@@ -500,11 +500,11 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
     if operation is None and type(x) is _Response:
         # `normalize` of a response, one call shorter (with no operation, nothing follows).
         try:
-            error = _from_response(x, DEFAULT_LIMITS)
+            error = from_response(x, DEFAULT_LIMITS)
         except Exception as exc:  # the promise: never raise, whatever the input
-            error = _defeated(x, exc)
+            error = defeated(x, exc)
     else:
-        error = _normalize(x, DEFAULT_LIMITS, operation, None)
+        error = normalize_into(x, DEFAULT_LIMITS, operation, None)
     if error is None:
         return OK if operation is None else Decision(Action.OK, operation=operation)
     reason = error.reason

@@ -268,12 +268,16 @@ PROBLEM_TYPES: Mapping[str, Reason] = MappingProxyType(
     {row.problem_type: row.reason for row in ROWS if row.problem_type is not None}
 )
 
-# A plain dict, not a read-only view: `canonical_reason` reads it for every reason classified.
-_ALIASES: Final[dict[str, Reason]] = {
+REASON_NAMES: Final[dict[str, Reason]] = {
     **{alias: row.reason for row in ROWS for alias in row.aliases},
     **{row.error.upper(): row.reason for row in ROWS},
     **{row.reason.value: row.reason for row in ROWS},
 }
+"""Every exact name of a reason (canonical, aliases, the spec's error names), to its `Reason`.
+
+`canonical_reason` reads it first; the normaliser reads it directly for a reason as it came.
+A plain dict, not a read-only view (it is read for every reason classified): never change it.
+"""
 
 GRPC_CODES: Mapping[str, int] = MappingProxyType(
     {
@@ -624,7 +628,7 @@ def grpc_reason(name: str) -> Reason | None:
 
 def row_for(reason: str) -> ReasonRow | None:
     """The table row of a reason (canonical or alias), or None when the reason is unknown."""
-    found = _ALIASES.get(reason)
+    found = REASON_NAMES.get(reason)
     if found is None:
         canonical = canonical_reason(reason)
         found = canonical if isinstance(canonical, Reason) else None
@@ -642,18 +646,18 @@ def canonical_reason(reason: str) -> Reason | str:
     ``"a2a.TaskNotFoundError"`` all give `Reason.TASK_NOT_FOUND`. A reason this package does
     not know is returned as sent (stripped), never forced into a known one.
     """
-    found = _ALIASES.get(reason)
+    found = REASON_NAMES.get(reason)
     if found is not None:
         return found
     text = reason.strip()
     # A qualified class name (Java "io.a2a.spec.TaskNotFoundError") keeps its last segment.
     tail = text.rsplit(".", 1)[-1] if "." in text and " " not in text else text
     key = _SEPARATORS.sub("_", _CAMEL.sub("_", tail)).strip("_").upper()
-    found = _ALIASES.get(key)
+    found = REASON_NAMES.get(key)
     if found is None and key.endswith("_ERROR"):
-        found = _ALIASES.get(key[: -len("_ERROR")])
+        found = REASON_NAMES.get(key[: -len("_ERROR")])
     if found is None and key.endswith("_EXCEPTION"):
-        found = _ALIASES.get(key[: -len("_EXCEPTION")])
+        found = REASON_NAMES.get(key[: -len("_EXCEPTION")])
     return found if found is not None else text
 
 

@@ -157,7 +157,7 @@ def test_errors_holds_the_result_and_not_the_decision() -> None:
 
 
 # The probe's rooms, lowest first: each imports only rooms before it in this list.
-PROBE_LAYERS = ("report", "expect", "wire", "session", "checks")
+PROBE_LAYERS = ("_report", "_expect", "_wire", "_session", "_checks")
 
 
 @pytest.mark.parametrize("room", PROBE_LAYERS)
@@ -172,13 +172,13 @@ def test_the_probe_rooms_import_only_the_rooms_below(room: str) -> None:
 
 def test_the_checks_know_the_session_and_never_the_wires() -> None:
     """A check speaks to its session; how the session reaches the agent is not its business."""
-    assert f"{PACKAGE}.probe.session" in GRAPH[f"{PACKAGE}.probe.checks"]
-    assert f"{PACKAGE}.probe.wire" not in GRAPH[f"{PACKAGE}.probe.checks"]
+    assert f"{PACKAGE}.probe._session" in GRAPH[f"{PACKAGE}.probe._checks"]
+    assert f"{PACKAGE}.probe._wire" not in GRAPH[f"{PACKAGE}.probe._checks"]
 
 
 def test_the_report_knows_nothing_of_how_answers_are_obtained() -> None:
     """The report types import none of the probe's other rooms."""
-    inside = {t for t in GRAPH[f"{PACKAGE}.probe.report"] if _is_in(t, "probe")}
+    inside = {t for t in GRAPH[f"{PACKAGE}.probe._report"] if _is_in(t, "probe")}
     assert inside == set()
 
 

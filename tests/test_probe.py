@@ -28,8 +28,8 @@ from a2a_client_errors.probe import (
     _public,
     probe,
 )
-from a2a_client_errors.probe import checks as probe_checks
-from a2a_client_errors.probe.wire import _grpc_hops, _grpc_target
+from a2a_client_errors.probe import _checks as probe_checks
+from a2a_client_errors.probe._wire import _grpc_hops, _grpc_target
 from a2a_client_errors.reasons import Reason
 from a2a_client_errors.server import A2AError, to_http, to_jsonrpc
 from tests.loopback import Loopback, Recorded, Reply, loopback_fixture  # noqa: F401 (the fixture)

@@ -54,9 +54,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from a2a_client_errors.normalize import normalize
-from a2a_client_errors.probe.checks import _run
-from a2a_client_errors.probe.expect import _SPECS, CHECKS, TABLES, CheckSpec
-from a2a_client_errors.probe.report import (
+from a2a_client_errors.probe._checks import run_check
+from a2a_client_errors.probe._expect import CHECKS, SPECS, TABLES, CheckSpec
+from a2a_client_errors.probe._report import (
     BINDINGS,
     GRPC,
     SCHEMA,
@@ -67,19 +67,19 @@ from a2a_client_errors.probe.report import (
     InterfaceResult,
     Observed,
     ProbeReport,
-    _capped,
+    capped,
 )
-from a2a_client_errors.probe.session import _Options, _Session
-from a2a_client_errors.probe.wire import (
-    _MAX_BODY,
-    _Deadline,
-    _hops,
-    _hops_text,
-    _Interface,
-    _interfaces_of,
-    _read_capped,
-    _summary_of,
-    _WireContext,
+from a2a_client_errors.probe._session import Options, Session
+from a2a_client_errors.probe._wire import (
+    MAX_BODY,
+    Deadline,
+    Interface,
+    WireContext,
+    hops_of,
+    hops_text,
+    interfaces_of,
+    read_capped,
+    summary_of,
 )
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ __all__ = [
     "CHECKS",
     "DEFAULT_MESSAGE",
     "SCHEMA",
+    "TABLES",
     "AgentSummary",
     "CheckResult",
     "CheckSpec",
@@ -155,18 +156,18 @@ def _card_urls(url: str) -> list[str]:
 
 
 def _fetch(
-    client: httpx.Client, card_url: str, deadline: _Deadline
+    client: httpx.Client, card_url: str, deadline: Deadline
 ) -> tuple[int, httpx.Headers, bytes] | str:
     """(status, headers, body up to the cap and one byte) of the card, or why there is none."""
     try:
         with client.stream(
             "GET", card_url, headers={"Accept": "application/json"}, timeout=deadline.left()
         ) as response:
-            return response.status_code, response.headers, _read_capped(response, deadline)
+            return response.status_code, response.headers, read_capped(response, deadline)
     except Exception as exc:  # unreachable, TLS, a broken URL: the probe cannot run
         error = normalize(exc)
         kind = error.transport.value if error and error.transport else type(exc).__name__
-        detail = _capped(error.message if error else str(exc))
+        detail = capped(error.message if error else str(exc))
         return f"cannot read the agent card at {_public(card_url)}: {kind}: {detail}"
 
 
@@ -178,8 +179,8 @@ def _card(
         return fetched
     status, headers, body = fetched
     where = _public(card_url)
-    hops = _hops(headers)
-    through = f" (answered through: {_hops_text(hops)})" if hops else ""
+    hops = hops_of(headers)
+    through = f" (answered through: {hops_text(hops)})" if hops else ""
     if 300 <= status < 400:
         location = _public(headers.get("location", "")) or "nowhere"
         return f"the agent card at {where} redirects (HTTP {status}) to {location}: probe that URL"
@@ -187,8 +188,8 @@ def _card(
         content = headers.get("content-type", "no content type")
         prior = f" ({missing})" if missing else ""
         return f"cannot read the agent card at {where}: HTTP {status} {content}{through}{prior}"
-    if len(body) > _MAX_BODY:
-        return f"the agent card at {where} is larger than {_MAX_BODY} bytes"
+    if len(body) > MAX_BODY:
+        return f"the agent card at {where} is larger than {MAX_BODY} bytes"
     try:
         card = json.loads(body)
     except (ValueError, RecursionError):
@@ -199,7 +200,7 @@ def _card(
 
 
 def _read_card(
-    client: httpx.Client, url: str, deadline: _Deadline
+    client: httpx.Client, url: str, deadline: Deadline
 ) -> tuple[str, dict[str, Any]] | str:
     """The card and where it was read, or why it could not be read.
 
@@ -218,17 +219,17 @@ def _read_card(
 def _validated(
     checks: Iterable[str] | None, bindings: Iterable[str] | None, strict_table: str | None
 ) -> tuple[list[str], list[str]]:
-    chosen = list(_SPECS) if checks is None else list(dict.fromkeys(checks))
-    unknown = [name for name in chosen if name not in _SPECS]
+    chosen = list(SPECS) if checks is None else list(dict.fromkeys(checks))
+    unknown = [name for name in chosen if name not in SPECS]
     if unknown:
-        raise ValueError(f"unknown check(s) {unknown}; known: {', '.join(_SPECS)}")
+        raise ValueError(f"unknown check(s) {unknown}; known: {', '.join(SPECS)}")
     wanted = list(BINDINGS) if bindings is None else list(dict.fromkeys(bindings))
     bad = [name for name in wanted if name not in BINDINGS]
     if bad:
         raise ValueError(f"unknown binding(s) {bad}; known: {', '.join(BINDINGS)}")
     if strict_table not in (None, *TABLES):
         raise ValueError(f"strict_table must be one of {TABLES} or None")
-    order = {name: index for index, name in enumerate(_SPECS)}
+    order = {name: index for index, name in enumerate(SPECS)}
     return sorted(chosen, key=order.__getitem__), wanted
 
 
@@ -311,7 +312,7 @@ def probe(
     items = _header_items(headers)
     if not timeout > 0:
         raise ValueError("timeout must be positive")
-    deadline = _Deadline.after(timeout)
+    deadline = Deadline.after(timeout)
     names = tuple(dict.fromkeys(name for name, _ in items))
     base = ProbeReport(_public(url), headers_sent=names, strict_table=strict_table)
     client = httpx.Client(
@@ -328,12 +329,12 @@ def probe(
         if isinstance(found, str):
             return replace(base, error=found)
         card_url, card = found
-        agent = _summary_of(card)
+        agent = summary_of(card)
         base = replace(base, card_url=_public(card_url), agent=agent)
-        declared = _interfaces_of(card)
+        declared = interfaces_of(card)
         if not declared:
             return replace(base, error="the agent card lists no interfaces (supportedInterfaces)")
-        options = _Options(deadline, strict_table, message)
+        options = Options(deadline, strict_table, message)
         interfaces, results = _probe_interfaces(
             client,
             url,
@@ -355,10 +356,10 @@ def probe(
 def _probe_interfaces(
     client: httpx.Client,
     url: str,
-    declared: Sequence[_Interface],
+    declared: Sequence[Interface],
     agent: AgentSummary,
     *,
-    options: _Options,
+    options: Options,
     chosen: Sequence[str],
     wanted: Sequence[str],
     follow_card_hosts: bool,
@@ -381,15 +382,15 @@ def _probe_interfaces(
             note = "another port of the host given: reached directly"
         elif interface.binding == GRPC:
             note = "reached directly: gRPC does not go through the URL given"
-        with _WireContext(client, interface, given.scheme, items, options.deadline) as opened:
+        with WireContext(client, interface, given.scheme, items, options.deadline) as opened:
             wire, why = opened
             if wire is None:
                 interfaces.append(_interface_result(interface, probed=False, note=why))
                 continue
             interfaces.append(_interface_result(interface, probed=True, note=note))
-            session = _Session(interface, wire, agent, options)
+            session = Session(interface, wire, agent, options)
             for index, check in enumerate(chosen):
-                per_check.append((index, position, _run(session, check)))
+                per_check.append((index, position, run_check(session, check)))
     per_check.sort(key=lambda item: (item[0], item[1]))
     return interfaces, [result for _, _, result in per_check]
 
@@ -400,7 +401,7 @@ NO_VERSION_NOTE: Final = (
 )
 
 
-def _interface_result(interface: _Interface, *, probed: bool, note: str) -> InterfaceResult:
+def _interface_result(interface: Interface, *, probed: bool, note: str) -> InterfaceResult:
     if not interface.version and interface.binding in BINDINGS:
         note = f"{note}; {NO_VERSION_NOTE}" if note else NO_VERSION_NOTE
     return InterfaceResult(
@@ -413,7 +414,7 @@ def _interface_result(interface: _Interface, *, probed: bool, note: str) -> Inte
     )
 
 
-def _why_not(interface: _Interface, wanted: Sequence[str], host: str | None, follow: bool) -> str:
+def _why_not(interface: Interface, wanted: Sequence[str], host: str | None, follow: bool) -> str:
     if interface.binding not in BINDINGS:
         return f"a binding the probe does not speak ({interface.binding})"
     if interface.binding not in wanted:

@@ -501,10 +501,10 @@ def test_a_grpc_stream_is_read_up_to_its_first_event(peer: EmbeddedPeer) -> None
     """An agent that streams: the probe keeps the first event and cancels the rest."""
     import grpc
 
-    from a2a_client_errors.probe.wire import _Deadline, _GrpcWire
+    from a2a_client_errors.probe._wire import Deadline, GrpcWire
 
     with grpc.insecure_channel(peer.grpc_target) as channel:
-        wire = _GrpcWire(channel, [("x-probe", "1")], None, _Deadline.after(5.0))
+        wire = GrpcWire(channel, [("x-probe", "1")], None, Deadline.after(5.0))
         message = {"messageId": "probe-stream-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
         answer = wire.call(
             "SendStreamingMessage",

@@ -1,9 +1,9 @@
 """What each check expects: the checks' specifications and the spec's tables, per binding.
 
-`CHECKS` lists the checks `probe` runs (`CheckSpec`); `_expected` and `_standard` say what the
-spec wants back on a binding, and `_shape_problems` / `_reason_problems` compare an `Observed`
-answer with it. The ids and messages the checks send are made here too, so that the checks
-and the wires share them without knowing each other.
+`CHECKS` lists the checks `probe` runs (`CheckSpec`); `expected_for` and `standard_expected`
+say what the spec wants back on a binding, and `shape_problems` / `reason_problems` compare an
+`Observed` answer with it. The ids and messages the checks send are made here too, so that the
+checks and the wires share them without knowing each other.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.errors import WireShape
-from a2a_client_errors.probe.report import GRPC, HTTP_JSON, JSONRPC, Expected, Observed, _capped
+from a2a_client_errors.probe._report import GRPC, HTTP_JSON, JSONRPC, Expected, Observed, capped
 from a2a_client_errors.reasons import A2A_DOMAIN, Reason, canonical_reason
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["CHECKS", "TABLES", "CheckSpec"]
 
 TABLES: Final[tuple[str, ...]] = ("1.0.1", "1.0.0")
+"""The spec tables of statuses a probe can hold an agent to, as ``strict_table=`` names them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ CHECKS: Final[tuple[CheckSpec, ...]] = (
         advisory=True,
     ),
 )
-_SPECS: Final[Mapping[str, CheckSpec]] = {spec.name: spec for spec in CHECKS}
+SPECS: Final[Mapping[str, CheckSpec]] = {spec.name: spec for spec in CHECKS}
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,12 +107,14 @@ _SPECS: Final[Mapping[str, CheckSpec]] = {spec.name: spec for spec in CHECKS}
 # --------------------------------------------------------------------------------------------
 
 
-def _random_id() -> str:
+def random_id() -> str:
+    """A fresh id for a task or a message the probe sends, recognisably the probe's."""
     return f"a2a-errors-probe-{uuid.uuid4()}"
 
 
-def _user_message(text: str) -> dict[str, Any]:
-    return {"messageId": _random_id(), "role": "ROLE_USER", "parts": [{"text": text}]}
+def user_message(text: str) -> dict[str, Any]:
+    """A user message of ``text`` with a fresh messageId, as SendMessage takes it."""
+    return {"messageId": random_id(), "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +122,8 @@ def _user_message(text: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def _expected(reason: Reason, binding: str, strict: str | None) -> Expected:
+def expected_for(reason: Reason, binding: str, strict: str | None) -> Expected:
+    """What the spec wants back for ``reason`` on ``binding``, from either table or ``strict``."""
     row = reason.row
     use_new = strict in (None, "1.0.1")
     use_old = strict in (None, "1.0.0")
@@ -143,7 +147,8 @@ def _expected(reason: Reason, binding: str, strict: str | None) -> Expected:
     return Expected(reason.value, grpc_status=tuple(grpc), error_info=True)
 
 
-def _standard(code: int, binding: str) -> Expected:
+def standard_expected(code: int, binding: str) -> Expected:
+    """What the spec wants back for a standard JSON-RPC error ``code`` on ``binding``."""
     if binding == JSONRPC:
         return Expected(None, jsonrpc_code=code)
     if binding == HTTP_JSON:
@@ -151,7 +156,7 @@ def _standard(code: int, binding: str) -> Expected:
     return Expected(None, grpc_status=("INVALID_ARGUMENT",))
 
 
-def _table(reason: str | None, binding: str, observed: Observed) -> str | None:
+def table_followed(reason: str | None, binding: str, observed: Observed) -> str | None:
     """Which table the status follows, for the nine A2A errors on HTTP+JSON and gRPC."""
     if reason is None or binding == JSONRPC or observed.outcome != "error":
         return None
@@ -187,7 +192,8 @@ _WIRE_WORDS: Final[Mapping[str, str]] = {
 }
 
 
-def _shape_problems(binding: str, expected: Expected, seen: Observed) -> list[str]:
+def shape_problems(binding: str, expected: Expected, seen: Observed) -> list[str]:
+    """How the code or status ``seen`` differs from ``expected`` (empty when it does not)."""
     problems: list[str] = []
     if binding == JSONRPC:
         if seen.jsonrpc_code is None:
@@ -225,7 +231,8 @@ def _shape_problems(binding: str, expected: Expected, seen: Observed) -> list[st
     return problems
 
 
-def _reason_problems(binding: str, expected: Expected, seen: Observed) -> list[str]:
+def reason_problems(binding: str, expected: Expected, seen: Observed) -> list[str]:
+    """How the reason and ErrorInfo ``seen`` differ from ``expected`` (empty when they do not)."""
     if expected.reason is None:
         return []
     if not seen.error_info:
@@ -244,8 +251,8 @@ def _reason_problems(binding: str, expected: Expected, seen: Observed) -> list[s
             note += "; A2A 1.0.0 requires ErrorInfo in error.data, 1.0.1 recommends it"
         return [note]
     if seen.domain != A2A_DOMAIN:
-        return [f"ErrorInfo domain '{_capped(str(seen.domain))}', expected {A2A_DOMAIN!r}"]
+        return [f"ErrorInfo domain '{capped(str(seen.domain))}', expected {A2A_DOMAIN!r}"]
     sent = seen.error_info_reason or ""
     if canonical_reason(sent) != Reason(expected.reason):
-        return [f"ErrorInfo reason '{_capped(sent)}', expected {expected.reason}"]
+        return [f"ErrorInfo reason '{capped(sent)}', expected {expected.reason}"]
     return []

@@ -1,7 +1,7 @@
 """One interface under probe: the session a check talks to.
 
-A `_Session` sends a check's requests through its interface's wire, and judges each answer
-against what the check expects (`a2a_client_errors.probe.expect`), into a `CheckResult`.
+A `Session` sends a check's requests through its interface's wire, and judges each answer
+against what the check expects (`a2a_client_errors.probe._expect`), into a `CheckResult`.
 """
 
 from __future__ import annotations
@@ -11,32 +11,32 @@ from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors.errors import ErrorKind, WireShape
 from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.probe.expect import (
-    _SPECS,
-    _expected,
-    _random_id,
-    _reason_problems,
-    _shape_problems,
-    _table,
-    _user_message,
+from a2a_client_errors.probe._expect import (
+    SPECS,
+    expected_for,
+    random_id,
+    reason_problems,
+    shape_problems,
+    table_followed,
+    user_message,
 )
-from a2a_client_errors.probe.report import (
+from a2a_client_errors.probe._report import (
     AgentSummary,
     CheckResult,
     CheckStatus,
     Expected,
     Observed,
-    _capped,
+    capped,
 )
-from a2a_client_errors.probe.wire import (
-    _Answer,
-    _Deadline,
-    _GrpcWire,
-    _hops_text,
-    _HttpWire,
-    _Interface,
-    _observed,
-    _summary,
+from a2a_client_errors.probe._wire import (
+    Answer,
+    Deadline,
+    GrpcWire,
+    HttpWire,
+    Interface,
+    hops_text,
+    observed_of,
+    payload_summary,
 )
 from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
 
@@ -49,25 +49,27 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Options:
-    deadline: _Deadline
+class Options:
+    """What every session of one probe shares: its deadline, its table, the text it sends."""
+
+    deadline: Deadline
     strict_table: str | None
     message: str
 
 
-class _NotCheckedError(Exception):
+class NotCheckedError(Exception):
     """A check that got no answer to judge (the setup it needs was refused or unanswered)."""
 
 
-class _Session:
+class Session:
     """The checks on one interface, and what they share (one terminal task, reachability)."""
 
     def __init__(
         self,
-        interface: _Interface,
-        wire: _HttpWire | _GrpcWire,
+        interface: Interface,
+        wire: HttpWire | GrpcWire,
         agent: AgentSummary,
-        options: _Options,
+        options: Options,
     ) -> None:
         self.interface = interface
         self.binding = interface.binding
@@ -76,7 +78,7 @@ class _Session:
         self.options = options
         self.version = interface.version or "1.0"
         self.unreachable: str | None = None
-        self._terminal: tuple[str | None, str] | _NotCheckedError | None = None
+        self._terminal: tuple[str | None, str] | NotCheckedError | None = None
 
     # -- exchanges -------------------------------------------------------------------------
 
@@ -88,7 +90,7 @@ class _Session:
         version: str | None = None,
         extensions: bool = True,
         **raw: Any,
-    ) -> _Answer:
+    ) -> Answer:
         """One request, with the interface's version and the required extensions."""
         answer = self.wire.call(
             operation,
@@ -102,7 +104,7 @@ class _Session:
             error.transport is TransportFailure.CONNECT
             or (error.wire is WireShape.GRPC and error.grpc_status == "UNAVAILABLE")
         ):
-            self.unreachable = f"{error.transport or error.grpc_status}: {_capped(error.message)}"
+            self.unreachable = f"{error.transport or error.grpc_status}: {capped(error.message)}"
         return answer
 
     def terminal_task(self) -> tuple[str | None, str]:
@@ -110,27 +112,27 @@ class _Session:
         if self._terminal is None:
             try:
                 self._terminal = self._new_terminal_task()
-            except _NotCheckedError as exc:
+            except NotCheckedError as exc:
                 self._terminal = exc
-        if isinstance(self._terminal, _NotCheckedError):
+        if isinstance(self._terminal, NotCheckedError):
             raise self._terminal
         return self._terminal
 
     def _new_terminal_task(self) -> tuple[str | None, str]:
-        answer = self.send("SendMessage", {"message": _user_message(self.options.message)})
+        answer = self.send("SendMessage", {"message": user_message(self.options.message)})
         if answer.error is not None:
-            seen = _observed(answer)
+            seen = observed_of(answer)
             if seen.outcome == "no_answer":
-                raise _NotCheckedError(f"SendMessage got no answer: {_capped(seen.message)}")
+                raise NotCheckedError(f"SendMessage got no answer: {capped(seen.message)}")
             if answer.error.kind is ErrorKind.AUTH:
-                raise _NotCheckedError(
+                raise NotCheckedError(
                     f"SendMessage refused: {seen.text()} (pass the credentials the agent needs "
                     "with -H/headers=)"
                 )
-            return None, f"SendMessage failed ({seen.text()}: {_capped(seen.message)})"
+            return None, f"SendMessage failed ({seen.text()}: {capped(seen.message)})"
         outcome = task_outcome(answer.payload) if isinstance(answer.payload, dict) else None
         if outcome is None or outcome.task_id is None:
-            return None, f"the agent answered SendMessage with {_summary(answer.payload)}"
+            return None, f"the agent answered SendMessage with {payload_summary(answer.payload)}"
         if not outcome.is_terminal:
             return None, (
                 f"the task came back in {outcome.state}, not in a terminal state "
@@ -145,28 +147,28 @@ class _Session:
         task_id, why = self.terminal_task()
         if task_id is not None:
             return task_id, [f"on {why}"]
-        return _random_id(), [
+        return random_id(), [
             f"no task of the agent's to name ({why}): a random task id was sent, so the agent "
             "may have looked the task up before the capability"
         ]
 
-    def observe(self, answer: _Answer) -> Observed:
+    def observe(self, answer: Answer) -> Observed:
         """What came back, as the report shows it."""
-        return _observed(answer)
+        return observed_of(answer)
 
-    def no_result(self, answer: _Answer, what: str) -> str | None:
+    def no_result(self, answer: Answer, what: str) -> str | None:
         """Why ``answer`` is not a result (no answer, refused, an error), or None if it is one."""
         if answer.error is None:
             return None
-        seen = _observed(answer)
+        seen = observed_of(answer)
         if seen.outcome == "no_answer":
-            return f"{what} got no answer: {_capped(seen.message)}"
+            return f"{what} got no answer: {capped(seen.message)}"
         if answer.error.kind is ErrorKind.AUTH:
             return (
                 f"{what} refused: {seen.text()} (pass the credentials the agent needs with "
                 "-H/headers=)"
             )
-        said = f": '{_capped(seen.message)}'" if seen.message else ""
+        said = f": '{capped(seen.message)}'" if seen.message else ""
         return f"{what} got an error: {seen.text()}{said}"
 
     # -- results ---------------------------------------------------------------------------
@@ -179,7 +181,7 @@ class _Session:
             check,
             self.binding,
             self.interface.url,
-            _SPECS[check].operation,
+            SPECS[check].operation,
             status,
             observed=seen,
             notes=tuple(notes),
@@ -191,7 +193,7 @@ class _Session:
             check,
             self.binding,
             self.interface.url,
-            _SPECS[check].operation,
+            SPECS[check].operation,
             CheckStatus.SKIPPED,
             notes=(note,),
         )
@@ -201,14 +203,14 @@ class _Session:
         check: str,
         operation: str,
         expected: Expected,
-        answer: _Answer,
+        answer: Answer,
         *,
         notes: Iterable[str] = (),
         on_success: str = "",
         hints: Mapping[str, str] | None = None,
     ) -> CheckResult:
         """Compare an answer with what the spec expects."""
-        seen = _observed(answer)
+        seen = observed_of(answer)
         notes = list(notes)
         problems: list[str] = []
         status = CheckStatus.FAILED
@@ -217,21 +219,21 @@ class _Session:
             problems.append(f"the call succeeded ({seen.message}){said}")
         elif seen.outcome == "no_answer":
             status = CheckStatus.ERROR
-            problems.append(f"no answer: {_capped(seen.message)}")
+            problems.append(f"no answer: {capped(seen.message)}")
         elif answer.error is not None and answer.error.kind is ErrorKind.AUTH:
             status = CheckStatus.ERROR
             problems.append(
                 f"refused: {seen.text()} (pass the credentials the agent needs with -H/headers=)"
             )
         else:
-            problems += _shape_problems(self.binding, expected, seen)
-            problems += _reason_problems(self.binding, expected, seen)
+            problems += shape_problems(self.binding, expected, seen)
+            problems += reason_problems(self.binding, expected, seen)
             if hints and seen.reason is not None and seen.reason in hints:
                 problems.append(hints[seen.reason])
             if problems and seen.message:
-                problems.append(f"the peer said: '{_capped(seen.message)}'")
+                problems.append(f"the peer said: '{capped(seen.message)}'")
         if problems and seen.hops and seen.outcome == "error":
-            problems.append(f"answered through: {_hops_text(seen.hops)}")
+            problems.append(f"answered through: {hops_text(seen.hops)}")
         if not problems:
             status = CheckStatus.PASSED
             if seen.error_info_reason and seen.error_info_reason != seen.reason:
@@ -247,12 +249,12 @@ class _Session:
             status,
             expected,
             seen,
-            _table(expected.reason, self.binding, seen),
+            table_followed(expected.reason, self.binding, seen),
             survived,
             tuple(problems + notes),
         )
 
-    def a2a(self, check: str, reason: Reason, answer: _Answer, **kwargs: Any) -> CheckResult:
+    def a2a(self, check: str, reason: Reason, answer: Answer, **kwargs: Any) -> CheckResult:
         """Judge an answer against one of the nine A2A errors."""
-        expected = _expected(reason, self.binding, self.options.strict_table)
-        return self.judge(check, _SPECS[check].operation, expected, answer, **kwargs)
+        expected = expected_for(reason, self.binding, self.options.strict_table)
+        return self.judge(check, SPECS[check].operation, expected, answer, **kwargs)

@@ -1,6 +1,6 @@
 """The checks: one function per error the probe triggers, each in terms of the session.
 
-A check knows the `_Session` (what to send, what to expect), never the wires. `_run` runs one
+A check knows the `Session` (what to send, what to expect), never the wires. `run_check` runs one
 by name, and turns a failure of the probe itself into a result that says so.
 """
 
@@ -13,16 +13,16 @@ from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors.errors import ErrorKind
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.policy import OLDER_A2A_HINT
-from a2a_client_errors.probe.expect import _SPECS, _random_id, _standard, _user_message
-from a2a_client_errors.probe.report import (
+from a2a_client_errors.probe._expect import SPECS, random_id, standard_expected, user_message
+from a2a_client_errors.probe._report import (
     GRPC,
     HTTP_JSON,
     JSONRPC,
     CheckResult,
     CheckStatus,
-    _capped,
+    capped,
 )
-from a2a_client_errors.probe.session import _NotCheckedError, _Session
+from a2a_client_errors.probe._session import NotCheckedError, Session
 from a2a_client_errors.reasons import A2A_OPERATIONS, Reason
 
 if TYPE_CHECKING:
@@ -37,12 +37,12 @@ _PUSH_URL: Final = "https://push.invalid/a2a-errors-probe"
 # --------------------------------------------------------------------------------------------
 
 
-def _task_not_found(s: _Session) -> CheckResult:
-    answer = s.send("GetTask", {"id": _random_id()})
+def _task_not_found(s: Session) -> CheckResult:
+    answer = s.send("GetTask", {"id": random_id()})
     return s.a2a("task_not_found", Reason.TASK_NOT_FOUND, answer)
 
 
-def _task_not_cancelable(s: _Session) -> CheckResult:
+def _task_not_cancelable(s: Session) -> CheckResult:
     task_id, why = s.terminal_task()
     if task_id is None:
         return s.skip("task_not_cancelable", f"cannot trigger: {why}")
@@ -56,10 +56,10 @@ def _task_not_cancelable(s: _Session) -> CheckResult:
     )
 
 
-def _streaming_not_supported(s: _Session) -> CheckResult:
+def _streaming_not_supported(s: Session) -> CheckResult:
     if s.agent.streaming:
         return s.skip("streaming_not_supported", "skipped: the card says streaming is supported")
-    answer = s.send("SendStreamingMessage", {"message": _user_message(s.options.message)})
+    answer = s.send("SendStreamingMessage", {"message": user_message(s.options.message)})
     return s.a2a(
         "streaming_not_supported",
         Reason.UNSUPPORTED_OPERATION,
@@ -68,7 +68,7 @@ def _streaming_not_supported(s: _Session) -> CheckResult:
     )
 
 
-def _subscribe_not_supported(s: _Session) -> CheckResult:
+def _subscribe_not_supported(s: Session) -> CheckResult:
     if s.agent.streaming:
         return s.skip("subscribe_not_supported", "skipped: the card says streaming is supported")
     task_id, notes = s.some_task()
@@ -82,7 +82,7 @@ def _subscribe_not_supported(s: _Session) -> CheckResult:
     )
 
 
-def _push_not_supported(s: _Session) -> CheckResult:
+def _push_not_supported(s: Session) -> CheckResult:
     if s.agent.push_notifications:
         return s.skip(
             "push_not_supported", "skipped: the card says push notifications are supported"
@@ -99,7 +99,7 @@ def _push_not_supported(s: _Session) -> CheckResult:
     )
 
 
-def _extended_card(s: _Session) -> CheckResult:
+def _extended_card(s: Session) -> CheckResult:
     answer = s.send("GetExtendedAgentCard", {})
     if not s.agent.extended_agent_card:
         return s.a2a(
@@ -127,11 +127,11 @@ def _extended_card(s: _Session) -> CheckResult:
     )
 
 
-def _extension_required(s: _Session) -> CheckResult:
+def _extension_required(s: Session) -> CheckResult:
     required = s.agent.required_extensions
     if not required:
         return s.skip("extension_required", "skipped: the card declares no required extension")
-    answer = s.send("SendMessage", {"message": _user_message(s.options.message)}, extensions=False)
+    answer = s.send("SendMessage", {"message": user_message(s.options.message)}, extensions=False)
     return s.a2a(
         "extension_required",
         Reason.EXTENSION_SUPPORT_REQUIRED,
@@ -141,8 +141,8 @@ def _extension_required(s: _Session) -> CheckResult:
     )
 
 
-def _version_not_supported(s: _Session) -> CheckResult:
-    answer = s.send("GetTask", {"id": _random_id()}, version="99.0")
+def _version_not_supported(s: Session) -> CheckResult:
+    answer = s.send("GetTask", {"id": random_id()}, version="99.0")
     return s.a2a(
         "version_not_supported",
         Reason.VERSION_NOT_SUPPORTED,
@@ -155,29 +155,29 @@ def _version_not_supported(s: _Session) -> CheckResult:
     )
 
 
-def _parse_error(s: _Session) -> CheckResult:
+def _parse_error(s: Session) -> CheckResult:
     if s.binding == GRPC:
         return s.skip(
             "parse_error", "skipped: gRPC has no JSON to break (the runtime rejects bad bytes)"
         )
     if s.binding == JSONRPC:
         answer = s.send("SendMessage", {}, raw_body=b'{"jsonrpc": "2.0", "method": "SendMessage", ')
-        expected = _standard(-32700, JSONRPC)
+        expected = standard_expected(-32700, JSONRPC)
     else:
         answer = s.send("SendMessage", {}, raw_body=b'{"message": {"messageId": ')
-        expected = _standard(0, HTTP_JSON)
+        expected = standard_expected(0, HTTP_JSON)
     return s.judge("parse_error", "SendMessage", expected, answer)
 
 
-def _invalid_request(s: _Session) -> CheckResult:
+def _invalid_request(s: Session) -> CheckResult:
     if s.binding != JSONRPC:
         return s.skip("invalid_request", "skipped: the spec defines no equivalent outside JSON-RPC")
-    envelope = {"jsonrpc": "2.0", "id": _random_id(), "params": {"id": _random_id()}}
+    envelope = {"jsonrpc": "2.0", "id": random_id(), "params": {"id": random_id()}}
     answer = s.send("GetTask", {}, envelope=envelope)
-    return s.judge("invalid_request", "GetTask", _standard(-32600, JSONRPC), answer)
+    return s.judge("invalid_request", "GetTask", standard_expected(-32600, JSONRPC), answer)
 
 
-def _method_not_found(s: _Session) -> CheckResult:
+def _method_not_found(s: Session) -> CheckResult:
     if s.binding != JSONRPC:
         return s.skip(
             "method_not_found",
@@ -186,20 +186,20 @@ def _method_not_found(s: _Session) -> CheckResult:
         )
     envelope = {
         "jsonrpc": "2.0",
-        "id": _random_id(),
+        "id": random_id(),
         "method": "A2AErrorsProbeNoSuchMethod",
         "params": {},
     }
     answer = s.send("GetTask", {}, envelope=envelope)
-    return s.judge("method_not_found", "-", _standard(-32601, JSONRPC), answer)
+    return s.judge("method_not_found", "-", standard_expected(-32601, JSONRPC), answer)
 
 
-def _invalid_params(s: _Session) -> CheckResult:
+def _invalid_params(s: Session) -> CheckResult:
     answer = s.send("SendMessage", {"message": {"role": "ROLE_USER"}})
     return s.judge(
         "invalid_params",
         "SendMessage",
-        _standard(-32602, s.binding),
+        standard_expected(-32602, s.binding),
         answer,
         on_success="the agent took a message without its required messageId and parts",
     )
@@ -217,7 +217,7 @@ _UNSAID: Final = (
 )
 
 
-def _advertised(s: _Session) -> str | None:
+def _advertised(s: Session) -> str | None:
     """What the card advertises about deduplication, in words, or None."""
     dedupe = s.agent.deduplicate
     if dedupe is None:
@@ -238,9 +238,9 @@ def _answered_with(payload: object) -> tuple[str, str] | None:
     return None
 
 
-def _resend_deduplicated(s: _Session) -> CheckResult:
+def _resend_deduplicated(s: Session) -> CheckResult:
     check = "resend_deduplicated"
-    message = _user_message(s.options.message)
+    message = user_message(s.options.message)
     sent = message["messageId"]
     first = s.send("SendMessage", {"message": message})
     seen = s.observe(first)
@@ -293,7 +293,7 @@ def _resend_deduplicated(s: _Session) -> CheckResult:
     return s.concluded(check, CheckStatus.FAILED, seen, [twice, contradiction])
 
 
-_RUNNERS: Final[Mapping[str, Callable[[_Session], CheckResult]]] = {
+_RUNNERS: Final[Mapping[str, Callable[[Session], CheckResult]]] = {
     "task_not_found": _task_not_found,
     "task_not_cancelable": _task_not_cancelable,
     "streaming_not_supported": _streaming_not_supported,
@@ -339,7 +339,7 @@ def _from_a_hop(result: CheckResult) -> bool:
     return observed.http_status is None and observed.grpc_status in HOP_GRPC
 
 
-def _run(session: _Session, check: str) -> CheckResult:
+def run_check(session: Session, check: str) -> CheckResult:
     """One check, marked advisory when its spec is; a failure of the probe's is an error.
 
     A check that only a hop answered is sent again, `TRIES` times in all; still so, it is
@@ -372,31 +372,31 @@ def _run(session: _Session, check: str) -> CheckResult:
     return replace(result, advisory=True) if _advisory(session, check) else result
 
 
-def _advisory(session: _Session, check: str) -> bool:
+def _advisory(session: Session, check: str) -> bool:
     """Whether ``check`` is advisory here: optional in the spec, and not promised by the card."""
     promised = check == "resend_deduplicated" and session.agent.deduplicate is not None
-    return _SPECS[check].advisory and not promised
+    return SPECS[check].advisory and not promised
 
 
-def _run_one(session: _Session, check: str) -> CheckResult:
+def _run_one(session: Session, check: str) -> CheckResult:
     """One check; the probe's own failure on it is an error result, never a crash."""
     if session.unreachable is not None:
         return CheckResult(
             check,
             session.binding,
             session.interface.url,
-            _SPECS[check].operation,
+            SPECS[check].operation,
             CheckStatus.ERROR,
             notes=(f"not sent: the interface did not answer ({session.unreachable})",),
         )
     try:
         return _RUNNERS[check](session)
-    except _NotCheckedError as exc:
+    except NotCheckedError as exc:
         return CheckResult(
             check,
             session.binding,
             session.interface.url,
-            _SPECS[check].operation,
+            SPECS[check].operation,
             CheckStatus.ERROR,
             notes=(str(exc),),
         )
@@ -405,7 +405,7 @@ def _run_one(session: _Session, check: str) -> CheckResult:
             check,
             session.binding,
             session.interface.url,
-            _SPECS[check].operation,
+            SPECS[check].operation,
             CheckStatus.ERROR,
-            notes=(f"the probe failed on this check: {type(exc).__name__}: {_capped(str(exc))}",),
+            notes=(f"the probe failed on this check: {type(exc).__name__}: {capped(str(exc))}",),
         )

@@ -2,7 +2,7 @@
 
 `ProbeReport` holds one `InterfaceResult` per interface of the card, and each of those one
 `CheckResult` per check: what the spec `Expected` beside what was `Observed`. These types
-know nothing of how the answers were obtained (`a2a_client_errors.probe.wire`).
+know nothing of how the answers were obtained (`a2a_client_errors.probe._wire`).
 """
 
 from __future__ import annotations
@@ -441,7 +441,8 @@ class ProbeReport:
         return _render(self)
 
 
-def _capped(text: str) -> str:
+def capped(text: str) -> str:
+    """``text`` cut to the length of a note in the report."""
     return text if len(text) <= _MAX_NOTE else text[:_MAX_NOTE] + "…"
 
 

@@ -1,9 +1,9 @@
 """How the probe obtains its answers: one exchange per binding, and the card's interfaces.
 
-JSON-RPC and HTTP+JSON go over httpx (`_HttpWire`), gRPC over a channel opened only when a
-gRPC interface is probed (`_GrpcWire`); each answer, read capped (a stream up to its first
-event), becomes an `_Answer` and then an `Observed`. `_WireContext` opens the wire an
-interface needs; `_interfaces_of` and `_summary_of` read the agent card.
+JSON-RPC and HTTP+JSON go over httpx (`HttpWire`), gRPC over a channel opened only when a
+gRPC interface is probed (`GrpcWire`); each answer, read capped (a stream up to its first
+event), becomes an `Answer` and then an `Observed`. `WireContext` opens the wire an
+interface needs; `interfaces_of` and `summary_of` read the agent card.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from a2a_client_errors.normalize import (
     stream_error,
 )
 from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.probe.expect import _random_id
-from a2a_client_errors.probe.report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, _capped
+from a2a_client_errors.probe._expect import random_id
+from a2a_client_errors.probe._report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, capped
 from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
 from a2a_client_errors.sse import EventReader, SSEError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-_MAX_BODY: Final = 1024 * 1024
-_MAX_STREAM: Final = 4 * _MAX_BODY  # bytes of a stream read while waiting for its first event
+MAX_BODY: Final = 1024 * 1024
+_MAX_STREAM: Final = 4 * MAX_BODY  # bytes of a stream read while waiting for its first event
 _GRPC_SERVICE: Final = "/lf.a2a.v1.A2AService/"
 _STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
@@ -49,13 +49,13 @@ _GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
 
 
 @dataclass(frozen=True, slots=True)
-class _Deadline:
+class Deadline:
     """When the whole probe must be over (``timeout`` seconds after it started)."""
 
     at: float
 
     @classmethod
-    def after(cls, seconds: float) -> _Deadline:
+    def after(cls, seconds: float) -> Deadline:
         """The deadline ``seconds`` from now."""
         return cls(time.monotonic() + seconds)
 
@@ -78,7 +78,9 @@ _OUT_OF_TIME: Final = "the probe's time (timeout) ran out"
 
 
 @dataclass(frozen=True, slots=True)
-class _Interface:
+class Interface:
+    """One interface the card lists: binding, URL, protocol version and tenant."""
+
     binding: str
     url: str
     version: str | None
@@ -89,7 +91,8 @@ def _flag(value: object) -> bool:
     return value is True
 
 
-def _summary_of(card: Mapping[str, Any]) -> AgentSummary:
+def summary_of(card: Mapping[str, Any]) -> AgentSummary:
+    """What the probe reads from the card: the agent's name and what it says it supports."""
     caps = card.get("capabilities")
     capabilities: Mapping[str, Any] = caps if isinstance(caps, dict) else {}
     extensions = capabilities.get("extensions")
@@ -125,8 +128,9 @@ _BINDING_NAMES: Final[Mapping[str, str]] = {
 }
 
 
-def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
-    found: list[_Interface] = []
+def interfaces_of(card: Mapping[str, Any]) -> list[Interface]:
+    """The interfaces the card lists (``supportedInterfaces``), in its order."""
+    found: list[Interface] = []
     listed = card.get("supportedInterfaces")
     if isinstance(listed, list):
         for item in listed:
@@ -137,7 +141,7 @@ def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
             version = item.get("protocolVersion")
             tenant = item.get("tenant")
             found.append(
-                _Interface(
+                Interface(
                     _BINDING_NAMES.get(declared.upper(), declared or "unknown"),
                     item["url"],
                     version if isinstance(version, str) and version else None,
@@ -152,7 +156,7 @@ def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
         preferred = card.get("preferredTransport")
         declared = preferred if isinstance(preferred, str) else "JSONRPC"
         found.append(
-            _Interface(_BINDING_NAMES.get(declared.upper(), declared), card["url"], version, None)
+            Interface(_BINDING_NAMES.get(declared.upper(), declared), card["url"], version, None)
         )
     extra = card.get("additionalInterfaces")
     if isinstance(extra, list):
@@ -160,7 +164,7 @@ def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
             if isinstance(item, dict) and isinstance(item.get("url"), str):
                 declared = item.get("transport")
                 declared = declared if isinstance(declared, str) else "unknown"
-                interface = _Interface(
+                interface = Interface(
                     _BINDING_NAMES.get(declared.upper(), declared), item["url"], version, None
                 )
                 if interface not in found:
@@ -174,7 +178,7 @@ def _interfaces_of(card: Mapping[str, Any]) -> list[_Interface]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Answer:
+class Answer:
     """One exchange: the error `normalize` found (None for a result), and the result."""
 
     error: CallError | None
@@ -201,7 +205,7 @@ def _error_info(error: CallError) -> tuple[str | None, str | None] | None:
     return first
 
 
-def _summary(payload: object) -> str:
+def payload_summary(payload: object) -> str:
     """What a successful answer was, in a few words."""
     outcome = task_outcome(payload) if isinstance(payload, dict) else None
     if outcome is not None:
@@ -219,14 +223,15 @@ def _summary(payload: object) -> str:
     return "an answer"
 
 
-def _observed(answer: _Answer) -> Observed:
+def observed_of(answer: Answer) -> Observed:
+    """What the report shows of ``answer``: its codes, reason, ErrorInfo and hops."""
     error = answer.error
     if error is None:
         return Observed(
             "success",
             http_status=answer.http_status,
             content_type=answer.content_type,
-            message=_summary(answer.payload),
+            message=payload_summary(answer.payload),
             hops=answer.hops,
         )
     info = _error_info(error)
@@ -259,7 +264,8 @@ def _no_answer(error: CallError) -> bool:
     )
 
 
-def _hops_text(hops: Mapping[str, str]) -> str:
+def hops_text(hops: Mapping[str, str]) -> str:
+    """The hops that answered, for a note."""
     return "; ".join(f"{name} '{value}'" for name, value in hops.items())
 
 
@@ -268,16 +274,17 @@ def _hops_text(hops: Mapping[str, str]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _hops(headers: httpx.Headers) -> dict[str, str]:
+def hops_of(headers: httpx.Headers) -> dict[str, str]:
+    """The headers that name the hops that answered (``Via``, ``Server``, ...), capped."""
     found: dict[str, str] = {}
     for name in _HOP_HEADERS:
         values = headers.get_list(name)
         if values:
-            found[name] = _capped(", ".join(values))
+            found[name] = capped(", ".join(values))
     return found
 
 
-class _HttpWire:
+class HttpWire:
     """JSON-RPC or HTTP+JSON over one httpx client."""
 
     def __init__(
@@ -286,7 +293,7 @@ class _HttpWire:
         binding: str,
         url: str,
         tenant: str | None,
-        deadline: _Deadline,
+        deadline: Deadline,
     ) -> None:
         self.client = client
         self.binding = binding
@@ -303,7 +310,7 @@ class _HttpWire:
         extensions: Sequence[str],
         raw_body: bytes | None = None,
         envelope: Mapping[str, Any] | None = None,
-    ) -> _Answer:
+    ) -> Answer:
         """Send one request; ``raw_body`` or ``envelope`` replace the well-formed body."""
         headers = {"A2A-Version": version}
         if extensions:
@@ -318,7 +325,7 @@ class _HttpWire:
                 payload["tenant"] = self.tenant
             body = envelope or {
                 "jsonrpc": "2.0",
-                "id": _random_id(),
+                "id": random_id(),
                 "method": operation,
                 "params": payload,
             }
@@ -333,7 +340,7 @@ class _HttpWire:
             headers["Content-Type"] = "application/json"
         left = self.deadline.left()
         if not left:
-            return _Answer(_out_of_time())
+            return Answer(_out_of_time())
         request = self.client.build_request(
             method, url, content=content, headers=headers, timeout=left
         )
@@ -362,22 +369,22 @@ def _rest_route(operation: str, params: Mapping[str, Any]) -> tuple[str, str, ob
 
 
 def _exchange(
-    client: httpx.Client, request: httpx.Request, *, stream: bool, deadline: _Deadline
-) -> _Answer:
+    client: httpx.Client, request: httpx.Request, *, stream: bool, deadline: Deadline
+) -> Answer:
     """Send ``request`` and read what came back (a stream up to its first event), capped."""
     try:
         response = client.send(request, stream=True)
     except Exception as exc:  # every transport failure is an observation, never a crash
-        return _Answer(normalize(exc) or _transport_error(exc))
+        return Answer(normalize(exc) or _transport_error(exc))
     status = response.status_code
     content_type = response.headers.get("content-type")
-    hops = _hops(response.headers)
+    hops = hops_of(response.headers)
     try:
         if stream and 200 <= status < 300 and (content_type or "").startswith("text/event-stream"):
             return _first_event(response, hops, deadline)
-        body = _read_capped(response, deadline)
+        body = read_capped(response, deadline)
     except Exception as exc:  # the body broke off: a transport failure
-        return _Answer(normalize(exc) or _transport_error(exc), hops=hops, http_status=status)
+        return Answer(normalize(exc) or _transport_error(exc), hops=hops, http_status=status)
     finally:
         response.close()
     kept = [
@@ -392,10 +399,10 @@ def _exchange(
         payload = parsed
         if isinstance(payload, dict) and "jsonrpc" in payload:
             payload = payload.get("result")
-    return _Answer(error, payload, hops, content_type, status)
+    return Answer(error, payload, hops, content_type, status)
 
 
-def _read_capped(response: httpx.Response, deadline: _Deadline) -> bytes:
+def read_capped(response: httpx.Response, deadline: Deadline) -> bytes:
     """The body, read up to the cap and one byte more (so that a caller can tell it was cut).
 
     Raises:
@@ -407,19 +414,19 @@ def _read_capped(response: httpx.Response, deadline: _Deadline) -> bytes:
     for chunk in response.iter_bytes():
         chunks.append(chunk)
         size += len(chunk)
-        if size > _MAX_BODY:
+        if size > MAX_BODY:
             break
         deadline.check()
-    return b"".join(chunks)[: _MAX_BODY + 1]
+    return b"".join(chunks)[: MAX_BODY + 1]
 
 
-def _first_event(response: httpx.Response, hops: dict[str, str], deadline: _Deadline) -> _Answer:
+def _first_event(response: httpx.Response, hops: dict[str, str], deadline: Deadline) -> Answer:
     """Read an event stream up to its first event (bounded in time and size).
 
-    The one SSE reader reads it, capped: a line or an event past ``_MAX_BODY``, or no event in
+    The one SSE reader reads it, capped: a line or an event past ``MAX_BODY``, or no event in
     the first ``_MAX_STREAM`` bytes, is an invalid answer; the probe's deadline ends the wait.
     """
-    reader = EventReader(max_line=_MAX_BODY, max_event=_MAX_BODY, max_stream=_MAX_STREAM)
+    reader = EventReader(max_line=MAX_BODY, max_event=MAX_BODY, max_stream=_MAX_STREAM)
     status = response.status_code
     content_type = response.headers.get("content-type")
     events: list[tuple[str, str]] = []
@@ -432,18 +439,18 @@ def _first_event(response: httpx.Response, hops: dict[str, str], deadline: _Dead
         else:
             events = reader.end()
     except SSEError as exc:
-        return _Answer(
+        return Answer(
             replace(stream_error(exc), http_status=status), None, hops, content_type, status
         )
     if not events:
-        return _Answer(None, None, hops, content_type, status)
+        return Answer(None, None, hops, content_type, status)
     parsed, error = event_error(*events[0])
     if error is not None:
         error = replace(error, http_status=status)
-        return _Answer(error, None, hops, content_type, status)
+        return Answer(error, None, hops, content_type, status)
     if isinstance(parsed, dict) and "jsonrpc" in parsed:
         parsed = parsed.get("result")
-    return _Answer(None, parsed, hops, content_type, status)
+    return Answer(None, parsed, hops, content_type, status)
 
 
 def _out_of_time() -> CallError:
@@ -483,7 +490,7 @@ _GRPC_MESSAGES: Final[Mapping[str, tuple[str, str]]] = {
 }
 
 
-class _GrpcWire:
+class GrpcWire:
     """The gRPC binding: generic calls on one channel, status and trailer read as they come."""
 
     def __init__(
@@ -491,7 +498,7 @@ class _GrpcWire:
         channel: Any,
         metadata: Sequence[tuple[str, str]],
         tenant: str | None,
-        deadline: _Deadline,
+        deadline: Deadline,
     ) -> None:
         import grpc  # noqa: PLC0415 (optional: the grpc extra)
         from a2a.types import a2a_pb2  # noqa: PLC0415 (optional: a2a-sdk's messages)
@@ -512,7 +519,7 @@ class _GrpcWire:
         *,
         version: str,
         extensions: Sequence[str],
-    ) -> _Answer:
+    ) -> Answer:
         """One call; the answer's status and ``grpc-status-details-bin`` read by `normalize`."""
         request_name, response_name = _GRPC_MESSAGES[operation]
         payload = dict(params)
@@ -527,7 +534,7 @@ class _GrpcWire:
         grpc = self.grpc
         timeout = self.deadline.left()
         if not timeout:
-            return _Answer(_out_of_time())
+            return Answer(_out_of_time())
         try:
             if operation in _STREAMING:
                 call = self.channel.unary_stream(path, request_serializer=serialize)(
@@ -545,8 +552,8 @@ class _GrpcWire:
                 )
                 hops = _grpc_hops(call)
         except grpc.RpcError as exc:
-            return _Answer(normalize(exc), hops=_grpc_hops(exc))
-        return _Answer(None, self._decode(response_name, data), hops)
+            return Answer(normalize(exc), hops=_grpc_hops(exc))
+        return Answer(None, self._decode(response_name, data), hops)
 
     def _decode(self, name: str, data: object) -> object:
         if not isinstance(data, bytes):
@@ -571,7 +578,7 @@ def _grpc_hops(call: object) -> dict[str, str]:
             key, value = (item.key, item.value) if hasattr(item, "key") else item
             if key in _GRPC_HOP_KEYS and isinstance(value, str):
                 name = "envoy" if key.startswith("x-envoy") else key
-                found.setdefault(name, _capped(value if name != "envoy" else "x-envoy-*"))
+                found.setdefault(name, capped(value if name != "envoy" else "x-envoy-*"))
     return found
 
 
@@ -580,16 +587,16 @@ def _grpc_hops(call: object) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 
 
-class _WireContext:
+class WireContext:
     """Opens the wire for an interface (a gRPC channel needs closing), or says why not."""
 
     def __init__(
         self,
         client: httpx.Client,
-        interface: _Interface,
+        interface: Interface,
         scheme: str,
         items: Sequence[tuple[str, str]],
-        deadline: _Deadline,
+        deadline: Deadline,
     ) -> None:
         self.client = client
         self.interface = interface
@@ -598,11 +605,11 @@ class _WireContext:
         self.deadline = deadline
         self.channel: Any = None
 
-    def __enter__(self) -> tuple[_HttpWire | _GrpcWire | None, str]:
+    def __enter__(self) -> tuple[HttpWire | GrpcWire | None, str]:
         interface = self.interface
         if interface.binding != GRPC:
             return (
-                _HttpWire(
+                HttpWire(
                     self.client, interface.binding, interface.url, interface.tenant, self.deadline
                 ),
                 "",
@@ -624,7 +631,7 @@ class _WireContext:
         except Exception as exc:  # a target grpc refuses: said, not raised
             return None, f"gRPC cannot open {target}: {type(exc).__name__}"
         metadata = [(name.lower(), value) for name, value in self.items]
-        return _GrpcWire(self.channel, metadata, interface.tenant, self.deadline), ""
+        return GrpcWire(self.channel, metadata, interface.tenant, self.deadline), ""
 
     def __exit__(self, *exc: object) -> None:
         if self.channel is not None:
