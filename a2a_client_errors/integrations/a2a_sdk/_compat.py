@@ -89,7 +89,11 @@ REACHES: Final = (
     Reach("a2a.client.base_client.BaseClient", "_config", on_instances=True),
     Reach("a2a.client.base_client.BaseClient", "_transport", on_instances=True),
     Reach("a2a.client.client.Client", "_interceptors", on_instances=True),
-    Reach("a2a.client.transports.tenant_decorator.TenantTransportDecorator", "_base", True),
+    Reach(
+        "a2a.client.transports.tenant_decorator.TenantTransportDecorator",
+        "_base",
+        on_instances=True,
+    ),
     Reach("a2a.client.transports.grpc.GrpcTransport", "_get_grpc_metadata"),
     Reach("a2a.compat.v0_3.grpc_transport.CompatGrpcTransport", "_get_grpc_metadata"),
     Reach("a2a.client.client_factory.ClientFactory", "_find_best_interface"),
@@ -235,7 +239,9 @@ def _read(value: object, name: str) -> Any:
 
 
 def client_card(client: Any) -> Any:
-    """The agent card an a2a-sdk ``Client`` holds (``BaseClient._card``, a2a-sdk 1.0.0 to 1.3.0).
+    """The agent card an a2a-sdk ``Client`` holds (``BaseClient._card``).
+
+    Checked against a2a-sdk 1.0.0 to 1.3.0.
 
     Returns:
         The card; None for a stand-in without one.
@@ -247,9 +253,10 @@ def client_card(client: Any) -> Any:
 
 
 def set_client_card(client: Any, card: Any) -> bool:
-    """Make an a2a-sdk ``Client`` hold ``card`` from now on (``BaseClient._card``, 1.0.0 to 1.3.0).
+    """Make an a2a-sdk ``Client`` hold ``card`` from now on (``BaseClient._card``).
 
     a2a-sdk itself does so after ``get_extended_agent_card``; the calls made next read it.
+    Checked against a2a-sdk 1.0.0 to 1.3.0.
 
     Returns:
         Whether the client holds it: False for a stand-in that holds no card at all.
@@ -258,7 +265,8 @@ def set_client_card(client: Any, card: Any) -> bool:
         UnsupportedSdkError: an a2a-sdk client without a card attribute.
     """
     if not hasattr(client, "_card"):
-        _read(client, "_card")  # the clear error for an a2a-sdk client
+        if _of_sdk(client):
+            raise _missing(f"{type(client).__name__}._card")
         return False
     client._card = card
     return True
