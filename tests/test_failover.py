@@ -38,6 +38,7 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, Interface, guard_client
+from a2a_client_errors.integrations.a2a_sdk._compat import client_config
 from a2a_client_errors.integrations.a2a_sdk.interfaces import (
     MAX_INTERFACES,
     LeftOut,
@@ -507,7 +508,7 @@ async def test_a_card_read_again_draws_the_route_again() -> None:
         return httpx.Response(200, json=json.loads(_json(fresh)))
 
     sdk = _sdk_client(Agent(), card)
-    sdk._config.httpx_client = httpx.AsyncClient(transport=httpx.MockTransport(serve))
+    client_config(sdk).httpx_client = httpx.AsyncClient(transport=httpx.MockTransport(serve))
     client = guard_client(
         sdk,
         Guard(),

@@ -413,8 +413,11 @@ def _make_executor(ledger: Ledger, dialect: Dialect) -> Any:
     from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
     from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
     from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus  # noqa: PLC0415
-    from a2a.utils._async_queue_compat import QueueShutDown  # noqa: PLC0415
     from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
+
+    from a2a_client_errors.integrations.a2a_sdk._compat import queue_shut_down  # noqa: PLC0415
+
+    shut_down = queue_shut_down()
 
     class ScriptedExecutor(AgentExecutor):
         """Behaves by the first text part (see `EmbeddedPeer`), as the dialect says."""
@@ -510,7 +513,7 @@ def _make_executor(ledger: Ledger, dialect: Dialect) -> Any:
             """
             sink = await event_queue.tap()
             cancel_seen.set()
-            with contextlib.suppress(QueueShutDown):
+            with contextlib.suppress(shut_down):
                 while True:
                     await sink.dequeue_event()
                     sink.task_done()

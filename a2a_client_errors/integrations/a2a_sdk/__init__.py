@@ -48,6 +48,16 @@ import httpx
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors.failures import CallFailed, RetryExhausted
 from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, GuardedCall, failure_for
+from a2a_client_errors.integrations.a2a_sdk._compat import (
+    UnsupportedSdkError,
+    client_card,
+    client_config,
+    fetch_card,
+    pb2,
+    require_supported,
+    set_client_card,
+    set_not_append,
+)
 from a2a_client_errors.integrations.a2a_sdk.connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk.interfaces import (
@@ -80,9 +90,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-__all__ = ["GuardedClient", "Interface", "guard_client"]
+__all__ = ["GuardedClient", "Interface", "UnsupportedSdkError", "guard_client"]
 
-_INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
 SKILL_METADATA_KEY: Final = "skill"
 """The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
 _TASKS_REMEMBERED: Final = 1024
@@ -90,15 +99,6 @@ _MOVES_ON: Final = frozenset({GiveUp.FAILOVER, GiveUp.PEER_UNAVAILABLE})
 """The give-ups that send a call to the agent's next interface: nothing was sent."""
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
 _log = logging.getLogger("a2a_client_errors")
-
-
-def _a2a_types() -> Any:
-    try:
-        from a2a.types import a2a_pb2  # noqa: PLC0415 (an optional extra)
-    except ImportError as exc:  # pragma: no cover (the extra is installed where this runs)
-        msg = f"the a2a-sdk integration needs a2a-sdk: {_INSTALL_HINT}"
-        raise ImportError(msg) from exc
-    return a2a_pb2
 
 
 _DEFAULT_HANDLERS: Final = DecisionHandlers()
@@ -146,10 +146,14 @@ def guard_client(
             (the first ones the card lists after it).
 
     Raises:
+        ImportError: a2a-sdk is not installed.
+        UnsupportedSdkError: the installed a2a-sdk is not one of the versions supported
+            (``a2a_client_errors.integrations.a2a_sdk._compat.SUPPORTED``), or lacks what
+            the client is read for.
         TypeError: ``failover_origins`` is one string, or holds something else than strings.
         ValueError: an empty origin, or ``max_interfaces`` below 1.
     """
-    _a2a_types()
+    require_supported()
     return GuardedClient(
         client,
         guard or Guard(),
@@ -211,7 +215,7 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
-        _set_not_append(client)
+        set_not_append(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -228,7 +232,7 @@ class GuardedClient:
     @property
     def card(self) -> Any:
         """The agent card the wrapped client holds (None if it holds none)."""
-        return getattr(self.client, "_card", None)
+        return client_card(self.client)
 
     async def read_card(self, timeout: float = 10.0) -> Any:
         """Read the agent card again from `card_url`, and hold it from now on.
@@ -242,17 +246,13 @@ class GuardedClient:
         urls = [self._card_url] if self._card_url is not None else _card_urls_of(self.client)
         if not urls or not urls[0]:
             return self.card
-        from a2a.client import A2ACardResolver  # noqa: PLC0415 (the extra is installed here)
-
-        config = getattr(self.client, "_config", None)
-        shared = getattr(config, "httpx_client", None)
+        shared = getattr(client_config(self.client), "httpx_client", None)
         http = shared if shared is not None else httpx.AsyncClient()
         card = None
         try:
             for url in urls:  # where the card came from first, then the origin's well-known
                 try:
-                    resolver = A2ACardResolver(http, url, agent_card_path="")
-                    card = await asyncio.wait_for(resolver.get_agent_card(), timeout)
+                    card = await asyncio.wait_for(fetch_card(http, url), timeout)
                 except Exception as exc:  # this one failed: the next, or keep the card held
                     _log.warning("could not read the agent card again (%s)", type(exc).__name__)
                     continue
@@ -263,8 +263,7 @@ class GuardedClient:
         if card is None:
             _log.warning("no agent card could be read again; keeping the one held")
             return self.card
-        if hasattr(self.client, "_card"):
-            self.client._card = card
+        if set_client_card(self.client, card):
             # The card's interfaces may have changed: the route is drawn again, on next use.
             self._retired.extend(self._route.built())
             self._route = Route.of(
@@ -333,7 +332,7 @@ class GuardedClient:
         clients = (route.client_at(i) for i in order[1:])  # built only when asked for
         return SdkLookup(
             route.client_at(at),
-            _a2a_types(),
+            pb2(),
             context,
             sent,
             found=found,
@@ -516,7 +515,7 @@ class GuardedClient:
 
     def _streams(self) -> bool:
         """Whether the wrapped client sends messages as streams (its config and the card)."""
-        config = getattr(self.client, "_config", None)
+        config = client_config(self.client)
         capabilities = getattr(self.card, "capabilities", None)
         return bool(getattr(config, "streaming", True) and getattr(capabilities, "streaming", True))
 
@@ -525,8 +524,7 @@ class GuardedClient:
         configuration = getattr(request, "configuration", None)
         if configuration is not None and configuration.HasField("task_push_notification_config"):
             return True
-        config = getattr(self.client, "_config", None)
-        return getattr(config, "push_notification_config", None) is not None
+        return getattr(client_config(self.client), "push_notification_config", None) is not None
 
     async def _unary(
         self,
@@ -620,7 +618,7 @@ class GuardedClient:
     ) -> Any:
         """GetExtendedAgentCard, guarded."""
         if request is None:
-            request = _a2a_types().GetExtendedAgentCardRequest()
+            request = pb2().GetExtendedAgentCardRequest()
         return await self._unary(
             "GetExtendedAgentCard",
             self.client.get_extended_agent_card,
@@ -671,7 +669,7 @@ class GuardedClient:
             if went_without and event.WhichOneof("payload") == "task":
                 task = await self._settled(event.task, sent, context, until)
                 if task is not event.task:
-                    answer = _a2a_types().StreamResponse(task=task)
+                    answer = pb2().StreamResponse(task=task)
                     stream._tell(answer)
             yield answer
 
@@ -844,7 +842,7 @@ class _Stream:
         """
         if self.unary and self.settle is not None:
             task = await self.settle(task)
-        first = _a2a_types().StreamResponse(task=task)
+        first = pb2().StreamResponse(task=task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):
             return None, first
@@ -870,7 +868,7 @@ class _Stream:
 
     async def _resume(self) -> tuple[AsyncIterator[Any] | None, Any]:
         """Subscribe to the task again; when it is terminal, read it with GetTask instead."""
-        types = _a2a_types()
+        types = pb2()
         request = types.SubscribeToTaskRequest(id=self.task_id)
         try:
             iterator, first = await self._first(
@@ -1035,39 +1033,13 @@ def _skill_of(message: Any) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def _set_not_append(client: Any) -> None:
-    """Make the client's gRPC transport *set* service parameters, never append them.
-
-    a2a-sdk 1.3.0's gRPC transport sends ``a2a-version: 1.0`` and then appends the call's own
-    service parameters, so an agent that reads the header as one value sees ``"1.0, 0.3"``
-    (or, after a version fix, ``"1.0, 1.0"``) and refuses both. Here the call's value replaces
-    the default, one entry per key, on every binding alike (the HTTP ones already replace).
-    """
-    outer: Any = getattr(client, "_transport", None)
-    transport: Any = getattr(outer, "_base", outer)  # under a tenant decorator
-    metadata_of = getattr(transport, "_get_grpc_metadata", None)
-    if metadata_of is None or getattr(metadata_of, "_sets", False):
-        return
-
-    def metadata(context: Any) -> list[tuple[str, str]]:
-        entries: dict[str, str] = {}
-        for key, value in metadata_of(context):
-            entries.pop(key.lower(), None)
-            entries[key.lower()] = value  # the last one said is the one meant
-        return list(entries.items())
-
-    metadata._sets = True  # type: ignore[attr-defined]
-    transport._get_grpc_metadata = metadata
-
-
 def _card_urls_of(client: Any) -> list[str]:
     """Where the card may be read again: beside the first HTTP interface, then at its origin.
 
     An agent served under a path prefix (``https://host/a/jsonrpc``) publishes its card under
     that prefix (``https://host/a/.well-known/agent-card.json``), not at the site root.
     """
-    card = getattr(client, "_card", None)
-    for interface in getattr(card, "supported_interfaces", ()):
+    for interface in getattr(client_card(client), "supported_interfaces", ()):
         url = httpx.URL(str(getattr(interface, "url", "")))
         if url.scheme in {"http", "https"} and url.host:
             prefix = url.path.rstrip("/").rpartition("/")[0]

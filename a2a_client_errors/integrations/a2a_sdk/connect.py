@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2a_client_errors.integrations.a2a_sdk._compat import base_transport
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -34,8 +36,7 @@ def grpc_channel_of(client: Any) -> Any:
         (``get_state`` and ``wait_for_state_change``), else None.
 
     """
-    transport = getattr(client, "_transport", None)
-    channel = getattr(getattr(transport, "_base", transport), "channel", None)
+    channel = getattr(base_transport(client), "channel", None)
     if callable(getattr(channel, "get_state", None)) and callable(
         getattr(channel, "wait_for_state_change", None)
     ):

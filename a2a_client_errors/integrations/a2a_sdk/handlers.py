@@ -60,6 +60,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.failures import ReconcileNeeded
+from a2a_client_errors.integrations.a2a_sdk._compat import (
+    call_context,
+    client_card,
+    client_transport,
+    pb2,
+)
 from a2a_client_errors.outcomes import task_outcome
 from a2a_client_errors.reasons import Action, Reason
 
@@ -163,7 +169,7 @@ class DecisionHandlers:
     async def reconcile(self, situation: Situation) -> Any:
         """The client's view of the task is stale: read it, or let go of it."""
         if situation.operation == "CancelTask" and situation.reason == Reason.TASK_NOT_CANCELABLE:
-            types = _types()
+            types = pb2()
             task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
             canceled = types.TaskState.TASK_STATE_CANCELED
             if not (situation.failure.maybe_processed and task.status.state == canceled):
@@ -192,7 +198,7 @@ class DecisionHandlers:
             return
         try:
             task = await situation.client.get_task(
-                _types().GetTaskRequest(id=task_id), context=situation.context
+                pb2().GetTaskRequest(id=task_id), context=situation.context
             )
         except Exception as exc:  # the failure stands as it is, without the task
             _log.warning(
@@ -210,11 +216,11 @@ class DecisionHandlers:
         """The peer lacks a capability: fall back where the protocol offers a way."""
         operation = situation.operation
         if operation == "GetExtendedAgentCard":
-            card = getattr(situation.client.client, "_card", None)
+            card = client_card(situation.client.client)
             if card is not None:
                 return card
         if operation == "SendMessage" and situation.reason in _SENT_AGAIN:
-            transport = getattr(situation.client.client, "_transport", None)
+            transport = client_transport(situation.client.client)
             if transport is not None:
                 return _send_and_poll(situation, transport)
         task_id: str = getattr(situation.request, "task_id", "")
@@ -225,7 +231,7 @@ class DecisionHandlers:
         ):
             return Polling(situation.client, task_id, situation.decision)
         if operation == "SubscribeToTask" and situation.reason == Reason.UNSUPPORTED_OPERATION:
-            types = _types()
+            types = pb2()
             task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
             return types.StreamResponse(task=task)
         raise situation.failure
@@ -298,11 +304,7 @@ class DecisionHandlers:
         if wanted <= have:
             return context
         parameters[EXTENSIONS_HEADER] = ",".join(sorted(have | wanted))
-        from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients call)
-
-        if context is None:
-            return ClientCallContext(service_parameters=parameters)
-        return context.model_copy(update={"service_parameters": parameters})
+        return call_context(context, parameters)
 
     async def report(self, situation: Situation) -> Any:
         """The peer broke the contract, or said something unknown. Default: raise."""
@@ -318,7 +320,7 @@ async def _fresh_card(client: Any) -> Any:
     read_card = getattr(client, "read_card", None)
     if callable(read_card):
         return await read_card()
-    return getattr(getattr(client, "client", None), "_card", None)
+    return client_card(getattr(client, "client", None))
 
 
 def required_extensions(card: Any) -> frozenset[str]:
@@ -345,7 +347,7 @@ async def _polls(
     client: Any, task_id: str, *, initial: float, cap: float, max_polls: int
 ) -> AsyncIterator[Any]:
     """Every read of a task, spaced by a capped backoff, until final or ``max_polls`` reads."""
-    types = _types()
+    types = pb2()
     delay = initial
     for poll in range(max_polls):
         task = await client.get_task(types.GetTaskRequest(id=task_id))
@@ -437,7 +439,7 @@ class Polling:
 
 async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[Any]:
     """Send the message without streaming or push, then poll its task to a final state."""
-    types = _types()
+    types = pb2()
     request = types.SendMessageRequest()
     request.CopyFrom(situation.request)
     request.configuration.return_immediately = True
@@ -478,18 +480,8 @@ def _resend(situation: Situation, parameters: dict[str, str]) -> Any:
     The new context is marked, so that the same fix is not tried twice. A stream comes back
     as the stream itself (its caller iterates it); a unary call as its awaitable.
     """
-    from a2a.client import ClientCallContext  # noqa: PLC0415 (only a2a-sdk clients get here)
-
     context = situation.context
-    if context is None:
-        context = ClientCallContext()
-    state = {**context.state, _RESENT: True}
-    context = context.model_copy(update={"service_parameters": parameters, "state": state})
+    state = {**(getattr(context, "state", None) or {}), _RESENT: True}
+    context = call_context(context, parameters, state)
     method = getattr(situation.client, _METHODS[situation.operation])
     return method(situation.request, context=context)
-
-
-def _types() -> Any:
-    from a2a.types import a2a_pb2  # noqa: PLC0415 (only a guarded a2a-sdk client calls here)
-
-    return a2a_pb2

@@ -29,6 +29,17 @@ from urllib.parse import urlsplit
 import httpx
 
 from a2a_client_errors.errors import safe_peer
+from a2a_client_errors.integrations.a2a_sdk._compat import (
+    UnsupportedSdkError,
+    base_transport,
+    best_interface,
+    client_binding,
+    client_card,
+    client_config,
+    client_factory,
+    client_interceptors,
+    single_interface_card,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -53,15 +64,6 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _LISTED_IN_LOG: Final = 5
 """How many left-out interfaces a log line names (a card may list thousands)."""
 JSONRPC: Final = "JSONRPC"
-_TRANSPORT_BINDINGS: Final = {
-    "JsonRpcTransport": JSONRPC,
-    "CompatJsonRpcTransport": JSONRPC,
-    "RestTransport": "HTTP+JSON",
-    "CompatRestTransport": "HTTP+JSON",
-    "GrpcTransport": "GRPC",
-    "CompatGrpcTransport": "GRPC",
-}
-"""The binding each of a2a-sdk's client transports speaks, by class name (subclasses too)."""
 
 
 def origin_of(url: str) -> str:
@@ -202,34 +204,18 @@ def _same_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _binding_of(transport: Any) -> str:
-    """The binding an a2a-sdk transport speaks ("" when it is none of a2a-sdk's)."""
-    base = getattr(transport, "_base", transport)  # under a tenant decorator
-    for kind in type(base).__mro__:
-        binding = _TRANSPORT_BINDINGS.get(kind.__name__)
-        if binding is not None and kind.__module__.startswith("a2a."):
-            return binding
-    return ""
-
-
 def _preferred(client: Any, interfaces: Sequence[Any]) -> Any:
     """The card's interface the client was built for, or None when it cannot be told."""
-    transport = getattr(client, "_transport", None)
-    binding = _binding_of(transport)
+    binding = client_binding(client)
     if not binding:
         return None
-    candidates = [i for i in interfaces if i.protocol_binding == binding]
-    url = getattr(getattr(transport, "_base", transport), "url", None)
+    url = getattr(base_transport(client), "url", None)
     if isinstance(url, str):
+        candidates = [i for i in interfaces if i.protocol_binding == binding]
         matching = [i for i in candidates if _same_url(i.url) == _same_url(url)]
         return matching[0] if matching else None
     # gRPC keeps no URL: the interface the factory picks for the binding (the best version).
-    try:
-        from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
-
-        return ClientFactory._find_best_interface(list(interfaces), protocol_bindings=[binding])
-    except Exception:  # an a2a-sdk without it: the binding's first interface
-        return candidates[0] if candidates else None
+    return best_interface(interfaces, binding)
 
 
 def _checked_limit(limit: object) -> int:
@@ -271,13 +257,12 @@ def _split(
     client: Any, peer: str | None, origins: frozenset[str], limit: int
 ) -> tuple[tuple[Interface, ...], tuple[LeftOut, ...]]:
     """The route (see `route_of`), and the interfaces it leaves out by origin or by limit."""
-    card = getattr(client, "_card", None)
-    listed = list(getattr(card, "supported_interfaces", ()) or ())
+    listed = list(getattr(client_card(client), "supported_interfaces", ()) or ())
     first = _preferred(client, listed) if listed else None
     if first is None:
         url = str(getattr(listed[0], "url", "")) if listed else ""
         return (Interface("", url, peer or url or "a2a"),), ()
-    config = getattr(client, "_config", None)
+    config = client_config(client)
     speaks = set(getattr(config, "supported_protocol_bindings", None) or ()) or {JSONRPC}
     allowed = origins | {origin_of(first.url)}
     route: list[Interface] = []
@@ -424,24 +409,19 @@ class Route:
     def _build(self, interface: Interface) -> Any:
         client = self._clients[0]
         try:
-            from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
-            from a2a.types import AgentCard, AgentInterface  # noqa: PLC0415
-
             factory = self.factory
             if factory is None:
-                factory = self.factory = ClientFactory(client._config)
-            card = AgentCard()
-            card.CopyFrom(client._card)
-            del card.supported_interfaces[:]
-            card.supported_interfaces.append(
-                AgentInterface(
-                    url=interface.url,
-                    protocol_binding=interface.binding,
-                    protocol_version=interface.protocol_version,
-                    tenant=interface.tenant,
-                )
+                factory = self.factory = client_factory(client_config(client))
+            card = single_interface_card(
+                client_card(client),
+                url=interface.url,
+                binding=interface.binding,
+                protocol_version=interface.protocol_version,
+                tenant=interface.tenant,
             )
-            return factory.create(card, list(getattr(client, "_interceptors", None) or ()))
+            return factory.create(card, client_interceptors(client))
+        except UnsupportedSdkError:
+            raise  # the installed a2a-sdk's fault, not this interface's: said as it is
         except Exception as exc:  # not one it can speak after all: left out of the route
             _log.warning(
                 "no client for the agent's %s interface (%s); it is left out of the failover",
