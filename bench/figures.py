@@ -10,7 +10,6 @@ with the same two functions.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,11 +65,6 @@ def table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = 
     lines = [f"| {' | '.join(header)} |", f"|{rule}|"]
     lines.extend(f"| {' | '.join(str(cell) for cell in row)} |" for row in rows)
     return lines
-
-
-def finite(value: float) -> float | None:
-    """``value``, or None when it is not a finite number (JSON has no NaN)."""
-    return value if math.isfinite(value) else None
 
 
 def show(heading: str, lines: Iterable[str], found: Iterable[Target]) -> None:
