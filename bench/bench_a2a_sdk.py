@@ -14,14 +14,13 @@ alike; which of the two goes first alternates); each call is timed on its own, a
 reports, per operation, the median of each, their ratio and the microseconds the guard adds.
 Target: at most 1.05x.
 
-    python bench/bench_a2a_sdk.py [--rounds 10] [--number 150] [--json]
+    python bench/bench_a2a_sdk.py [--rounds 10] [--number 150] [--json [PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
 from a2a.utils.constants import TransportProtocol
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing.peer import EmbeddedPeer
@@ -124,30 +124,55 @@ def run(rounds: int, number: int) -> list[dict[str, Any]]:
     return results
 
 
+TARGET = 1.05
+"""A guarded call on the success path: at most 5 % over the bare call (design.md)."""
+
+
+def markdown(figures: list[dict[str, Any]]) -> list[str]:
+    """The table: each operation bare and guarded, the time added and the ratio."""
+    return table(
+        ["operation", "bare", "`guard_client`", "added", "vs bare", "target"],
+        (
+            [
+                r["operation"],
+                f"{r['bare_us']:.1f} µs",
+                f"{r['guarded_us']:.1f} µs",
+                f"{r['added_us']:+.1f} µs",
+                f"{r['ratio']:.3f}x",
+                f"≤ {TARGET}x",
+            ]
+            for r in figures
+        ),
+    )
+
+
+def targets(figures: list[dict[str, Any]]) -> list[Target]:
+    """Each operation through `guard_client` at most 1.05x the bare client."""
+    return [
+        Target(
+            f"{r['operation']} through `guard_client`: ≤ {TARGET}x the bare client",
+            f"{r['ratio']:.3f}x",
+            r["ratio"] <= TARGET,
+        )
+        for r in figures
+    ]
+
+
 def main() -> int:
     """Run the benchmark and print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--number", type=int, default=150)
-    parser.add_argument("--json", action="store_true")
+    add_json_option(parser)
     args = parser.parse_args()
-    results = run(args.rounds, args.number)
-    if args.json:
-        json.dump(results, sys.stdout, indent=2)
-        print()
+    figures = run(args.rounds, args.number)
+    if emit(args.json, figures):
         return 0
-    print(
+    heading = (
         f"Python {sys.version.split()[0]}, a2a-sdk JSON-RPC on 127.0.0.1, "
         f"{args.rounds} rounds x {args.number} calls per client, medians"
     )
-    print()
-    print("| operation | bare | guard_client | added | vs bare | target |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(
-            f"| {r['operation']} | {r['bare_us']:.1f} µs | {r['guarded_us']:.1f} µs "
-            f"| {r['added_us']:+.1f} µs | {r['ratio']:.3f}x | ≤ 1.05x |"
-        )
+    show(heading, markdown(figures), targets(figures))
     return 0
 
 

@@ -23,13 +23,12 @@ Scenarios:
 * ``task-not-found``: 20 s where every call answers TASK_NOT_FOUND (a call error of a healthy
   peer). Column: calls refused by the breaker (target: zero).
 
-    python bench/bench_breaker.py [--rate 50] [--outage 60] [--seed 7] [--json]
+    python bench/bench_breaker.py [--rate 50] [--outage 60] [--seed 7] [--json [PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import random
 import sys
@@ -38,6 +37,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import CallFailed, CircuitBreaker, Guard, PeerUnavailable
 from a2a_client_errors.testing import FakeClock
@@ -225,23 +225,86 @@ def not_found(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return {"refused": refused, "calls": total}
 
 
+OPEN_TARGET = 0.05
+"""Requests to a dead peer per call once its breaker is open (design.md)."""
+
+
 def _fmt(value: Any, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """The table: each strategy in the three scenarios."""
+    lines = table(
+        [
+            "strategy",
+            "sent/call, open",
+            "sent/call, outage",
+            "opened after",
+            "recovery",
+            "cool-down then",
+            "transient: failed",
+            "transient: opens",
+            "not-found: refused",
+        ],
+        (
+            [
+                name,
+                _fmt(r["outage"]["sent_per_call_open"]),
+                _fmt(r["outage"]["sent_per_call_outage"]),
+                _fmt(r["outage"]["opened_after_s"], ".2f") + " s",
+                _fmt(r["outage"]["recovery_s"], ".2f") + " s",
+                _fmt(r["outage"]["cooldown_at_recovery_s"], ".2f") + " s",
+                f"{r['transient']['failed']}/{r['transient']['calls']}",
+                r["transient"]["opens"],
+                f"{r['not_found']['refused']}/{r['not_found']['calls']}",
+            ]
+            for name, r in figures.items()
+        ),
+    )
+    ours, budget = figures["breaker"]["outage"], figures["budget"]["outage"]
+    if ours["sent_per_call_outage"]:
+        ratio = budget["sent_per_call_outage"] / ours["sent_per_call_outage"]
+        lines += ["", f"Requests to the dead peer, the budget alone / the breaker: {ratio:.1f}x"]
+    return lines
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """The breaker's: few requests once open, never open at 20 % failures, no call refused."""
+    ours = figures["breaker"]
+    sent = ours["outage"]["sent_per_call_open"]
+    return [
+        Target(
+            f"once a breaker is open: ≤ {OPEN_TARGET} requests per call to a dead peer",
+            _fmt(sent),
+            sent is not None and sent <= OPEN_TARGET,
+        ),
+        Target(
+            "20 % transient failures never open it",
+            f"opened {ours['transient']['opens']} times",
+            ours["transient"]["opens"] == 0,
+        ),
+        Target(
+            "a burst of TASK_NOT_FOUND (call errors) refuses no call",
+            f"{ours['not_found']['refused']} refused",
+            ours["not_found"]["refused"] == 0,
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run every scenario for every strategy; print the table."""
+    """Run every scenario for every strategy; print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=50.0, help="calls per fake second")
     parser.add_argument("--outage", type=float, default=60.0, help="fake seconds of outage")
     parser.add_argument("--latency", type=float, default=0.02, help="fake seconds per attempt")
     parser.add_argument("--connect-timeout", type=float, default=1.0, help="a dead connect")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_json_option(parser)
     args = parser.parse_args(argv)
     logging.getLogger("a2a_client_errors").setLevel(logging.ERROR)  # a table, not log lines
     names = ["budget", "breaker"] + (["pybreaker"] if pybreaker is not None else [])
-    results = {
+    figures = {
         name: {
             "outage": outage(name, args),
             "transient": transient(name, args),
@@ -249,52 +312,14 @@ def main(argv: list[str] | None = None) -> int:
         }
         for name in names
     }
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return 0
-    print(
-        f"{args.outage:g} s outage at {args.rate:g} calls/s, then recovery; 20 % transient 503s"
-        " for 60 s; 100 % TASK_NOT_FOUND for 20 s (fake clock)\n"
-    )
-    columns = [
-        ("strategy", 10),
-        ("sent/call open", 14),
-        ("sent/call outage", 16),
-        ("opened after", 12),
-        ("recovery", 9),
-        ("cool-down", 9),
-        ("transient failed", 16),
-        ("opens", 5),
-        ("not-found refused", 17),
-    ]
-    header = " ".join(f"{title:>{width}}" for title, width in columns)
-    print(header)
-    print("-" * len(header))
-    for name, r in results.items():
-        o, tr, nf = r["outage"], r["transient"], r["not_found"]
-        cells = [
-            name,
-            _fmt(o["sent_per_call_open"]),
-            _fmt(o["sent_per_call_outage"]),
-            _fmt(o["opened_after_s"], ".2f") + " s",
-            _fmt(o["recovery_s"], ".2f") + " s",
-            _fmt(o["cooldown_at_recovery_s"], ".2f") + " s",
-            f"{tr['failed']}/{tr['calls']}",
-            str(tr["opens"]),
-            f"{nf['refused']}/{nf['calls']}",
-        ]
-        print(" ".join(f"{cell:>{width}}" for cell, (_, width) in zip(cells, columns, strict=True)))
-    ours, budget = results["breaker"]["outage"], results["budget"]["outage"]
-    if ours["sent_per_call_outage"]:
-        ratio = budget["sent_per_call_outage"] / ours["sent_per_call_outage"]
-        print(f"\nrequests to the dead peer, budget alone / breaker: {ratio:.1f}x")
-    ok = (
-        (ours["sent_per_call_open"] or 0) <= 0.05
-        and results["breaker"]["transient"]["opens"] == 0
-        and results["breaker"]["not_found"]["refused"] == 0
-    )
-    print("targets met" if ok else "TARGETS MISSED")
-    return 0 if ok else 1
+    found = targets(figures)
+    if not emit(args.json, figures):
+        heading = (
+            f"{args.outage:g} s outage at {args.rate:g} calls/s, then recovery; 20 % transient"
+            " 503s for 60 s; 100 % TASK_NOT_FOUND for 20 s (fake clock)"
+        )
+        show(heading, markdown(figures), found)
+    return 0 if all(target.met for target in found) else 1
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ Targets (the script exits 1 when one is missed):
 
     python bench/bench_exactly_once.py [--sends 200] [--long-sends 60] [--read-timeout 0.5]
         [--hold 0.8] [--busy-tasks 200] [--busy-sends 10] [--outage-warmup 50]
-        [--outage-calls 200] [--seed 7] [--json]
+        [--outage-calls 200] [--seed 7] [--json [PATH]]
 
 CI runs it smaller: ``--sends 40 --long-sends 20 --busy-tasks 100 --busy-sends 5
 --outage-warmup 30 --outage-calls 100``.
@@ -98,6 +98,7 @@ import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
 from a2a.utils.constants import TransportProtocol
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import AsyncGuardTransport, ExactlyOnce, Guard, OutcomeUnknown
 from a2a_client_errors.integrations.a2a_sdk import guard_client
@@ -359,10 +360,6 @@ class Row:
     def per_lost(self, value: float) -> float | None:
         """``value`` per answer lost (None when none was lost)."""
         return value / self.lost if self.lost else None
-
-    def others(self) -> str:
-        """What callers got besides their own task, most frequent first."""
-        return ", ".join(f"{n} {name}" for name, n in self.outcomes.most_common() if name != OWN)
 
     def missed(self) -> list[str]:
         """The targets this row misses."""
@@ -827,102 +824,199 @@ def part_d(warmup: int, calls: int) -> list[OutageRow]:
 # --- the report ---------------------------------------------------------------------------------
 
 
-def _per_lost(row: Row, value: float, scale: float = 1.0, digits: int = 2) -> str:
-    """``value`` per answer lost, scaled and formatted ("-" when none was lost)."""
-    per = row.per_lost(value)
-    return "-" if per is None else f"{per / scale:.{digits}f}"
+def _of(figures: dict[str, Any], part: str) -> list[dict[str, Any]]:
+    """The rows of one part, in the order they ran."""
+    return [row for row in figures["rows"] if row["part"] == part]
 
 
-def _mark(missed: list[str]) -> str:
-    """A row's verdict on its targets."""
-    return "MISSED" if missed else "met"
+def _pick(rows: list[dict[str, Any]], **where: str) -> dict[str, Any] | None:
+    """The one row whose fields hold these values, if it ran."""
+    return next((r for r in rows if all(r[k] == v for k, v in where.items())), None)
 
 
-def _table(rows: list[Row]) -> None:
-    """Print Part A or B rows as a markdown table."""
-    print(
-        "| kind | door | scenario | runs/send | tasks/send | not once | wrong | own task "
-        "| others | lost | reads/lost | KiB/lost | target |"
+def _share(row: dict[str, Any] | None) -> str:
+    return "-" if row is None else f"{row['got_own_task']:.1%}"
+
+
+def _per_lost(row: dict[str, Any] | None, key: str, scale: float = 1.0, digits: int = 2) -> str:
+    value = None if row is None else row[key]
+    return "-" if value is None else f"{value / scale:.{digits}f}"
+
+
+def _worst_runs(rows: list[dict[str, Any]]) -> str:
+    return f"{max(r['runs_per_send'] for r in rows):.3f}"
+
+
+def _kinds(rows: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["kind"] for r in rows))
+
+
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """Part A and B by kind of agent; Part C and D by door."""
+    a, b = _of(figures, "A"), _of(figures, "B")
+    shares = [f"{share:.0%} lost" for share in LOST_SHARES]
+    at = f"{TARGET_AT:.0%} lost"
+    each = " / ".join(f"{share:.0%}" for share in LOST_SHARES) + " lost"
+    lines = ["Answers lost after the agent did the work (Part A):", ""]
+    lines += table(
+        [
+            "kind",
+            "runs per send (worst)",
+            "wrong tasks",
+            f"own task, guard_client ({each})",
+            "own task, AsyncGuardTransport (same)",
+            f"reads per lost answer ({at}, guard_client / AsyncGuardTransport)",
+            "KiB per lost answer (same)",
+        ],
+        (
+            [
+                f"`{kind}`",
+                _worst_runs(rows),
+                sum(r["wrong_tasks"] for r in rows),
+                *(
+                    " / ".join(_share(_pick(rows, door=door, scenario=s)) for s in shares)
+                    for door in DOORS
+                ),
+                " / ".join(
+                    _per_lost(_pick(rows, door=door, scenario=at), "reads_per_lost_answer")
+                    for door in DOORS
+                ),
+                " / ".join(
+                    _per_lost(
+                        _pick(rows, door=door, scenario=at), "read_bytes_per_lost_answer", 1024, 1
+                    )
+                    for door in DOORS
+                ),
+            ]
+            for kind in _kinds(a)
+            for rows in [[r for r in a if r["kind"] == kind]]
+        ),
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
-    for r in rows:
-        target = _mark(r.missed()) + (" (≥ 99 %)" if r.wants_got else "")
-        print(
-            f"| {r.kind} | {r.door} | {r.scenario} | {r.runs / r.sends:.3f} "
-            f"| {r.tasks / r.sends:.3f} | {r.not_once} | {r.outcomes[WRONG]} | {r.got:.1%} "
-            f"| {r.others()} | {r.lost} | {_per_lost(r, sum(r.reads.values()))} "
-            f"| {_per_lost(r, r.read_bytes, 1024, 1)} | {target} |"
+    long = [f"{share:.0%} long" for share in LONG_SHARES]
+    each = " / ".join(f"{share:.0%}" for share in LONG_SHARES) + " long"
+    lines += ["", "Long sends lost to a read timeout, blocking or not (Part B, guard_client):", ""]
+    lines += table(
+        [
+            "kind",
+            f"own task, blocking ({each})",
+            "own task, non-blocking (same)",
+            "runs per send (worst)",
+        ],
+        (
+            [
+                f"`{kind}`",
+                *(
+                    " / ".join(_share(_pick(rows, scenario=f"{mode}, {s}")) for s in long)
+                    for mode in ("blocking", "non-blocking")
+                ),
+                _worst_runs(rows),
+            ]
+            for kind in _kinds(b)
+            for rows in [[r for r in b if r["kind"] == kind]]
+        ),
+    )
+    lines += ["", "A busy agent, each send's first answer lost and looked up (Part C):", ""]
+    lines += table(
+        [
+            "door",
+            "tasks held",
+            "look-ups",
+            "runs per send",
+            "own task",
+            "reads per look-up",
+            "KiB per look-up (max)",
+            "KiB per look-up (mean)",
+        ],
+        (
+            [
+                r["door"],
+                r["tasks_held"],
+                r["answers_lost"],
+                f"{r['runs_per_send']:.3f}",
+                f"{r['got_own_task']:.1%}",
+                _per_lost(r, "reads_per_lost_answer"),
+                f"{max(r['bytes_per_lookup']) / 1024:.1f}",
+                f"{sum(r['bytes_per_lookup']) / len(r['bytes_per_lookup']) / 1024:.1f}",
+            ]
+            for r in _of(figures, "C")
+        ),
+    )
+    lines += ["", "A full outage, every request dropped, once the budget is spent (Part D):", ""]
+    lines += table(
+        [
+            "door",
+            "warm-up requests",
+            "requests per call",
+            "sends per call",
+            "reads per call",
+            "callers raised",
+            "agent runs",
+        ],
+        (
+            [
+                r["door"],
+                r["warmup_requests"],
+                f"{r['requests_per_call']:.2f}",
+                f"{r['sends_per_call']:.2f}",
+                f"{r['reads_per_call']:.2f}",
+                ", ".join(f"{n} {name}" for name, n in r["outcomes"].items()),
+                r["agent_runs"],
+            ]
+            for r in _of(figures, "D")
+        ),
+        "lrrrrlr",
+    )
+    return lines
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """One task per send, no wrong task, callers served, look-ups bounded, outages cheap."""
+    sends = [r for r in figures["rows"] if r["part"] in ("A", "B", "C")]
+    not_once = sum(r["sends_not_run_once"] for r in sends)
+    two = sum(r["sends_with_two_tasks"] for r in sends)
+    wrong = sum(r["wrong_tasks"] for r in sends)
+    found = [
+        Target(
+            "exactly one run and one task per logical send, on every kind of agent",
+            f"{not_once} sends not run once, {two} with two tasks",
+            not_once == 0 and two == 0,
+        ),
+        Target("never a wrong task handed back", f"{wrong} wrong tasks", wrong == 0),
+    ]
+    served = [r for r in sends if r["target_got_applies"]]
+    if served:
+        worst = min(served, key=lambda r: r["got_own_task"])
+        found.append(
+            Target(
+                f"≥ {TARGET_GOT:.0%} of callers get their task where the agent lists tasks with"
+                " history, answers non-blocking sends, or deduplicates",
+                f"{worst['got_own_task']:.1%} at worst ({worst['kind']}, {worst['door']},"
+                f" {worst['scenario']})",
+                worst["got_own_task"] >= TARGET_GOT,
+            )
         )
-
-
-def report(
-    args: argparse.Namespace,
-    *,
-    a: list[Row],
-    b: list[Row],
-    c: list[BusyRow],
-    d: list[OutageRow],
-    seconds: dict[str, float],
-) -> None:
-    """Print the four parts as markdown tables."""
-    took = ", ".join(f"{part} {value:.0f} s" for part, value in seconds.items())
-    print(
-        f"Python {sys.version.split()[0]}, a2a-sdk {_version('a2a-sdk')}, JSON-RPC on 127.0.0.1; "
-        f"seed {args.seed}; ran in {sum(seconds.values()):.0f} s ({took})"
-    )
-    print()
-    print(
-        f"Part A: answers lost after the agent did the work, {args.sends} sends per row "
-        "(guard_client through LossyProxy 'lose'; AsyncGuardTransport over a losing inner "
-        "transport; Guard(sleep=<no sleep>)):"
-    )
-    print()
-    _table(a)
-    print()
-    print(
-        f"Part B: long sends lost to the read timeout ({args.read_timeout:g} s; held work "
-        f"released {args.hold:g} s after it is held), {args.long_sends} sends per row, "
-        "guard_client, real sleeps:"
-    )
-    print()
-    _table(b)
-    print()
-    print("Part C: a busy agent (A2A_SDK), each send's first answer lost and looked up:")
-    print()
-    print(
-        "| door | tasks held | look-ups | runs/send | own task | reads/look-up "
-        "| KiB/look-up (max) | KiB/look-up (mean) | target |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for busy in c:
-        r = busy.row
-        print(
-            f"| {busy.door} | {busy.tasks_held} | {r.lost} | {r.runs / r.sends:.3f} "
-            f"| {r.got:.1%} | {_per_lost(r, sum(r.reads.values()))} "
-            f"| {max(busy.per_lookup) / 1024:.1f} "
-            f"| {sum(busy.per_lookup) / len(busy.per_lookup) / 1024:.1f} "
-            f"| {_mark(busy.missed())} (≤ {TARGET_LOOKUP_BYTES // 1024} KiB) |"
+    busy = _of(figures, "C")
+    if busy:
+        most = max(max(r["bytes_per_lookup"]) for r in busy)
+        found.append(
+            Target(
+                f"a look-up reads ≤ {TARGET_LOOKUP_BYTES // 1024} KiB on a busy agent",
+                f"{most / 1024:.1f} KiB at most",
+                most <= TARGET_LOOKUP_BYTES,
+            )
         )
-    print()
-    print(
-        f"Part D: a full outage (every request dropped), Guard defaults, fake clock; "
-        f"{args.outage_warmup} calls to spend the budget, then {args.outage_calls} counted:"
-    )
-    print()
-    print(
-        "| door | warm-up requests | requests/call | sends/call | reads/call | raised "
-        "| agent runs | target |"
-    )
-    print("|---|---:|---:|---:|---:|---|---:|---|")
-    for row in d:
-        raised = ", ".join(f"{n} {name}" for name, n in row.outcomes.most_common())
-        print(
-            f"| {row.door} | {row.warmup_requests} | {row.per_call:.2f} "
-            f"| {row.sends / row.calls:.2f} "
-            f"| {(row.requests - row.sends) / row.calls:.2f} | {raised} | {row.agent_runs} "
-            f"| {_mark(row.missed())} (≤ {TARGET_OUTAGE}) |"
+    outage = _of(figures, "D")
+    if outage:
+        most = max(r["requests_per_call"] for r in outage)
+        found.append(
+            Target(
+                f"a full outage: ≤ {TARGET_OUTAGE} requests per call once the budget is spent,"
+                " look-ups included",
+                f"{most:.2f} at most",
+                most <= TARGET_OUTAGE,
+            )
         )
-    print()
+    return found
 
 
 def _version(name: str) -> str:
@@ -944,7 +1038,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outage-warmup", type=int, default=50, help="part D: uncounted calls")
     parser.add_argument("--outage-calls", type=int, default=200, help="part D: counted calls")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true", help="print JSON rows")
+    add_json_option(parser)
     args = parser.parse_args(argv)
     if min(args.sends, args.long_sends, args.busy_sends, args.outage_calls) < 1:
         parser.error("--sends, --long-sends, --busy-sends and --outage-calls must be at least 1")
@@ -963,24 +1057,23 @@ def main(argv: list[str] | None = None) -> int:
     seconds["D"] = time.perf_counter() - started
     rows: list[Row | BusyRow | OutageRow] = [*a, *b, *c, *d]
     missed = [line for row in rows for line in row.missed()]
-    if args.json:
-        report_json = {"seconds": seconds, "rows": [row.json() for row in rows], "missed": missed}
-        json.dump(report_json, sys.stdout, indent=2)
-        print()
-        return 1 if missed else 0
-    report(args, a=a, b=b, c=c, d=d, seconds=seconds)
-    if missed:
-        print("TARGET MISSED:")
+    figures = {
+        "a2a_sdk": _version("a2a-sdk"),
+        "seed": args.seed,
+        "seconds": seconds,
+        "rows": [row.json() for row in rows],
+        "missed": missed,
+    }
+    if not emit(args.json, figures):
+        took = ", ".join(f"{part} {value:.0f} s" for part, value in seconds.items())
+        heading = (
+            f"Python {sys.version.split()[0]}, a2a-sdk {figures['a2a_sdk']}, JSON-RPC on"
+            f" 127.0.0.1; seed {args.seed}; ran in {sum(seconds.values()):.0f} s ({took})"
+        )
+        show(heading, markdown(figures), targets(figures))
         for line in missed:
             print(f"  {line}")
-        return 1
-    print(
-        "Targets met: one run per logical send and never a wrong task on every kind; "
-        f"at least {TARGET_GOT:.0%} of callers got their task where the agent can be found at "
-        f"{TARGET_AT:.0%}; at most {TARGET_LOOKUP_BYTES // 1024} KiB per look-up on a busy "
-        f"agent; at most {TARGET_OUTAGE} requests per call under a full outage."
-    )
-    return 0
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

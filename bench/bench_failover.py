@@ -18,7 +18,7 @@ Columns: calls served during the outage, attempts at the dead endpoint per call 
 breaker opened (or over the outage when there is none), the added latency per call during the
 outage, and the seconds from the recovery until calls are served over JSON-RPC again.
 
-    python bench/bench_failover.py [--rate 50] [--outage 60] [--seed 7] [--json]
+    python bench/bench_failover.py [--rate 50] [--outage 60] [--seed 7] [--json [PATH]]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import AgentCard, AgentInterface, a2a_pb2
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import CallFailed, CircuitBreaker, Guard
 from a2a_client_errors.integrations.a2a_sdk import guard_client
@@ -134,6 +135,40 @@ async def run(name: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """The table: each strategy during the outage and after it."""
+    return [
+        *table(
+            [
+                "strategy",
+                "served during the outage",
+                "dead attempts per call",
+                "added latency",
+                "back on JSON-RPC after",
+            ],
+            (
+                [
+                    r["strategy"],
+                    f"{r['served_during_outage']}/{r['outage_calls']}",
+                    f"{r['dead_attempts_per_call']:.3f}",
+                    f"{r['latency_per_call_ms']:.1f} ms",
+                    "-"
+                    if r["back_on_jsonrpc_after_s"] is None
+                    else f"{r['back_on_jsonrpc_after_s']:.2f} s",
+                ]
+                for r in figures["rows"]
+            ),
+        ),
+        "",
+        f"-: not back on JSON-RPC within the {figures['tail_s']:g} s after the recovery.",
+    ]
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """None: design.md sets no number for failover; the table compares the strategies."""
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the three strategies side by side; print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -142,32 +177,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.002, help="fake seconds per answer")
     parser.add_argument("--connect-timeout", type=float, default=0.5, help="per dead attempt")
     parser.add_argument("--seed", type=int, default=7, help="of the jitter draws")
-    parser.add_argument("--json", action="store_true", help="print JSON rows")
+    add_json_option(parser)
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)  # one line per failover is the point, not the output
     rows = [
         asyncio.run(run(name, args)) for name in ("no failover", "failover", "failover + breaker")
     ]
-    if args.json:
-        print(json.dumps(rows, indent=2))
+    figures = {"tail_s": TAIL, "rows": rows}
+    if emit(args.json, figures):
         return 0
-    print(
+    heading = (
         f"JSON-RPC dead for {args.outage:g} s of {args.outage + 10 + TAIL:g}, HTTP+JSON up, "
-        f"{args.rate:g} calls/s, connect timeout {args.connect_timeout:g} s (fake clock)\n"
+        f"{args.rate:g} calls/s, connect timeout {args.connect_timeout:g} s (fake clock)"
     )
-    print(
-        f"{'strategy':>20} {'served in outage':>17} {'dead tries/call':>16} "
-        f"{'added latency':>14} {'back on JSON-RPC':>17}"
-    )
-    print("-" * 88)
-    for row in rows:
-        back = row["back_on_jsonrpc_after_s"]
-        print(
-            f"{row['strategy']:>20} {row['served_during_outage']:>8}/{row['outage_calls']:<8} "
-            f"{row['dead_attempts_per_call']:>16.3f} {row['latency_per_call_ms']:>11.1f} ms "
-            f"{'-' if back is None else f'{back:.2f} s':>17}"
-        )
-    print(f"\n(-: not back on JSON-RPC within the {TAIL:g} s after the recovery)")
+    show(heading, markdown(figures), targets(figures))
     return 0
 
 

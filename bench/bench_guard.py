@@ -12,7 +12,7 @@ The clients take turns call by call (so drifts of the machine hit all of them al
 is timed on its own, and the table reports the median per client and its ratio to bare.
 Target: at most 1.05x.
 
-    python bench/bench_guard.py [--rounds 10] [--number 300] [--json]
+    python bench/bench_guard.py [--rounds 10] [--number 300] [--json [PATH]]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import Guard
 from a2a_client_errors.transport import GuardTransport
@@ -133,28 +134,51 @@ def run(rounds: int, number: int) -> list[dict[str, Any]]:
     ]
 
 
+TARGET = 1.05
+"""A guarded call on the success path: at most 5 % over the bare call (design.md; goal 2 %)."""
+
+
+def markdown(figures: list[dict[str, Any]]) -> list[str]:
+    """The table: each client's median call and its ratio to the bare one."""
+    return table(
+        ["client", "per call", "vs bare", "target"],
+        (
+            [r["client"], f"{r['us_per_call']:.1f} µs", f"{r['ratio']:.3f}x", f"≤ {TARGET}x"]
+            for r in figures
+        ),
+        "lrrr",
+    )
+
+
+def targets(figures: list[dict[str, Any]]) -> list[Target]:
+    """Each guarded client at most 1.05x the bare one."""
+    return [
+        Target(
+            f"`{r['client']}`: ≤ {TARGET}x the bare call",
+            f"{r['ratio']:.3f}x",
+            r["ratio"] <= TARGET,
+        )
+        for r in figures[1:]
+    ]
+
+
 def main() -> int:
     """Run the benchmark and print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--number", type=int, default=300)
-    parser.add_argument("--json", action="store_true")
+    add_json_option(parser)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve()
         return 0
-    results = run(args.rounds, args.number)
-    if args.json:
-        json.dump(results, sys.stdout, indent=2)
-        print()
+    figures = run(args.rounds, args.number)
+    if emit(args.json, figures):
         return 0
-    print(f"Python {sys.version.split()[0]}, {args.rounds} rounds x {args.number} calls, medians")
-    print()
-    print("| client | per call | vs bare | target |")
-    print("|---|---:|---:|---:|")
-    for r in results:
-        print(f"| {r['client']} | {r['us_per_call']:.1f} µs | {r['ratio']:.3f}x | ≤ 1.05x |")
+    python = sys.version.split()[0]
+    heading = f"Python {python}, {args.rounds} rounds x {args.number} calls, medians"
+    show(heading, markdown(figures), targets(figures))
     return 0
 
 

@@ -15,13 +15,12 @@ Configurations: no guard; ``Guard()``; with a hook that observes successes and d
 should cost nothing); with a `PrometheusHook` (fresh registry); with an `OpenTelemetryHook`
 (SDK meter provider with an in-memory reader); with all three.
 
-    python bench/bench_hooks.py [--rounds 15] [--number 2000] [--http-number 200] [--json]
+    python bench/bench_hooks.py [--rounds 15] [--number 2000] [--http-number 200] [--json [PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_guard
+from figures import Target, add_json_option, emit, show, table
 
 PEER = "https://agent.example:443"
 
@@ -133,44 +133,59 @@ def loopback(rounds: int, number: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def _table(title: str, results: dict[str, float], base: str) -> list[str]:
-    reference = results[base]
-    lines = [
-        title,
-        "",
-        f"| configuration | per call | vs {base} | added |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, seconds in results.items():
-        added = (seconds - reference) * 1e6
-        lines.append(
-            f"| {name} | {seconds * 1e6:.2f} µs | {seconds / reference:.3f}x | {added:+.2f} µs |"
+def markdown(figures: dict[str, dict[str, float]]) -> list[str]:
+    """One table: each configuration in memory (median, best round) and over loopback."""
+    memory, best, http = figures["in_memory"], figures["in_memory_best"], figures["loopback"]
+    guard, bare = best["Guard()"], http["no guard"]
+    return table(
+        ["configuration", "in memory", "best round", "added to Guard()", "loopback", "vs no guard"],
+        (
+            [
+                name,
+                f"{memory[name] * 1e6:.2f} µs",
+                f"{best[name] * 1e6:.2f} µs",
+                "" if name in ("no guard", "Guard()") else f"{(best[name] - guard) * 1e6:+.2f} µs",
+                f"{http[name] * 1e6:.1f} µs",
+                f"{http[name] / bare:.3f}x",
+            ]
+            for name in memory
+        ),
+    )
+
+
+def targets(figures: dict[str, dict[str, float]]) -> list[Target]:
+    """A guarded call over loopback at most 1.05x the bare one, hooks included."""
+    http = figures["loopback"]
+    bare = http["no guard"]
+    return [
+        Target(
+            f"{name}: ≤ {bench_guard.TARGET}x the bare call",
+            f"{seconds / bare:.3f}x",
+            seconds / bare <= bench_guard.TARGET,
         )
-    return lines
+        for name, seconds in http.items()
+        if name != "no guard"
+    ]
 
 
 def main() -> int:
-    """Run both measurements and print the tables (or JSON)."""
+    """Run both measurements and print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--number", type=int, default=2000)
     parser.add_argument("--http-number", type=int, default=200)
-    parser.add_argument("--json", action="store_true")
+    add_json_option(parser)
     args = parser.parse_args()
     memory, best = in_memory(args.rounds, args.number)
     http = loopback(args.rounds, args.http_number)
-    if args.json:
-        results = {"in_memory": memory, "in_memory_best": best, "loopback": http}
-        json.dump(results, sys.stdout, indent=2)
-        print()
+    figures = {"in_memory": memory, "in_memory_best": best, "loopback": http}
+    if emit(args.json, figures):
         return 0
-    print(f"Python {sys.version.split()[0]}, {args.rounds} rounds, medians")
-    print()
-    print("\n".join(_table(f"In memory ({args.number} calls a round):", memory, "Guard()")))
-    print()
-    print("\n".join(_table("In memory, best round:", best, "Guard()")))
-    print()
-    print("\n".join(_table(f"Loopback HTTP ({args.http_number} calls a round):", http, "no guard")))
+    heading = (
+        f"Python {sys.version.split()[0]}, {args.rounds} rounds of {args.number} calls in memory"
+        f" and {args.http_number} over loopback, medians"
+    )
+    show(heading, markdown(figures), targets(figures))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Memory and deadlines against a hostile peer: peak RSS of large bodies, elapsed time of trickles.
 
-    python bench/bench_memory.py [--mb 300] [--pace 0.2] [--deadline 2.0]
+    python bench/bench_memory.py [--mb 300] [--pace 0.2] [--deadline 2.0] [--json [PATH]]
 
 Memory: each reading runs in a child process of its own (``python -m tests.memory_worker``,
 the worker the memory tests use), on a body generated as it is read, and reports how much its
@@ -32,8 +32,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+from figures import Target, add_json_option, emit, show, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -51,6 +53,7 @@ BODY = b'{"jsonrpc": "2.0", "id": 1, "result": {"id": "t", "pad": "' + b"x" * 10
 
 
 def _memory(mode: str, megabytes: int) -> tuple[float, str]:
+    """Peak RSS growth of a worker reading ``megabytes`` in ``mode``, and what it read."""
     done = subprocess.run(  # noqa: S603 (our own worker)
         [sys.executable, "-m", "tests.memory_worker", mode, "--mb", str(megabytes)],
         capture_output=True,
@@ -58,8 +61,9 @@ def _memory(mode: str, megabytes: int) -> tuple[float, str]:
         timeout=600,
         check=False,
     )
-    if done.returncode:
-        return float("nan"), done.stderr.strip().splitlines()[-1]
+    if done.returncode:  # a worker that fails is a benchmark that crashed
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise RuntimeError(f"the memory worker ({mode}) failed: {lines[-1]}")
     found = json.loads(done.stdout.strip().splitlines()[-1])
     return (found["peak_kb"] - found["before_kb"]) / 1024, str(found["result"])
 
@@ -119,35 +123,96 @@ def _probe(url: str, deadline: float) -> subprocess.CompletedProcess[str]:
     )
 
 
-def main() -> None:
-    """Print both tables (Markdown)."""
-    parser = argparse.ArgumentParser()
+MEMORY_TARGET_MB = 150
+
+
+def run(megabytes: int, pace: float, deadline: float) -> dict[str, Any]:
+    """Both measurements: each reading's peak RSS growth, each trickle's elapsed time."""
+    memory = []
+    for mode, label in MODES.items():
+        growth, result = _memory(mode, megabytes)
+        memory.append({"reading": label, "growth_mb": growth, "result": result})
+    trickles = []
+    with Loopback([Reply(200, BODY, {"content-type": "application/json"}, pace=pace)]) as lb:
+        for name, call in (("GuardTransport", _sync), ("AsyncGuardTransport", _async)):
+            for watched in (False, True):
+                elapsed, outcome = _timed(
+                    lambda call=call, watched=watched: call(lb.url, deadline, watched=watched)
+                )
+                how = "watched" if watched else "unwatched"
+                trickles.append(
+                    {"call": f"`{name}` ({how})", "elapsed_s": elapsed, "outcome": outcome}
+                )
+        for card in (False, True):
+            lb.script(_agent(lb.url, pace, card=card))  # type: ignore[arg-type]
+            elapsed, _ = _timed(lambda: _probe(lb.url, deadline))
+            what = "a dripping card" if card else "dripping answers and events"
+            call = f"`a2a-errors probe --timeout {deadline:g}`, {what}"
+            trickles.append({"call": call, "elapsed_s": elapsed, "outcome": ""})
+    return {
+        "mb": megabytes,
+        "pace_s": pace,
+        "deadline_s": deadline,
+        "memory": memory,
+        "trickles": trickles,
+    }
+
+
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """Two tables: memory, then time."""
+    lines = table(
+        [f"reading {figures['mb']} MB", "peak RSS growth", "result", "target"],
+        (
+            [r["reading"], f"+{r['growth_mb']:.0f} MB", r["result"], f"< +{MEMORY_TARGET_MB} MB"]
+            for r in figures["memory"]
+        ),
+        "lrlr",
+    )
+    lines.append("")
+    lines += table(
+        [
+            f"a byte every {figures['pace_s']:g} s, deadline {figures['deadline_s']:g} s",
+            "elapsed",
+            "outcome",
+        ],
+        ([r["call"], f"{r['elapsed_s']:.1f} s", r["outcome"]] for r in figures["trickles"]),
+        "lrl",
+    )
+    return lines
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """Memory bounded whatever a peer streams; a trickle stopped by the deadline."""
+    worst = max(figures["memory"], key=lambda r: r["growth_mb"])
+    deadline = figures["deadline_s"]
+    slowest = max(figures["trickles"], key=lambda r: r["elapsed_s"])
+    return [
+        Target(
+            f"reading {figures['mb']} MB from a peer: peak RSS under +{MEMORY_TARGET_MB} MB",
+            f"+{worst['growth_mb']:.0f} MB at most ({worst['reading']})",
+            worst["growth_mb"] < MEMORY_TARGET_MB,
+        ),
+        Target(
+            "a trickle ends within the deadline plus one read timeout (at most twice the deadline)",
+            f"{slowest['elapsed_s']:.1f} s at most ({slowest['call']})",
+            slowest["elapsed_s"] <= 2 * deadline,
+        ),
+    ]
+
+
+def main() -> int:
+    """Run both measurements and print the tables (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--mb", type=int, default=300)
     parser.add_argument("--pace", type=float, default=0.2)
     parser.add_argument("--deadline", type=float, default=2.0)
+    add_json_option(parser)
     args = parser.parse_args()
-    print(f"| reading {args.mb} MB | peak RSS growth | result | target |")
-    print("|---|---:|---|---:|")
-    for mode, label in MODES.items():
-        growth, result = _memory(mode, args.mb)
-        print(f"| {label} | +{growth:.0f} MB | {result} | < +150 MB |")
-    print()
-    print(f"| a byte every {args.pace} s, deadline {args.deadline} s | elapsed | outcome |")
-    print("|---|---:|---|")
-    with Loopback([Reply(200, BODY, {"content-type": "application/json"}, pace=args.pace)]) as lb:
-        for name, run in (("GuardTransport", _sync), ("AsyncGuardTransport", _async)):
-            for watched in (False, True):
-                elapsed, outcome = _timed(
-                    lambda run=run, watched=watched: run(lb.url, args.deadline, watched=watched)
-                )
-                how = "watched" if watched else "unwatched"
-                print(f"| `{name}` ({how}) | {elapsed:.1f} s | {outcome} |")
-        for card in (False, True):
-            lb.script(_agent(lb.url, args.pace, card=card))  # type: ignore[arg-type]
-            elapsed, outcome = _timed(lambda: _probe(lb.url, args.deadline))
-            what = "a dripping card" if card else "dripping answers and events"
-            print(f"| `a2a-errors probe --timeout {args.deadline}`, {what} | {elapsed:.1f} s | |")
+    figures = run(args.mb, args.pace, args.deadline)
+    if not emit(args.json, figures):
+        show(f"Python {sys.version.split()[0]}", markdown(figures), targets(figures))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

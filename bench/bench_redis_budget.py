@@ -46,7 +46,7 @@ Starts its own ``redis-server`` on a free port of 127.0.0.1 (the binary on PATH,
 
     python bench/bench_redis_budget.py [--calls 1280] [--rounds 15] [--number 2000]
         [--bursts 5] [--sizes 150,300,1000] [--lag-ms 100] [--peers 20] [--pause 1.5]
-        [--window 5] [--pace-ms 50] [--parts 1,2,3,4] [--json]
+        [--window 5] [--pace-ms 50] [--parts 1,2,3,4] [--json [PATH]]
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import redis
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import (
     BudgetFallback,
@@ -84,7 +85,7 @@ from a2a_client_errors import (
 from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
 CAPACITY = 10
 PACED = 400
@@ -681,100 +682,190 @@ def recovery(
 # --- the report ---------------------------------------------------------------------------------
 
 
-def _rows(results: dict[str, Any]) -> Iterator[str]:
-    if "amplification" in results:
-        yield ""
-        yield "| processes | budget | calls | retries | attempts/call | target |"
-        yield "|---:|---|---:|---:|---:|---:|"
-        for r in results["amplification"]:
-            target = "≤ 1.2" if r["budget"].startswith("Redis") else ""
-            met = " (met)" if target and r["amplification"] <= 1.2 else ""
-            yield (
-                f"| {r['processes']} | {r['budget']} | {r['calls']} | {r['retries']} |"
-                f" {r['amplification']:.3f} | {target}{met} |"
-            )
-    if "latency" in results:
-        yield ""
-        yield (
-            "| budget | per call | added vs in-process | scripts per 1000 calls (paced) | target |"
-        )
-        yield "|---|---:|---:|---:|---:|"
-        for r in results["latency"]:
-            target = "< 50 µs" if r["budget"].startswith("Redis, lease") else ""
-            yield (
-                f"| {r['budget']} | {r['us_per_call']:.1f} µs | {r['added_us']:+.1f} µs |"
-                f" {r['exchanges_per_1000']:.0f} | {target} |"
-            )
-    if "concurrency" in results:
-        yield ""
-        yield (
-            "| load (Redis healthy) | injected lag | retry decisions | decided locally"
-            " | scripts run | per 1,000 spends | target |"
-        )
-        yield "|---|---|---:|---:|---:|---:|---:|"
-        for r in results["concurrency"]:
-            met = " (met)" if r["local"] == 0 else ""
-            lag = (
-                f"{r['lag']} {r['lag_ms']:.0f} ms x {r['stalls']}"
-                f" (median {r['stall_ms_median']:.0f} ms)"
-                if r["lag"]
-                else "none"
-            )
-            yield (
-                f"| {r['load']} | {lag} | {r['decisions']} |"
-                f" {r['local_share']:.1%} ({r['local']}) | {r['scripts']} |"
-                f" {r['scripts_per_1000']:.0f} | 0 %{met} |"
-            )
-    if "recovery" in results:
-        r = results["recovery"]
-        seconds = [at for at in r["recovery_s"].values() if at is not None]
-        met = (
-            " (met)"
-            if r["fell_back"] == r["peers"]
-            and not r["never_recovered"]
-            and r["recovery_max_s"] is not None
-            and r["recovery_max_s"] <= 1.0
-            else ""
-        )
+AMPLIFICATION_TARGET = 1.2
+ADDED_TARGET_US = 50.0
+RECOVERY_TARGET_S = 1.0
 
-        def sec(value: float | None) -> str:
-            return "-" if value is None else f"{value:.2f} s"
 
-        def gap(value: float | None) -> str:
-            return "-" if value is None else f"{value:.2f}"
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
 
-        yield ""
-        yield (
-            f"| Redis stopped {r['pause_s']:g} s, {r['peers']} peers, a call each"
-            f" every {r['pace_ms']:g} ms | |"
+
+def _gap(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _recovery_met(r: dict[str, Any]) -> bool:
+    """Every peer fell back while Redis was stopped, and was shared again within 1 s."""
+    return (
+        r["fell_back"] == r["peers"]
+        and not r["never_recovered"]
+        and r["recovery_max_s"] is not None
+        and r["recovery_max_s"] <= RECOVERY_TARGET_S
+    )
+
+
+def _lag(r: dict[str, Any]) -> str:
+    if not r["lag"]:
+        return "none"
+    return f"{r['lag']} {r['lag_ms']:.0f} ms x {r['stalls']} (median {r['stall_ms_median']:.0f} ms)"
+
+
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """A table per part that ran."""
+    lines: list[str] = []
+    if "amplification" in figures:
+        lines += ["Amplification under a full outage of the peer:", ""]
+        lines += table(
+            ["processes", "budget", "calls", "retries", "attempts/call", "target"],
+            (
+                [
+                    r["processes"],
+                    r["budget"],
+                    r["calls"],
+                    r["retries"],
+                    f"{r['amplification']:.3f}",
+                    f"≤ {AMPLIFICATION_TARGET}" if r["budget"].startswith("Redis") else "",
+                ]
+                for r in figures["amplification"]
+            ),
+            "rlrrrr",
         )
-        yield "|---|---:|"
+    if "latency" in figures:
+        lines += ["", "The success path (`Guard.call` of a function that returns at once):", ""]
+        lines += table(
+            [
+                "budget",
+                "per call",
+                "added vs in-process",
+                "Redis scripts per 1,000 calls",
+                "target",
+            ],
+            (
+                [
+                    r["budget"],
+                    f"{r['us_per_call']:.1f} µs",
+                    f"{r['added_us']:+.1f} µs",
+                    f"{r['exchanges_per_1000']:.0f}",
+                    f"< {ADDED_TARGET_US:.0f} µs" if r["budget"].startswith("Redis, lease") else "",
+                ]
+                for r in figures["latency"]
+            ),
+        )
+    if "concurrency" in figures:
+        lines += ["", "Local decisions with Redis healthy, under load:", ""]
+        lines += table(
+            [
+                "load (Redis healthy)",
+                "injected lag",
+                "retry decisions",
+                "decided locally",
+                "scripts run",
+                "per 1,000 spends",
+                "target",
+            ],
+            (
+                [
+                    r["load"],
+                    _lag(r),
+                    r["decisions"],
+                    f"{r['local_share']:.1%} ({r['local']})",
+                    r["scripts"],
+                    f"{r['scripts_per_1000']:.0f}",
+                    "0 %",
+                ]
+                for r in figures["concurrency"]
+            ),
+            "llrrrrr",
+        )
+    if "recovery" in figures:
+        r = figures["recovery"]
         stopped = r["stopped_local"] / max(1, r["stopped_calls"])
-        for label, value in (
-            ("peers that fell back", f"{r['fell_back']} of {r['peers']}"),
-            (
-                "retry decisions taken locally while stopped",
-                f"{stopped:.0%} ({r['stopped_local']} of {r['stopped_calls']} calls)",
-            ),
-            ("shared again after SIGCONT, median", sec(r["recovery_median_s"])),
-            ("shared again after SIGCONT, max (target ≤ 1 s)", f"{sec(r['recovery_max_s'])}{met}"),
-            (f"never shared again within {r['window_s']:g} s", str(r["never_recovered"])),
-            ("relapses to local afterwards (all peers)", str(r["relapses"])),
-            ("peers local at the end", str(r["peers"] - r["shared_at_end"])),
-            (
-                "largest gap, tokens view vs Redis level (after flush)",
-                f"{gap(r['tokens_gap_max'])} ({gap(r['tokens_gap_max_flushed'])})",
-            ),
-            (
-                "after SIGCONT: event-loop delay, max; Redis PING, max",
-                f"{r['loop_delay_max_ms']:.0f} ms; {r['ping_max_ms']:.0f} ms",
-            ),
-        ):
-            yield f"| {label} | {value} |"
-        yield ""
-        yield "Seconds after SIGCONT until each peer was shared again: " + (
-            ", ".join(f"{at:.2f}" for at in sorted(seconds)) or "none"
+        seconds = sorted(at for at in r["recovery_s"].values() if at is not None)
+        lines += ["", "Recovery after Redis stalls:", ""]
+        lines += table(
+            [
+                f"Redis stopped {r['pause_s']:g} s, {r['peers']} peers, a call each every"
+                f" {r['pace_ms']:g} ms",
+                "",
+            ],
+            [
+                ["peers that fell back", f"{r['fell_back']} of {r['peers']}"],
+                [
+                    "retry decisions taken locally while stopped",
+                    f"{stopped:.0%} ({r['stopped_local']} of {r['stopped_calls']} calls)",
+                ],
+                ["shared again after SIGCONT, median", _seconds(r["recovery_median_s"])],
+                [
+                    f"shared again after SIGCONT, max (target ≤ {RECOVERY_TARGET_S:g} s)",
+                    _seconds(r["recovery_max_s"]),
+                ],
+                [f"never shared again within {r['window_s']:g} s", r["never_recovered"]],
+                ["relapses to local afterwards (all peers)", r["relapses"]],
+                ["peers local at the end", r["peers"] - r["shared_at_end"]],
+                [
+                    "largest gap, tokens view vs Redis level (after flush)",
+                    f"{_gap(r['tokens_gap_max'])} ({_gap(r['tokens_gap_max_flushed'])})",
+                ],
+                [
+                    "after SIGCONT: event-loop delay, max; Redis PING, max",
+                    f"{r['loop_delay_max_ms']:.0f} ms; {r['ping_max_ms']:.0f} ms",
+                ],
+            ],
         )
+        lines += [
+            "",
+            "Seconds after SIGCONT until each peer was shared again: "
+            + (", ".join(f"{at:.2f}" for at in seconds) or "none"),
+        ]
+    return lines
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """Each part's target: amplification, added latency, local decisions, recovery."""
+    found = []
+    if "amplification" in figures:
+        shared = [r for r in figures["amplification"] if r["budget"].startswith("Redis")]
+        worst = max(r["amplification"] for r in shared)
+        found.append(
+            Target(
+                f"full outage, Redis budget: ≤ {AMPLIFICATION_TARGET} attempts per call,"
+                " whatever the number of processes",
+                f"{worst:.3f} at worst",
+                worst <= AMPLIFICATION_TARGET,
+            )
+        )
+    if "latency" in figures:
+        leased = [r for r in figures["latency"] if r["budget"].startswith("Redis, lease")]
+        worst = max(r["added_us"] for r in leased)
+        found.append(
+            Target(
+                f"success path, Redis budget with its lease: < {ADDED_TARGET_US:.0f} µs added",
+                f"{worst:+.1f} µs at worst",
+                worst < ADDED_TARGET_US,
+            )
+        )
+    if "concurrency" in figures:
+        rows = figures["concurrency"]
+        local = sum(r["local"] for r in rows)
+        decisions = sum(r["decisions"] for r in rows)
+        found.append(
+            Target(
+                "Redis healthy: 0 % of retry decisions local, up to 1,000 concurrent callers",
+                f"{local} of {decisions} local",
+                local == 0,
+            )
+        )
+    if "recovery" in figures:
+        r = figures["recovery"]
+        found.append(
+            Target(
+                f"every peer shared again within {RECOVERY_TARGET_S:g} s after Redis returns",
+                f"{_seconds(r['recovery_max_s'])} at worst, {r['never_recovered']} never",
+                _recovery_met(r),
+            )
+        )
+    return found
 
 
 def main() -> int:
@@ -799,7 +890,7 @@ def main() -> int:
     )
     parser.add_argument("--pace-ms", type=float, default=50.0, help="ms between calls to a peer")
     parser.add_argument("--parts", default="1,2,3,4", help="parts to run, comma-separated")
-    parser.add_argument("--json", action="store_true")
+    add_json_option(parser)
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -828,18 +919,15 @@ def main() -> int:
             )
     finally:
         server.stop()
-    if args.json:
-        json.dump(results, sys.stdout, indent=2)
-        print()
+    if emit(args.json, results):
         return 0
-    print(
+    heading = (
         f"Python {sys.version.split()[0]}; {args.calls} failing calls per fleet, {THREADS} threads"
         f" per process, capacity {CAPACITY}; {args.rounds} rounds x {args.number} calls, medians;"
         f" {args.bursts} bursts per load, default budget settings (timeout 50 ms);"
         f" {os.cpu_count()} CPUs, load average {load:.2f} at the start"
     )
-    for row in _rows(results):
-        print(row)
+    show(heading, markdown(results), targets(results))
     return 0
 
 

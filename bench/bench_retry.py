@@ -31,7 +31,8 @@ is spent (after warm-up); at 20 % transient failures at least 99 % success with 
 attempts per call. The retry-after scenario has no numeric target; it is there to show whose
 retries respect the hint.
 
-    python bench/bench_retry.py [--calls 10000] [--rate 50] [--latency 0.02] [--seed 7] [--json]
+    python bench/bench_retry.py [--calls 10000] [--rate 50] [--latency 0.02] [--seed 7]
+        [--json [PATH]]
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ import argparse
 import asyncio
 import asyncio.base_events
 import inspect
-import json
 import random
 import statistics
 import sys
@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import tenacity
+from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors.failures import CallFailed
 from a2a_client_errors.guard import Guard
@@ -344,6 +345,54 @@ def run(*, calls: int, rate: float, latency: float, seed: int) -> list[dict[str,
     return rows
 
 
+def markdown(figures: dict[str, Any]) -> list[str]:
+    """The table: every strategy in every scenario."""
+    return table(
+        [
+            "scenario",
+            "strategy",
+            "success",
+            "attempts/call",
+            "after warm-up",
+            "retries before Retry-After",
+            "mean latency",
+            "p99 latency",
+            "target",
+            "target met",
+        ],
+        (
+            [
+                r["scenario"],
+                r["strategy"],
+                f"{r['success_rate']:.2%}",
+                f"{r['attempts_per_call']:.3f}",
+                f"{r['attempts_per_call_after_warm_up']:.3f}",
+                r["early_retries"],
+                f"{r['mean_latency_s']:.2f} s",
+                f"{r['p99_latency_s']:.2f} s",
+                r["target"],
+                r["target_met"],
+            ]
+            for r in figures["rows"]
+        ),
+        "llrrrrrrll",
+    )
+
+
+def targets(figures: dict[str, Any]) -> list[Target]:
+    """The Guard's targets (tenacity and stamina are there to compare with)."""
+    return [
+        Target(
+            f"{r['scenario']}: {r['target']}",
+            f"{r['success_rate']:.2%} success, {r['attempts_per_call']:.3f} attempts/call "
+            f"({r['attempts_per_call_after_warm_up']:.3f} after warm-up)",
+            r["target_met"] == "yes",
+        )
+        for r in figures["rows"]
+        if r["strategy"] == "guard" and r["target_met"] != "n/a"
+    ]
+
+
 def main() -> int:
     """Run the simulation and print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -351,34 +400,23 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="calls per fake second")
     parser.add_argument("--latency", type=float, default=0.02, help="fake seconds per attempt")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true")
+    add_json_option(parser)
     args = parser.parse_args()
     started = time.perf_counter()
     rows = run(calls=args.calls, rate=args.rate, latency=args.latency, seed=args.seed)
-    if args.json:
-        json.dump(rows, sys.stdout, indent=2)
-        print()
-        return 0
-    versions = f"tenacity {_version('tenacity')}"
+    versions = {"tenacity": _version("tenacity")}
     if stamina is not None:
-        versions += f", stamina {_version('stamina')}"
-    print(
+        versions["stamina"] = _version("stamina")
+    figures = {"versions": versions, "rows": rows}
+    if emit(args.json, figures):
+        return 0
+    heading = (
         f"{args.calls} calls at {args.rate:g}/fake s, {args.latency:g} fake s per attempt, "
-        f"seed {args.seed}; {versions}; ran in {time.perf_counter() - started:.1f} s real"
+        f"seed {args.seed}; "
+        + ", ".join(f"{name} {version}" for name, version in versions.items())
+        + f"; ran in {time.perf_counter() - started:.1f} s real"
     )
-    print()
-    print(
-        "| scenario | strategy | success | attempts/call | after warm-up | early retries "
-        "| mean latency | p99 latency | target | target met |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
-    for r in rows:
-        print(
-            f"| {r['scenario']} | {r['strategy']} | {r['success_rate']:.2%} "
-            f"| {r['attempts_per_call']:.3f} | {r['attempts_per_call_after_warm_up']:.3f} "
-            f"| {r['early_retries']} | {r['mean_latency_s']:.2f} s | {r['p99_latency_s']:.2f} s "
-            f"| {r['target']} | {r['target_met']} |"
-        )
+    show(heading, markdown(figures), targets(figures))
     return 0
 
 

@@ -1,7 +1,8 @@
 """Every Python block of the README and of the pages under docs/ runs as written.
 
-The pages are also held to the site: every page under docs/ is in the navigation of
-mkdocs.yml, and every page the navigation names exists.
+Each block runs on its own, but the tutorial's, which run in order, in one session, against an
+embedded agent (tests/test_tutorial.py). The pages are also held to the site: every page under
+docs/ is in the navigation of mkdocs.yml, and every page the navigation names exists.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+TUTORIAL = DOCS / "tutorial.md"
 BLOCKS = [
     (page, index, source)
     for page in PAGES
@@ -22,10 +24,12 @@ BLOCKS = [
         re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL)
     )
 ]
+RUN_ON_THEIR_OWN = [(page, index, source) for page, index, source in BLOCKS if page != TUTORIAL]
 # Pages that show no Python: reference, figures, console sessions, or a page owned elsewhere.
 WITHOUT_PYTHON = {
     "architecture.md",
     "benchmarks.md",
+    "contributing.md",
     "demo.md",
     "install.md",
     *(f"api/{page.name}" for page in (DOCS / "api").glob("*.md")),
@@ -86,8 +90,8 @@ def test_the_quick_start_is_what_ci_runs() -> None:
 
 @pytest.mark.parametrize(
     ("page", "source"),
-    [(page, source) for page, _, source in BLOCKS],
-    ids=[f"{page.stem}-{index}" for page, index, _ in BLOCKS],
+    [(page, source) for page, _, source in RUN_ON_THEIR_OWN],
+    ids=[f"{page.stem}-{index}" for page, index, _ in RUN_ON_THEIR_OWN],
 )
 def test_block_runs(page: Path, source: str) -> None:
     """A block runs without error (its asserts included)."""
