@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from a2a_client_errors._operations import OPERATIONS, ResultShape
 from a2a_client_errors.errors import (
     CallError,
     ErrorKind,
@@ -77,7 +78,7 @@ from a2a_client_errors.wire import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -557,20 +558,21 @@ def _send_result(value: object) -> bool:
     return _task_like(value) or _message_like(value)  # 0.3 answered with the object itself
 
 
+_SHAPE_CHECKS: Final[dict[ResultShape, Callable[[object], bool]]] = {
+    ResultShape.TASK_OR_MESSAGE: _send_result,
+    ResultShape.TASK: _task_like,
+    ResultShape.TASK_LIST: lambda v: isinstance(v, dict) and isinstance(v.get("tasks", []), list),
+    ResultShape.AGENT_CARD: lambda v: isinstance(v, dict) and isinstance(v.get("name"), str),
+    ResultShape.PUSH_CONFIG: lambda v: isinstance(v, dict),
+}
+"""The result shapes a successful answer is checked against. Not a stream (its events are
+read one by one), nor a list of push configurations or an empty answer (0.3 answered them with
+a bare array and with null)."""
+
 _RESULT_SHAPES: Final = {
-    "SendMessage": ("a Task or a Message", _send_result),
-    "GetTask": ("a Task", _task_like),
-    "CancelTask": ("a Task", _task_like),
-    "ListTasks": (
-        "a list of tasks",
-        lambda v: isinstance(v, dict) and isinstance(v.get("tasks", []), list),
-    ),
-    "GetExtendedAgentCard": (
-        "an agent card",
-        lambda v: isinstance(v, dict) and isinstance(v.get("name"), str),
-    ),
-    "CreateTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
-    "GetTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
+    op.name: (op.result.value, _SHAPE_CHECKS[op.result])
+    for op in OPERATIONS
+    if op.result in _SHAPE_CHECKS
 }
 
 
