@@ -320,13 +320,12 @@ class HttpLookup:
 
         """
         # One parse: the body `normalize` read is the one read here.
-        error, body = normalize_body(
-            response, operation="GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
-        )
+        operation = _GET_TASK.name if isinstance(query, GetTaskQuery) else _LIST_TASKS.name
+        error, body = normalize_body(response, operation=operation)
         if error is not None:
             if isinstance(query, GetTaskQuery) and _names_missing_task(error):
                 return None
-            raise ReadFailedError(str(error.reason or error.kind), error)
+            raise ReadFailedError(f"{operation}: {error.reason or error.kind!s}", error)
         if body is INVALID:
             raise ReadFailedError("the answer is not JSON")
         if self.method is not None:

@@ -299,19 +299,7 @@ def _dispatch(
     found = _from_body(parsed, limits)
     if found is not None or operation is None:
         return found
-    if isinstance(parsed, dict):
-        return _checked(operation, parsed)
-    if operation in _RESULT_SHAPES and _is_json(parsed):  # a JSON array answers no operation
-        return _invalid(f"the answer to {operation} is not {_RESULT_SHAPES[operation][0]}")
-    return None
-
-
-_JSON_ITEMS: Final = (dict, list, str, int, float, bool, type(None))
-
-
-def _is_json(value: object) -> bool:
-    """Whether a list is a JSON array (not, say, the events of a stream as SDK objects)."""
-    return isinstance(value, list) and all(isinstance(item, _JSON_ITEMS) for item in value)
+    return _shaped(operation, parsed)
 
 
 def _against(error: CallError, status: int, operation: str) -> CallError:
@@ -536,10 +524,15 @@ def _problem(
 
 
 def _task_like(value: object) -> bool:
+    """A Task: its ``id`` and its ``status`` with a ``state`` (1.0; 0.3 adds ``kind: "task"``)."""
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         return False
     status = value.get("status")
-    return isinstance(status, dict) and isinstance(status.get("state"), str)
+    return (
+        isinstance(status, dict)
+        and isinstance(status.get("state"), str)
+        and ("kind" not in value or value["kind"] == "task")  # 0.3's Message is not one
+    )
 
 
 def _message_like(value: object) -> bool:
@@ -586,6 +579,28 @@ def _checked(operation: str, body: dict[str, Any], status: int | None = None) ->
     if valid(payload):
         return None
     return _invalid(f"the answer to {operation} is not {what}", status)
+
+
+def _shaped(operation: str, parsed: object, status: int | None = None) -> CallError | None:
+    """`_checked` of a successful answer that carries no error, whatever JSON value it is.
+
+    A JSON array or a scalar answers no operation whose result has a shape; a list that is
+    not JSON (the events of a stream, as SDK objects) is left alone.
+    """
+    if isinstance(parsed, dict):
+        return _checked(operation, parsed, status)
+    shape = _RESULT_SHAPES.get(operation)
+    if shape is None or (isinstance(parsed, list) and not _is_json(parsed)):
+        return None
+    return _invalid(f"the answer to {operation} is not {shape[0]}", status)
+
+
+_JSON_ITEMS: Final = (dict, list, str, int, float, bool, type(None))
+
+
+def _is_json(value: object) -> bool:
+    """Whether a list is a JSON array (not, say, the events of a stream as SDK objects)."""
+    return isinstance(value, list) and all(isinstance(item, _JSON_ITEMS) for item in value)
 
 
 # --- the precedence -------------------------------------------------------------------------
@@ -813,7 +828,11 @@ def _from_response(
     else:
         hint = _hint(response)
     if ok:
-        return _from_body(parsed, limits, status, False, hint)
+        found = _from_body(parsed, limits, status, False, hint)
+        if found is not None or operation is None:
+            return found
+        # No error in it (``{"error": "upstream timeout"}`` is none): is it the answer?
+        return _shaped(operation, parsed, status)
     found = _from_body(parsed, limits, status, "problem+json" in content_type, hint)
     if found is None or found.source is _SOURCE_INVALID:
         message = parsed.get("message") if type(parsed) is dict else None
