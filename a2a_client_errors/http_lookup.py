@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from a2a_client_errors._operations import BY_NAME, OPERATION_OF_METHOD, OPERATIONS
 from a2a_client_errors.lookup import (
     GetTaskQuery,
     ListTasksQuery,
@@ -42,6 +43,7 @@ from a2a_client_errors.parsing import parse_json
 from a2a_client_errors.reasons import Reason
 
 if TYPE_CHECKING:
+    from a2a_client_errors._operations import Operation
     from a2a_client_errors.errors import CallError
 
 __all__ = [
@@ -54,14 +56,10 @@ __all__ = [
     "task_view",
 ]
 
-_SEND_METHODS: Final = {
-    "SendMessage": False,
-    "SendStreamingMessage": True,
-    "message/send": False,
-    "message/stream": True,
-}
-_LEGACY: Final = frozenset({"message/send", "message/stream"})
-_SEND_ROUTES: Final = {"message:send": False, "message:stream": True}
+_SEND_ROUTES: Final = {op.route: op for op in OPERATIONS if op.creates_work}  # "/message:send"
+_GET_TASK: Final = BY_NAME["GetTask"]
+_LIST_TASKS: Final = BY_NAME["ListTasks"]
+_SUBSCRIBE: Final = BY_NAME["SubscribeToTask"]
 _DROPPED_HEADERS: Final = frozenset({"content-length", "content-type", "transfer-encoding", "host"})
 _SSE: Final = "text/event-stream"
 _FRESH: Final = object()  # a look-up's own request id, not the caller's
@@ -187,19 +185,21 @@ class HttpLookup:
         self.method: str | None = None
         if isinstance(body, dict) and isinstance(body.get("method"), str):
             method = body["method"]
-            if method not in _SEND_METHODS:
+            send = BY_NAME.get(OPERATION_OF_METHOD.get(method, ""))
+            if send is None or not send.creates_work:
                 raise CannotLookError(method)
             self.method = method
             self.rpc_id = body.get("id")
-            self.streams = _SEND_METHODS[method]
+            self.streams = send.streams
             self.prefix = ""
-            self.legacy = method in _LEGACY
+            self.legacy = method == send.legacy_method
         else:
             path = request.url.path
-            head, _, last = path.rpartition("/")
-            if last not in _SEND_ROUTES:
+            head, slash, last = path.rpartition("/")
+            send = _SEND_ROUTES.get(slash + last)
+            if send is None:
                 raise CannotLookError(path)
-            self.streams = _SEND_ROUTES[last]
+            self.streams = send.streams
             self.prefix = head
             self.legacy = False  # a route prefix does not tell the version: ListTasks is tried
         self.lists = not self.legacy
@@ -271,13 +271,15 @@ class HttpLookup:
             raise ReadFailedError("A2A 0.3 has no ListTasks")
         if self.method is not None:
             if isinstance(query, GetTaskQuery):
-                name, params = ("tasks/get" if self.legacy else "GetTask"), {"id": query.task_id}
-            else:
-                name, params = "ListTasks", self._list_params(query)
-            return self._rpc(name, params)
+                return self._rpc(self._method_of(_GET_TASK), {"id": query.task_id})
+            return self._rpc(_LIST_TASKS.name, self._list_params(query))
         if isinstance(query, GetTaskQuery):
-            return self._get(f"{self.prefix}/tasks/{query.task_id}", {})
-        return self._get(f"{self.prefix}/tasks", self._list_params(query))
+            return self._get(self.prefix + _GET_TASK.path(id=query.task_id), {})
+        return self._get(self.prefix + _LIST_TASKS.route, self._list_params(query))
+
+    def _method_of(self, operation: Operation) -> str:
+        """The JSON-RPC method of ``operation`` in the version the request spoke."""
+        return operation.legacy_method if self.legacy else operation.name
 
     @staticmethod
     def _list_params(query: ListTasksQuery) -> dict[str, Any]:
@@ -318,13 +320,12 @@ class HttpLookup:
 
         """
         # One parse: the body `normalize` read is the one read here.
-        error, body = normalize_body(
-            response, operation="GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
-        )
+        operation = _GET_TASK.name if isinstance(query, GetTaskQuery) else _LIST_TASKS.name
+        error, body = normalize_body(response, operation=operation)
         if error is not None:
             if isinstance(query, GetTaskQuery) and _names_missing_task(error):
                 return None
-            raise ReadFailedError(str(error.reason or error.kind), error)
+            raise ReadFailedError(f"{operation}: {error.reason or error.kind!s}", error)
         if body is INVALID:
             raise ReadFailedError("the answer is not JSON")
         if self.method is not None:
@@ -353,7 +354,7 @@ class HttpLookup:
         A stream's answer is one event, the task; the caller resumes it, if it is not final,
         by subscribing (see `subscription`).
         """
-        payload: Any = task if self.method in _LEGACY else {"task": task}
+        payload: Any = task if self.legacy else {"task": task}  # 0.3: the Task itself
         if self.method is not None:
             payload = {"jsonrpc": "2.0", "id": self.rpc_id, "result": payload}
         data = json.dumps(payload).encode()
@@ -375,14 +376,11 @@ class HttpLookup:
         if not self.streams or outcome is None or outcome.is_final or not isinstance(task_id, str):
             return None
         if self.method is not None:
-            method = "tasks/resubscribe" if self.legacy else "SubscribeToTask"
             # The stream answers the caller's request: its events carry the caller's id.
-            return self._rpc(method, {"id": task_id}, self.rpc_id)
-        url = self.request.url.copy_with(
-            path=f"{self.prefix}/tasks/{task_id}:subscribe", query=None
-        )
+            return self._rpc(self._method_of(_SUBSCRIBE), {"id": task_id}, self.rpc_id)
+        url = self.request.url.copy_with(path=self.prefix + _SUBSCRIBE.path(id=task_id), query=None)
         return httpx.Request(
-            "POST", url, headers=self.headers, extensions=dict(self.request.extensions)
+            _SUBSCRIBE.verbs[0], url, headers=self.headers, extensions=dict(self.request.extensions)
         )
 
     @staticmethod
@@ -455,7 +453,7 @@ def agent_of(request: httpx.Request) -> str:
     return _same(url.copy_with(path=path or "/", query=None, fragment=None))
 
 
-_SEND_ROUTE_ENDS: Final = tuple(f"/{route}" for route in _SEND_ROUTES)
+_SEND_ROUTE_ENDS: Final = tuple(_SEND_ROUTES)
 
 
 def _same(url: httpx.URL) -> str:

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, runtime_checkable
 
+from a2a_client_errors._operations import WORK_OPERATIONS
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Generator
 
@@ -74,9 +76,6 @@ __all__ = [
     "parse_timestamp",
     "reading",
 ]
-
-WORK_OPERATIONS: Final = frozenset({"SendMessage", "SendStreamingMessage"})
-"""The operations that create work: a blind resend of one may make a second task."""
 
 R = TypeVar("R")
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from a2a_client_errors._httpx import header_triples, read_content
+from a2a_client_errors._operations import OPERATIONS, ResultShape
 from a2a_client_errors.errors import (
     CallError,
     CallErrorSlots,
@@ -78,7 +79,7 @@ from a2a_client_errors.wire import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -299,19 +300,7 @@ def _dispatch(
     found = _from_body(parsed, limits)
     if found is not None or operation is None:
         return found
-    if isinstance(parsed, dict):
-        return _checked(operation, parsed)
-    if operation in _RESULT_SHAPES and _is_json(parsed):  # a JSON array answers no operation
-        return _invalid(f"the answer to {operation} is not {_RESULT_SHAPES[operation][0]}")
-    return None
-
-
-_JSON_ITEMS: Final = (dict, list, str, int, float, bool, type(None))
-
-
-def _is_json(value: object) -> bool:
-    """Whether a list is a JSON array (not, say, the events of a stream as SDK objects)."""
-    return isinstance(value, list) and all(isinstance(item, _JSON_ITEMS) for item in value)
+    return _shaped(operation, parsed)
 
 
 def _against(error: CallError, status: int, operation: str) -> CallError:
@@ -536,10 +525,15 @@ def _problem(
 
 
 def _task_like(value: object) -> bool:
+    """A Task: its ``id`` and its ``status`` with a ``state`` (1.0; 0.3 adds ``kind: "task"``)."""
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
         return False
     status = value.get("status")
-    return isinstance(status, dict) and isinstance(status.get("state"), str)
+    return (
+        isinstance(status, dict)
+        and isinstance(status.get("state"), str)
+        and ("kind" not in value or value["kind"] == "task")  # 0.3's Message is not one
+    )
 
 
 def _message_like(value: object) -> bool:
@@ -558,20 +552,21 @@ def _send_result(value: object) -> bool:
     return _task_like(value) or _message_like(value)  # 0.3 answered with the object itself
 
 
+_SHAPE_CHECKS: Final[dict[ResultShape, Callable[[object], bool]]] = {
+    ResultShape.TASK_OR_MESSAGE: _send_result,
+    ResultShape.TASK: _task_like,
+    ResultShape.TASK_LIST: lambda v: isinstance(v, dict) and isinstance(v.get("tasks", []), list),
+    ResultShape.AGENT_CARD: lambda v: isinstance(v, dict) and isinstance(v.get("name"), str),
+    ResultShape.PUSH_CONFIG: lambda v: isinstance(v, dict),
+}
+"""The result shapes a successful answer is checked against. Not a stream (its events are
+read one by one), nor a list of push configurations or an empty answer (0.3 answered them with
+a bare array and with null)."""
+
 _RESULT_SHAPES: Final = {
-    "SendMessage": ("a Task or a Message", _send_result),
-    "GetTask": ("a Task", _task_like),
-    "CancelTask": ("a Task", _task_like),
-    "ListTasks": (
-        "a list of tasks",
-        lambda v: isinstance(v, dict) and isinstance(v.get("tasks", []), list),
-    ),
-    "GetExtendedAgentCard": (
-        "an agent card",
-        lambda v: isinstance(v, dict) and isinstance(v.get("name"), str),
-    ),
-    "CreateTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
-    "GetTaskPushNotificationConfig": ("a push configuration", lambda v: isinstance(v, dict)),
+    op.name: (op.result.value, _SHAPE_CHECKS[op.result])
+    for op in OPERATIONS
+    if op.result in _SHAPE_CHECKS
 }
 
 
@@ -585,6 +580,28 @@ def _checked(operation: str, body: dict[str, Any], status: int | None = None) ->
     if valid(payload):
         return None
     return _invalid(f"the answer to {operation} is not {what}", status)
+
+
+def _shaped(operation: str, parsed: object, status: int | None = None) -> CallError | None:
+    """`_checked` of a successful answer that carries no error, whatever JSON value it is.
+
+    A JSON array or a scalar answers no operation whose result has a shape; a list that is
+    not JSON (the events of a stream, as SDK objects) is left alone.
+    """
+    if isinstance(parsed, dict):
+        return _checked(operation, parsed, status)
+    shape = _RESULT_SHAPES.get(operation)
+    if shape is None or (isinstance(parsed, list) and not _is_json(parsed)):
+        return None
+    return _invalid(f"the answer to {operation} is not {shape[0]}", status)
+
+
+_JSON_ITEMS: Final = (dict, list, str, int, float, bool, type(None))
+
+
+def _is_json(value: object) -> bool:
+    """Whether a list is a JSON array (not, say, the events of a stream as SDK objects)."""
+    return isinstance(value, list) and all(isinstance(item, _JSON_ITEMS) for item in value)
 
 
 # --- the precedence -------------------------------------------------------------------------
@@ -813,7 +830,11 @@ def from_response(
     else:
         hint = _hint(response)
     if ok:
-        return _from_body(parsed, limits, status, False, hint)
+        found = _from_body(parsed, limits, status, False, hint)
+        if found is not None or operation is None:
+            return found
+        # No error in it (``{"error": "upstream timeout"}`` is none): is it the answer?
+        return _shaped(operation, parsed, status)
     found = _from_body(parsed, limits, status, "problem+json" in content_type, hint)
     if found is None or found.source is _SOURCE_INVALID:
         message = parsed.get("message") if type(parsed) is dict else None

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
+from a2a_client_errors._operations import OPERATIONS
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -518,9 +520,7 @@ def status_delivery(
     return _UNKNOWN if http_status in UNKNOWN_3XX else _NOT_PROCESSED
 
 
-NO_TASK_OPERATIONS: frozenset[str] = frozenset(
-    {"SendMessage", "SendStreamingMessage", "ListTasks", "GetExtendedAgentCard"}
-)
+NO_TASK_OPERATIONS: frozenset[str] = frozenset(op.name for op in OPERATIONS if not op.names_task)
 """Operations that name no task in their route: a web server's 404 for one cannot be
 TASK_NOT_FOUND (there is no task to lose), whatever the status table says."""
 
@@ -545,21 +545,7 @@ class StatusRow:
     note: str
 
 
-A2A_OPERATIONS: Final[frozenset[str]] = frozenset(
-    {
-        "SendMessage",
-        "SendStreamingMessage",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "SubscribeToTask",
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-        "GetExtendedAgentCard",
-    }
-)
+A2A_OPERATIONS: Final[frozenset[str]] = frozenset(op.name for op in OPERATIONS)
 """The operations of A2A 1.0, by their JSON-RPC (and gRPC) names."""
 
 # fmt: off

@@ -22,6 +22,7 @@ from a2a_client_errors._engine import (
     attempt_once,
     current_recording,
 )
+from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
 from a2a_client_errors.failures import CallFailed
 from a2a_client_errors.guard import CallShape, Guard, GuardedCall, Lookup
 from a2a_client_errors.hooks import CallRecord
@@ -61,66 +62,7 @@ _OK: Final = Decision(Action.OK)
 _NO_KWARGS: Final[dict[str, Any]] = {}  # never written to
 
 
-_JSONRPC_METHODS: Final[dict[str, str]] = {
-    # 0.3 method names, for peers that still speak them.
-    "message/send": "SendMessage",
-    "message/stream": "SendStreamingMessage",
-    "tasks/get": "GetTask",
-    "tasks/list": "ListTasks",
-    "tasks/cancel": "CancelTask",
-    "tasks/resubscribe": "SubscribeToTask",
-    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
-    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
-    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
-    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
-}
 _BATCH: Final = Unresolved("a JSON-RPC batch that sends a message is not looked up")
-
-
-def _rest_operation(method: str, path: str) -> str | None:
-    """The A2A operation of an HTTP+JSON route (1.0 routes, under a tenant or /v1 prefix)."""
-    segments = [segment for segment in path.split("/") if segment]
-    if not segments or len(segments) > 6:
-        return None
-    last = segments[-1]
-    if len(segments) <= 3:
-        if last == "message:send":
-            return "SendMessage"
-        if last == "message:stream":
-            return "SendStreamingMessage"
-        if last == "extendedAgentCard" or segments == ["v1", "card"]:
-            return "GetExtendedAgentCard"
-    # "tasks" after at most two prefix segments (a tenant, "v1"); ids may be anything.
-    for start in range(min(3, len(segments))):
-        if segments[start] == "tasks":
-            found = _task_route(method, segments[start + 1 :])
-            if found is not None:
-                return found
-    return None
-
-
-def _task_route(method: str, rest: list[str]) -> str | None:
-    if not rest:
-        return "ListTasks" if method == "GET" else None
-    if len(rest) == 1:
-        task = rest[0]
-        if task.endswith(":cancel"):
-            return "CancelTask" if method == "POST" else None
-        if task.endswith(":subscribe"):
-            return "SubscribeToTask" if method in ("POST", "GET") else None
-        return "GetTask" if method == "GET" else None
-    if rest[1] != "pushNotificationConfigs" or len(rest) > 3:
-        return None
-    if len(rest) == 2:
-        return {
-            "POST": "CreateTaskPushNotificationConfig",
-            "GET": "ListTaskPushNotificationConfigs",
-        }.get(method)
-    return {
-        "GET": "GetTaskPushNotificationConfig",
-        "DELETE": "DeleteTaskPushNotificationConfig",
-    }.get(method)
 
 
 def operation_of(request: httpx.Request, body: object = None) -> str | None:
@@ -135,8 +77,8 @@ def operation_of(request: httpx.Request, body: object = None) -> str | None:
         body = _json_body(request)
     if isinstance(body, dict) and isinstance(body.get("method"), str):
         method: str = body["method"]
-        return _JSONRPC_METHODS.get(method, method)
-    return _rest_operation(request.method, request.url.path)
+        return OPERATION_OF_METHOD.get(method, method)
+    return rest_operation(request.method, request.url.path)
 
 
 def _json_body(request: httpx.Request) -> object:
@@ -185,7 +127,7 @@ def _sends(item: object) -> bool:
     """Whether one JSON-RPC request of a batch sends a message."""
     if not isinstance(item, dict) or not isinstance(item.get("method"), str):
         return False
-    return _JSONRPC_METHODS.get(item["method"], item["method"]) in WORK_OPERATIONS
+    return OPERATION_OF_METHOD.get(item["method"]) in WORK_OPERATIONS
 
 
 def _cannot_look(time_left: float | None) -> LookupResult:

@@ -27,6 +27,7 @@ ROOT = Path(a2a_client_errors.__file__).parent
 
 # The pure core, and the rooms it must never import (design.md, "Layout").
 CORE = (
+    "_operations",
     "reasons",
     "parsing",
     "wire",

@@ -24,6 +24,7 @@ from a2a_client_errors import (
     CallError,
     ErrorKind,
     GiveUp,
+    Guard,
     Policy,
     Reason,
     Source,
@@ -34,6 +35,7 @@ from a2a_client_errors import (
     normalize,
 )
 from a2a_client_errors._engine import AttemptCutShortError
+from a2a_client_errors.failures import ReportNeeded
 from a2a_client_errors.normalize import Limits, NotSentError
 from a2a_client_errors.reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
 from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
@@ -1496,6 +1498,102 @@ def test_a_json_array_answers_no_operation(form: Any) -> None:
     decision = classify(form([{"id": "t-1"}]), operation="GetTask")
     assert decision.reason is Reason.INVALID_AGENT_RESPONSE
     assert classify(form([{"id": "t-1"}])).action is Action.OK  # no operation: no shape
+
+
+# --- a 200 whose body is not what the operation returns -------------------------------------
+
+_TASK_1_0 = {
+    "id": "t-1",
+    "contextId": "ctx-1",
+    "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2025-11-09T10:30:00Z"},
+}
+_TASK_0_3 = {"id": "t-1", "contextId": "ctx-1", "kind": "task", "status": {"state": "completed"}}
+_UPSTREAM = {"error": "upstream timeout"}
+
+_NOT_TASKS = [
+    pytest.param(_UPSTREAM, id="a gateway's error text (HTTP+JSON)"),
+    pytest.param({"error": None}, id="error null"),
+    pytest.param({"error": ["x"]}, id="error a list"),
+    pytest.param(jsonrpc_result(_UPSTREAM), id="JSON-RPC result: the error text"),
+    pytest.param(jsonrpc_result({"id": "t-1"}), id="JSON-RPC result: no status"),
+    pytest.param(
+        jsonrpc_result({**_TASK_0_3, "kind": "message", "messageId": "m"}), id="0.3 Message"
+    ),
+    pytest.param({"messageId": "m-1", "role": "ROLE_AGENT", "parts": []}, id="1.0 Message"),
+    pytest.param([_TASK_1_0], id="a JSON array"),
+]
+
+
+def _response(body: object) -> httpx.Response:
+    return httpx.Response(200, content=json.dumps(body).encode(), headers=_JSON_TYPE)
+
+
+_JSON_TYPE = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize("body", _NOT_TASKS)
+@pytest.mark.parametrize("form", [lambda b: b, _response], ids=["parsed", "httpx.Response"])
+def test_a_200_that_is_not_a_task_answers_get_task_broken(form: Any, body: object) -> None:
+    """GetTask answered 200 with no Task: INVALID_AGENT_RESPONSE (report), in either form."""
+    found = normalize(form(body), operation="GetTask")
+    assert found is not None
+    assert found.reason is Reason.INVALID_AGENT_RESPONSE
+    assert found.source is Source.INVALID_RESPONSE
+    assert "GetTask" in found.message
+    decision = classify(form(body), operation="GetTask")
+    assert (decision.action, decision.reason) == (Action.REPORT, Reason.INVALID_AGENT_RESPONSE)
+
+
+def test_the_response_keeps_its_status_on_the_broken_answer() -> None:
+    """The 200 that carried the broken answer is on the error, as for any other."""
+    found = normalize(_response(_UPSTREAM), operation="GetTask")
+    assert found is not None
+    assert found.http_status == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(_TASK_1_0, id="1.0 Task (HTTP+JSON)"),
+        pytest.param(_TASK_0_3, id="0.3 Task (HTTP+JSON)"),
+        pytest.param(jsonrpc_result(_TASK_1_0), id="1.0 Task (JSON-RPC)"),
+        pytest.param(jsonrpc_result(_TASK_0_3), id="0.3 Task (JSON-RPC)"),
+        pytest.param(
+            jsonrpc_result({**_TASK_1_0, "status": {"state": "TASK_STATE_FAILED"}}), id="FAILED"
+        ),
+    ],
+)
+@pytest.mark.parametrize("form", [lambda b: b, _response], ids=["parsed", "httpx.Response"])
+def test_a_real_task_still_answers_get_task(form: Any, body: object) -> None:
+    """A 1.0 or 0.3 Task, in any state, is GetTask's answer: ok."""
+    assert normalize(form(body), operation="GetTask") is None
+    assert classify(form(body), operation="GetTask").action is Action.OK
+
+
+@pytest.mark.parametrize("form", [lambda b: b, _response], ids=["parsed", "httpx.Response"])
+def test_without_a_known_shape_the_body_is_not_judged(form: Any) -> None:
+    """No operation, an unknown one, or one whose answer is not checked: as before, a result."""
+    for operation in (None, "SomethingElse", "tasks/get", "DeleteTaskPushNotificationConfig"):
+        assert normalize(form(_UPSTREAM), operation=operation) is None
+
+
+def test_an_a2a_error_on_200_is_still_that_error() -> None:
+    """The shape check comes after the error reading: a JSON-RPC error stays itself."""
+    body = jsonrpc_error(-32001, "Task not found")
+    for form in (body, _response(body)):
+        found = normalize(form, operation="GetTask")
+        assert found is not None
+        assert found.reason is Reason.TASK_NOT_FOUND
+
+
+def test_a_guarded_get_task_raises_on_a_broken_200() -> None:
+    """Guard.call with operation="GetTask" raises instead of handing the body back as success."""
+    guard = Guard(sleep=lambda _: None)
+    with pytest.raises(ReportNeeded) as caught:
+        guard.call(lambda: _response(_UPSTREAM), operation="GetTask")
+    assert caught.value.decision.reason is Reason.INVALID_AGENT_RESPONSE
+    assert guard.call(lambda: _response(_TASK_0_3), operation="GetTask").status_code == 200
+    assert guard.call(lambda: _response(_UPSTREAM)).status_code == 200  # no operation: a result
 
 
 # --- draft A2A 1.1 --------------------------------------------------------------------------

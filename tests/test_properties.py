@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import (
@@ -26,7 +26,7 @@ from a2a_client_errors import (
     normalize,
 )
 from a2a_client_errors.normalize import NotSentError
-from a2a_client_errors.reasons import ROWS, Delivery
+from a2a_client_errors.reasons import A2A_OPERATIONS, ROWS, Delivery
 from tests.conftest import (
     A2A_DOMAIN,
     BAD_REQUEST,
@@ -379,6 +379,40 @@ def test_huge_detail_text_is_capped() -> None:
     found = normalize(body)
     assert found is not None
     assert all(len(json.dumps(d.model_dump())) < 100_000 for d in found.details)
+
+
+# --- read against the operation it answers ----------------------------------------------------
+
+operations = st.sampled_from([*sorted(A2A_OPERATIONS), "tasks/get", "SomethingElse"])
+
+
+@PROPERTY
+@given(envelopes | json_values, statuses, operations)
+def test_any_body_read_against_any_operation(body: Any, status: int, operation: str) -> None:
+    """With an operation too, any body and any status never raise; the decision agrees."""
+    content = json.dumps(body).encode()
+    for x in (body, content, httpx.Response(status, content=content)):
+        found = normalize(x, operation=operation)
+        _check(found)
+        decision = classify(x, operation=operation)
+        assert (decision.action is Action.OK) == (found is None)
+
+
+@PROPERTY
+@given(envelopes | json_values, operations)
+def test_a_success_body_is_judged_alike_parsed_or_in_a_response(body: Any, operation: str) -> None:
+    """A 200 that holds no error is the operation's answer, or not, in either form."""
+    response = httpx.Response(200, content=json.dumps(body).encode(), headers=JSON_TYPE)
+    # An error (or no body at all) is read as such, whatever the operation.
+    assume(body is not None and normalize(body) is None and normalize(response) is None)
+    parsed = normalize(body, operation=operation)
+    read = normalize(response, operation=operation)
+    assert (parsed is None) == (read is None)
+    if read is not None:
+        assert read.reason is Reason.INVALID_AGENT_RESPONSE
+
+
+JSON_TYPE = {"content-type": "application/json"}
 
 
 # --- deterministic ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from a2a_client_errors.testing import (
     set_testing,
     status_error,
 )
-from a2a_client_errors.testing.lossy import LosingTransport, lose_sends
+from a2a_client_errors.testing.lossy import LosingTransport, Seen, lose_sends
 
 ALL_REASONS = list(Reason)
 A2A_REASONS = [r for r in Reason if r.is_a2a]
@@ -379,3 +379,21 @@ async def test_losing_transport_async_loses_a_send_by_lose_sends() -> None:
             await client.post("http://agent.test/", json=body)
         assert (await client.post("http://agent.test/", json=body)).json() == {"ok": True}
     assert losing.counts == {"lose": 1, "forward": 1}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "sends"),
+    [
+        ("POST", "/jsonrpc", b'{"jsonrpc": "2.0", "method": "SendMessage"}', True),
+        ("POST", "/jsonrpc", b'{"jsonrpc": "2.0", "method": "message/stream"}', True),
+        ("POST", "/jsonrpc", b'{"jsonrpc": "2.0", "method": "GetTask"}', False),
+        ("POST", "/rest/message:send", b'{"message": {}}', True),
+        ("POST", "/rest/message:stream?x=1", b"{}", True),
+        ("GET", "/rest/tasks/t-1", b"", False),
+    ],
+)
+def test_the_proxy_tells_a_send_on_any_binding(
+    method: str, path: str, body: bytes, sends: bool
+) -> None:
+    """A send is a SendMessage or SendStreamingMessage, in 1.0 or 0.3 names or by its route."""
+    assert Seen(method, path, body).is_send is sends

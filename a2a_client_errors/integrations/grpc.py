@@ -67,6 +67,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors._operations import (
+    GRPC_SERVICE,
+    LEGACY_GRPC_SERVICE,
+    OPERATION_OF_LEGACY_RPC,
+)
 from a2a_client_errors.guard import CallShape
 from a2a_client_errors.lookup import WORK_OPERATIONS
 from a2a_client_errors.normalize import NotSentError
@@ -95,17 +100,6 @@ __all__ = [
     "operation_of",
 ]
 
-_SERVICE: Final = "lf.a2a.v1.A2AService"
-_LEGACY_SERVICE: Final = "a2a.v1.A2AService"
-_LEGACY_METHODS: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        # 0.3 RPC names, for peers that still serve them.
-        "TaskSubscription": "SubscribeToTask",
-        "ListTaskPushNotificationConfig": "ListTaskPushNotificationConfigs",
-        "GetAgentCard": "GetExtendedAgentCard",
-    }
-)
-
 
 def operation_of(method: str | bytes) -> str | None:
     """The A2A operation a gRPC method path names.
@@ -129,10 +123,10 @@ def operation_of(method: str | bytes) -> str | None:
     service, slash, name = path.removeprefix("/").partition("/")
     if not slash or not name or "/" in name:
         return None
-    if service == _SERVICE:
+    if service == GRPC_SERVICE:
         return name
-    if service == _LEGACY_SERVICE:
-        return _LEGACY_METHODS.get(name, name)
+    if service == LEGACY_GRPC_SERVICE:
+        return OPERATION_OF_LEGACY_RPC.get(name, name)
     return None
 
 

@@ -16,6 +16,12 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from a2a_client_errors._operations import (
+    BY_NAME,
+    GRPC_SERVICE,
+    STREAMING_OPERATIONS,
+    rest_request,
+)
 from a2a_client_errors.dedupe_card import read_dedupe_params
 from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors.guard import AttemptCutShortError
@@ -37,8 +43,6 @@ if TYPE_CHECKING:
 
 MAX_BODY: Final = 1024 * 1024
 _MAX_STREAM: Final = 4 * MAX_BODY  # bytes of a stream read while waiting for its first event
-_GRPC_SERVICE: Final = "/lf.a2a.v1.A2AService/"
-_STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _HOP_HEADERS: Final = ("via", "server", "x-served-by", "x-cache", "cf-ray")
 _GRPC_HOP_KEYS: Final = ("via", "server", "x-envoy-upstream-service-time")
 
@@ -315,7 +319,7 @@ class HttpWire:
         headers = {"A2A-Version": version}
         if extensions:
             headers["A2A-Extensions"] = ",".join(extensions)
-        stream = operation in _STREAMING
+        stream = operation in STREAMING_OPERATIONS
         headers["Accept"] = "text/event-stream" if stream else "application/json"
         body: object
         if self.binding == JSONRPC:
@@ -330,7 +334,7 @@ class HttpWire:
                 "params": payload,
             }
         else:
-            method, path, body = _rest_route(operation, params)
+            method, path, body = rest_request(operation, params)
             prefix = f"/{quote(self.tenant, safe='')}" if self.tenant else ""
             url = self.url + prefix + path
         content: bytes | None = raw_body
@@ -345,27 +349,6 @@ class HttpWire:
             method, url, content=content, headers=headers, timeout=left
         )
         return _exchange(self.client, request, stream=stream, deadline=self.deadline)
-
-
-def _rest_route(operation: str, params: Mapping[str, Any]) -> tuple[str, str, object]:
-    """(method, path, JSON body) of an operation on the HTTP+JSON binding (§11.3)."""
-    params = dict(params)
-    if operation == "SendMessage":
-        return "POST", "/message:send", params
-    if operation == "SendStreamingMessage":
-        return "POST", "/message:stream", params
-    if operation == "GetTask":
-        return "GET", f"/tasks/{quote(str(params.get('id', '')), safe='')}", None
-    if operation == "CancelTask":
-        return "POST", f"/tasks/{quote(str(params.get('id', '')), safe='')}:cancel", None
-    if operation == "SubscribeToTask":
-        return "POST", f"/tasks/{quote(str(params.get('id', '')), safe='')}:subscribe", None
-    if operation == "CreateTaskPushNotificationConfig":
-        task_id = quote(str(params.pop("taskId", "")), safe="")
-        return "POST", f"/tasks/{task_id}/pushNotificationConfigs", params
-    if operation == "GetExtendedAgentCard":
-        return "GET", "/extendedAgentCard", None
-    raise ValueError(f"no HTTP+JSON route for {operation}")
 
 
 def _exchange(
@@ -476,20 +459,6 @@ def _transport_error(exc: BaseException) -> CallError:
     )
 
 
-_GRPC_MESSAGES: Final[Mapping[str, tuple[str, str]]] = {
-    "SendMessage": ("SendMessageRequest", "SendMessageResponse"),
-    "SendStreamingMessage": ("SendMessageRequest", "StreamResponse"),
-    "GetTask": ("GetTaskRequest", "Task"),
-    "CancelTask": ("CancelTaskRequest", "Task"),
-    "SubscribeToTask": ("SubscribeToTaskRequest", "StreamResponse"),
-    "CreateTaskPushNotificationConfig": (
-        "TaskPushNotificationConfig",
-        "TaskPushNotificationConfig",
-    ),
-    "GetExtendedAgentCard": ("GetExtendedAgentCardRequest", "AgentCard"),
-}
-
-
 class GrpcWire:
     """The gRPC binding: generic calls on one channel, status and trailer read as they come."""
 
@@ -521,22 +490,22 @@ class GrpcWire:
         extensions: Sequence[str],
     ) -> Answer:
         """One call; the answer's status and ``grpc-status-details-bin`` read by `normalize`."""
-        request_name, response_name = _GRPC_MESSAGES[operation]
+        op = BY_NAME[operation]
         payload = dict(params)
         if self.tenant:
             payload["tenant"] = self.tenant
-        request = self.json_format.ParseDict(payload, getattr(self.pb2, request_name)())
+        request = self.json_format.ParseDict(payload, getattr(self.pb2, op.grpc_request)())
         metadata = [*self.metadata, ("a2a-version", version)]
         if extensions:
             metadata.append(("a2a-extensions", ",".join(extensions)))
-        path = _GRPC_SERVICE + operation
+        path = f"/{GRPC_SERVICE}/{operation}"
         serialize = type(request).SerializeToString
         grpc = self.grpc
         timeout = self.deadline.left()
         if not timeout:
             return Answer(_out_of_time())
         try:
-            if operation in _STREAMING:
+            if op.streams:
                 call = self.channel.unary_stream(path, request_serializer=serialize)(
                     request, timeout=timeout, metadata=metadata
                 )
@@ -553,7 +522,7 @@ class GrpcWire:
                 hops = _grpc_hops(call)
         except grpc.RpcError as exc:
             return Answer(normalize(exc), hops=_grpc_hops(exc))
-        return Answer(None, self._decode(response_name, data), hops)
+        return Answer(None, self._decode(op.grpc_response, data), hops)
 
     def _decode(self, name: str, data: object) -> object:
         if not isinstance(data, bytes):

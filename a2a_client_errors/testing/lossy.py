@@ -44,6 +44,8 @@ from typing import Any
 
 import httpx
 
+from a2a_client_errors._operations import OPERATION_OF_METHOD, WORK_OPERATIONS, rest_operation
+
 __all__ = [
     "LosingTransport",
     "LossyProxy",
@@ -77,9 +79,8 @@ class Seen:
     @property
     def is_send(self) -> bool:
         """Whether it sends a message (SendMessage or SendStreamingMessage, any binding)."""
-        return self.rpc_method in {"SendMessage", "SendStreamingMessage"} or self.path.endswith(
-            ("/message:send", "/message:stream")
-        )
+        sent = OPERATION_OF_METHOD.get(self.rpc_method or "") in WORK_OPERATIONS
+        return sent or rest_operation(self.method, self.path.partition("?")[0]) in WORK_OPERATIONS
 
 
 Plan = Callable[[Seen], str]

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import httpx
 
+from a2a_client_errors._operations import BY_NAME, STREAMING_OPERATIONS, rest_request
 from a2a_client_errors.testing.dialects import (
     A2A_SDK,
     Dialect,
@@ -110,7 +111,6 @@ _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
 _JSONRPC_PATH: Final = "/jsonrpc"
 _REST_PREFIX: Final = "/rest"
 _CARD_PATH: Final = "/.well-known/agent-card.json"
-_STREAMING_OPERATIONS: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
 _UNUSED_PUSH_URL: Final = "http://127.0.0.1:9/a2a-push"
 """A webhook URL that is never contacted (push notifications are off on the peer)."""
 
@@ -1423,7 +1423,7 @@ def capture_jsonrpc(
     spec = scenario(scenario_name)
     _check(peer, spec, JSONRPC, allow_unproduced=allow_unproduced)
     call = _plan(peer, spec, JSONRPC)
-    stream = call.operation in _STREAMING_OPERATIONS
+    stream = call.operation in STREAMING_OPERATIONS
     if call.raw_body is not None:
         content = call.raw_body
     else:
@@ -1438,27 +1438,6 @@ def capture_jsonrpc(
         return client.post(
             peer.jsonrpc_url, content=content, headers=_http_headers(peer, call, stream=stream)
         )
-
-
-def _rest_route(call: _Call) -> tuple[str, str, dict[str, Any] | None]:
-    params = dict(call.params)
-    op = call.operation
-    if op == "SendMessage":
-        return "POST", "/message:send", params
-    if op == "SendStreamingMessage":
-        return "POST", "/message:stream", params
-    if op == "GetTask":
-        return "GET", f"/tasks/{params['id']}", None
-    if op == "CancelTask":
-        return "POST", f"/tasks/{params['id']}:cancel", None
-    if op == "SubscribeToTask":
-        return "POST", f"/tasks/{params['id']}:subscribe", None
-    if op == "CreateTaskPushNotificationConfig":
-        task_id = params.pop("taskId")
-        return "POST", f"/tasks/{task_id}/pushNotificationConfigs", params
-    if op == "GetExtendedAgentCard":
-        return "GET", "/extendedAgentCard", None
-    raise ValueError(f"no HTTP+JSON route for operation {op!r}")
 
 
 def capture_rest(
@@ -1484,8 +1463,8 @@ def capture_rest(
     spec = scenario(scenario_name)
     _check(peer, spec, REST, allow_unproduced=allow_unproduced)
     call = _plan(peer, spec, REST)
-    method, path, body = _rest_route(call)
-    stream = call.operation in _STREAMING_OPERATIONS
+    method, path, body = rest_request(call.operation, call.params)
+    stream = call.operation in STREAMING_OPERATIONS
     headers = _http_headers(peer, call, stream=stream)
     content: bytes | None
     if call.raw_body is not None:
@@ -1497,19 +1476,6 @@ def capture_rest(
         headers.pop("Content-Type")
     with httpx.Client(timeout=timeout) as client:
         return client.request(method, peer.rest_url + path, content=content, headers=headers)
-
-
-_GRPC_REQUEST_TYPES: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "SendMessage": "SendMessageRequest",
-        "SendStreamingMessage": "SendMessageRequest",
-        "GetTask": "GetTaskRequest",
-        "CancelTask": "CancelTaskRequest",
-        "SubscribeToTask": "SubscribeToTaskRequest",
-        "CreateTaskPushNotificationConfig": "TaskPushNotificationConfig",
-        "GetExtendedAgentCard": "GetExtendedAgentCardRequest",
-    }
-)
 
 
 def _grpc_metadata(peer: EmbeddedPeer, call: _Call) -> list[tuple[str, str]]:
@@ -1580,7 +1546,7 @@ def capture_grpc_stream(
     spec = scenario(scenario_name)
     _check(peer, spec, GRPC, allow_unproduced=allow_unproduced)
     call = _plan(peer, spec, GRPC)
-    request_type = getattr(a2a_pb2, _GRPC_REQUEST_TYPES[call.operation])
+    request_type = getattr(a2a_pb2, BY_NAME[call.operation].grpc_request)
     request = ParseDict(dict(call.params), request_type())
     metadata = _grpc_metadata(peer, call)
     events: list[Any] = []
@@ -1589,7 +1555,7 @@ def capture_grpc_stream(
         stub = stubs.A2AServiceStub(channel)
         method = getattr(stub, call.operation)
         try:
-            if call.operation in _STREAMING_OPERATIONS:
+            if call.operation in STREAMING_OPERATIONS:
                 for event in method(request, timeout=timeout, metadata=metadata):
                     events.append(event)  # noqa: PERF402 - a stream, not a list to copy
                 return events, events
@@ -1702,13 +1668,13 @@ async def _sdk_call(peer: EmbeddedPeer, binding: str, call: _Call, timeout: floa
 
         channel_factory = grpc.aio.insecure_channel
     config = ClientConfig(
-        streaming=call.operation in _STREAMING_OPERATIONS,
+        streaming=call.operation in STREAMING_OPERATIONS,
         httpx_client=http,
         grpc_channel_factory=channel_factory,
         supported_protocol_bindings=[protocol],
     )
     context = ClientCallContext(timeout=timeout, service_parameters=extension_params)
-    request_type = getattr(a2a_pb2, _GRPC_REQUEST_TYPES[call.operation])
+    request_type = getattr(a2a_pb2, BY_NAME[call.operation].grpc_request)
     request = ParseDict(dict(call.params), request_type())
     try:
         client = ClientFactory(config).create(peer.agent_card)
