@@ -16,7 +16,7 @@ success ends the call there (no generator, nothing to plan). Anything else goes 
 the generator, which frees the breaker's probe and refunds a retry paid for and never sent.
 The generator returns the call's value or raises its `CallFailed`; the hooks are told every
 decision on the way, and one `CallRecord` when the call ends. The same model as
-`a2a_client_errors.lookup`: ``find_sent`` decides, ``drive``/``adrive`` read.
+`a2a_client_errors._lookup`: ``find_sent`` decides, ``drive``/``adrive`` read.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
-from a2a_client_errors.breaker import Admission, Verdict, verdict_of
-from a2a_client_errors.errors import CallError, ErrorKind
-from a2a_client_errors.failures import (
+from a2a_client_errors._breaker import Admission, Verdict, verdict_of
+from a2a_client_errors._errors import CallError, ErrorKind
+from a2a_client_errors._failures import (
     AuthFailed,
     BudgetExhausted,
     CallFailed,
@@ -44,8 +44,7 @@ from a2a_client_errors.failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent, tell_one
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     Deduplicates,
     Found,
@@ -59,24 +58,25 @@ from a2a_client_errors.lookup import (
     card_says_deduplicates,
     find_sent,
 )
-from a2a_client_errors.normalize import normalize
-from a2a_client_errors.policy import Decision, GiveUp
-from a2a_client_errors.reasons import Action, Delivery, TransportFailure
+from a2a_client_errors._normalize import normalize
+from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._reasons import Action, Delivery, TransportFailure
+from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent, tell_one
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Iterator
 
-    from a2a_client_errors.breaker import CircuitBreakerLike
-    from a2a_client_errors.hooks import Observers
-    from a2a_client_errors.lookup import (
+    from a2a_client_errors._breaker import CircuitBreakerLike
+    from a2a_client_errors._lookup import (
         AgentFacts,
         CardQuery,
         ExactlyOnce,
         GetTaskQuery,
         ListTasksQuery,
     )
-    from a2a_client_errors.policy import Policy
-    from a2a_client_errors.retry import RetryBudgetLike
+    from a2a_client_errors._policy import Policy
+    from a2a_client_errors._retry import RetryBudgetLike
+    from a2a_client_errors.hooks import Observers
 
 __all__ = [
     "AttemptCutShortError",
@@ -134,7 +134,7 @@ Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaita
 """A look-up for what an attempt with an unknown outcome made.
 
 A `TaskReader` (how to ask one GetTask or ListTasks of the agent): the Guard runs the search
-(`a2a_client_errors.lookup.find_sent`) with it, each read retried as any read, paid for from
+(`a2a_client_errors._lookup.find_sent`) with it, each read retried as any read, paid for from
 the peer's budget and ended by the deadline. Or a function of your own: given the seconds it
 may take (None: no bound), it returns `Found` (the call's answer), `NotFound` (absence
 proven: a resend is safe) or `Unresolved`; it may be a coroutine function in ``acall``, and

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import httpx
 
-from a2a_client_errors.errors import escape
-from a2a_client_errors.normalize import INVALID, normalize_body
-from a2a_client_errors.outcomes import TaskOutcome, task_outcome
-from a2a_client_errors.policy import DEFAULT_POLICY, delivery_note
-from a2a_client_errors.reasons import (
+from a2a_client_errors._errors import escape
+from a2a_client_errors._normalize import INVALID, normalize_body
+from a2a_client_errors._outcomes import TaskOutcome, task_outcome
+from a2a_client_errors._policy import DEFAULT_POLICY, delivery_note
+from a2a_client_errors._reasons import (
     A2A_OPERATIONS,
     NO_TASK_OPERATIONS,
     ROWS,
@@ -35,7 +35,7 @@ from a2a_client_errors.reasons import (
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from a2a_client_errors.policy import Decision
+    from a2a_client_errors._policy import Decision
 
 __all__ = ["main", "parse_capture"]
 

@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from a2a_client_errors import Action, Delivery, escape, task_outcome
-from a2a_client_errors.normalize import INVALID, normalize_body
-from a2a_client_errors.policy import DEFAULT_POLICY, delivery_note
+from a2a_client_errors import Action, Delivery, task_outcome
+from a2a_client_errors._normalize import INVALID, normalize_body
+from a2a_client_errors._policy import DEFAULT_POLICY, delivery_note
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
@@ -57,6 +57,7 @@ from a2a_client_errors.testing.peer import (
     capture_sdk,
     require_dependencies,
 )
+from a2a_client_errors.types import escape
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

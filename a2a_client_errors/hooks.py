@@ -13,19 +13,22 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.policy import Decision, GiveUp
-from a2a_client_errors.reasons import Action
+from a2a_client_errors._breaker import BreakerFallback, BreakerTransition
+from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._reasons import Action
+from a2a_client_errors._retry import BudgetFallback
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from a2a_client_errors.breaker import BreakerFallback, BreakerTransition
-    from a2a_client_errors.lookup import Resolution, SentMessage
-    from a2a_client_errors.outcomes import TaskOutcome
-    from a2a_client_errors.reasons import Delivery
-    from a2a_client_errors.retry import BudgetFallback
+    from a2a_client_errors._lookup import Resolution, SentMessage
+    from a2a_client_errors._outcomes import TaskOutcome
+    from a2a_client_errors._reasons import Delivery
 
 __all__ = [
+    "BreakerFallback",
+    "BreakerTransition",
+    "BudgetFallback",
     "CallRecord",
     "FailoverEvent",
     "GuardEvent",

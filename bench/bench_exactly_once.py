@@ -101,8 +101,9 @@ from a2a.utils.constants import TransportProtocol
 from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import AsyncGuardTransport, ExactlyOnce, Guard, OutcomeUnknown
+from a2a_client_errors._lookup import WORK_OPERATIONS
+from a2a_client_errors._transport import operation_of
 from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.lookup import WORK_OPERATIONS
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.dialects import (
     A2A_SDK,
@@ -120,7 +121,6 @@ from a2a_client_errors.testing.dialects import (
 )
 from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
-from a2a_client_errors.transport import operation_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable

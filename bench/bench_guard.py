@@ -30,7 +30,7 @@ import httpx
 from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import Guard
-from a2a_client_errors.transport import GuardTransport
+from a2a_client_errors._transport import GuardTransport
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -33,11 +33,13 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from prometheus_client import CollectorRegistry
 
-from a2a_client_errors import Guard, GuardEvent, Hook
+from a2a_client_errors import Guard, Hook
 from a2a_client_errors.instrumentation import LoggingHook, OpenTelemetryHook, PrometheusHook
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from a2a_client_errors.hooks import GuardEvent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_guard

@@ -73,19 +73,14 @@ import httpx
 import redis
 from figures import Target, add_json_option, emit, show, table
 
-from a2a_client_errors import (
-    BudgetFallback,
-    BudgetRegistry,
-    BudgetState,
-    CallFailed,
-    Guard,
-    RedisRetryBudget,
-    RetryBudget,
-)
-from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
+from a2a_client_errors import BudgetRegistry, CallFailed, Guard, RetryBudget
+from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget, RedisRetryBudget
+from a2a_client_errors.types import BudgetState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from a2a_client_errors.hooks import BudgetFallback
 
 CAPACITY = 10
 PACED = 400

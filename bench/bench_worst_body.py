@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from figures import Target, add_json_option, emit, show, table
 
-from a2a_client_errors import DEFAULT_LIMITS, classify
+from a2a_client_errors import classify
+from a2a_client_errors.types import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

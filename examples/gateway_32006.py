@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from a2a_client_errors import Guard, ReportNeeded, from_failure, normalize, to_jsonrpc
+from a2a_client_errors import Guard, ReportNeeded, normalize, to_jsonrpc
+from a2a_client_errors.server import from_failure
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}

@@ -26,10 +26,11 @@ from a2a.utils.constants import TransportProtocol
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a_client_errors import Backoff, CallFailed, Guard, Policy, RetryBudget
+from a2a_client_errors import CallFailed, Guard, Policy, RetryBudget
 from a2a_client_errors.instrumentation import PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing.peer import EmbeddedPeer, capture_jsonrpc
+from a2a_client_errors.types import Backoff
 
 PEER = "embedded-peer"
 

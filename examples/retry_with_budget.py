@@ -7,17 +7,15 @@ Run it with ``python examples/retry_with_budget.py``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import httpx
 
-from a2a_client_errors import (
-    BudgetExhausted,
-    Guard,
-    GuardEvent,
-    Hook,
-    RetryBudget,
-    RetryExhausted,
-)
+from a2a_client_errors import BudgetExhausted, Guard, Hook, RetryBudget, RetryExhausted
 from a2a_client_errors.testing import FakeClock
+
+if TYPE_CHECKING:
+    from a2a_client_errors.hooks import GuardEvent
 
 
 class Counter(Hook):

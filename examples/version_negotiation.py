@@ -25,7 +25,7 @@ from a2a.utils.constants import TransportProtocol
 
 from a2a_client_errors import FixRequestNeeded, Guard, ReconcileNeeded
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
-from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers
+from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
 

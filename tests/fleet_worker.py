@@ -26,9 +26,9 @@ from a2a_client_errors import (
     CallFailed,
     Guard,
     GuardTransport,
-    RedisRetryBudget,
     RetryBudget,
 )
+from a2a_client_errors.integrations.redis import RedisRetryBudget
 from a2a_client_errors.testing import RecordingHook
 
 BODY = {"jsonrpc": "2.0", "id": 1, "method": "GetTask"}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from a2a_client_errors import AsyncGuardTransport, CallFailed, Guard, GuardTransport
-from a2a_client_errors.streaming import iter_events
+from a2a_client_errors._streaming import iter_events
 from a2a_client_errors.testing import RecordingHook
 
 if TYPE_CHECKING:

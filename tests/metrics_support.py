@@ -10,21 +10,12 @@ import httpx
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2a_client_errors import (
-    BudgetFallback,
-    BudgetRegistry,
-    BudgetState,
-    CallFailed,
-    CallShape,
-    CircuitBreaker,
-    FailoverEvent,
-    Found,
-    Guard,
-    RetryBudget,
-)
-from a2a_client_errors.breaker import BreakerFallback
+from a2a_client_errors import BudgetRegistry, CallFailed, CircuitBreaker, Guard, RetryBudget
+from a2a_client_errors._breaker import BreakerFallback
+from a2a_client_errors.hooks import BudgetFallback, FailoverEvent
 from a2a_client_errors.instrumentation import Labels
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
+from a2a_client_errors.types import BudgetState, CallShape, Found
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

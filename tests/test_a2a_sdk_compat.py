@@ -51,7 +51,7 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     set_not_append,
     single_interface_card,
 )
-from a2a_client_errors.integrations.a2a_sdk.handlers import LOST_RACE
+from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
 if TYPE_CHECKING:

@@ -10,9 +10,8 @@ import pytest
 from a2a.types import a2a_pb2
 from a2a.utils import errors as sdk
 
-from a2a_client_errors.guard import Guard
-from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of, task_view
-from a2a_client_errors.lookup import (
+from a2a_client_errors._guard import Guard
+from a2a_client_errors._lookup import (
     ExactlyOnce,
     Found,
     GetTaskQuery,
@@ -22,6 +21,7 @@ from a2a_client_errors.lookup import (
     TaskView,
     find_sent,
 )
+from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
 from a2a_client_errors.testing import FakeClock
 
 USER, AGENT = a2a_pb2.Role.ROLE_USER, a2a_pb2.Role.ROLE_AGENT

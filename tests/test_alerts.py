@@ -15,7 +15,7 @@ import yaml
 
 from a2a_client_errors import Action, Reason
 from a2a_client_errors.instrumentation import prometheus_series
-from a2a_client_errors.instrumentation.labels import OPERATIONS, TASK_STATES
+from a2a_client_errors.instrumentation._labels import OPERATIONS, TASK_STATES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 RULES = yaml.safe_load((DOCS / "alerts.yml").read_text(encoding="utf-8"))

@@ -16,24 +16,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import (
-    Admission,
-    BreakerState,
     CallFailed,
     CircuitBreaker,
-    CircuitBreakerLike,
     Guard,
     GuardTransport,
     PeerUnavailable,
     Reason,
-    Verdict,
     normalize,
+)
+from a2a_client_errors._breaker import verdict_of
+from a2a_client_errors._failures import RetryExhausted
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors.integrations.grpc import NotConnectedError
+from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
+from a2a_client_errors.types import (
+    Admission,
+    BreakerState,
+    CircuitBreakerLike,
+    Verdict,
     peer_unwell,
 )
-from a2a_client_errors.breaker import verdict_of
-from a2a_client_errors.failures import RetryExhausted
-from a2a_client_errors.integrations.grpc import NotConnectedError
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
 from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})

@@ -22,10 +22,10 @@ from a2a_client_errors import (
 )
 from a2a_client_errors._engine import CallShape as CallShapeFor
 from a2a_client_errors._engine import recording
+from a2a_client_errors._lookup import Found, Resolution
 from a2a_client_errors.hooks import CallRecord, Hook
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.lookup import Found, Resolution
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.test_a2a_sdk_streams import Scripted, _request
 

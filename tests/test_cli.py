@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, Delivery
+from a2a_client_errors._policy import delivery_note
+from a2a_client_errors._reasons import ROWS
 from a2a_client_errors.cli import main, parse_capture
-from a2a_client_errors.policy import delivery_note
-from a2a_client_errors.reasons import ROWS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,9 +27,9 @@ from a2a.utils.errors import InvalidParamsError, UnsupportedOperationError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
 from a2a_client_errors.server import CREDENTIAL_HEADERS, caller_of, dedupe_extension, deduplicate
-from a2a_client_errors.server.dedupe import ANONYMOUS, message_fingerprint
+from a2a_client_errors.server._dedupe import ANONYMOUS, message_fingerprint
 from tests.test_server_dedupe import FakeHandler, Named, drain
 
 SECRET = "secret-key-0123456789"

@@ -15,7 +15,7 @@ from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentInterfa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
 from a2a_client_errors.server import dedupe_extension
 
 OTHER = {"uri": "urn:example:other", "required": True}
@@ -153,7 +153,7 @@ def test_the_reader_never_raises_on_any_params(params: Any, uri: str) -> None:
 def test_reading_a_card_needs_no_a2a_sdk() -> None:
     """The module a client door imports brings neither a2a-sdk nor protobuf with it."""
     code = (
-        "import sys, a2a_client_errors.dedupe_card as m; "
+        "import sys, a2a_client_errors._dedupe_card as m; "
         "assert m.read_dedupe_params({'capabilities': {'extensions': "
         "[{'uri': m.DEDUPLICATE_EXTENSION, 'params': {'ttl': 1}}]}}).ttl == 1.0; "
         "print(sorted(n for n in sys.modules if n == 'a2a' or n.startswith(('a2a.', 'google'))))"

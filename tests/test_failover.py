@@ -26,20 +26,18 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from a2a_client_errors import (
-    BreakerState,
-    CallShape,
     CircuitBreaker,
     GiveUp,
     Guard,
     OutcomeUnknown,
     PeerUnavailable,
     RetryExhausted,
-    SentMessage,
 )
+from a2a_client_errors._lookup import ListTasksQuery
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, Interface, guard_client
 from a2a_client_errors.integrations.a2a_sdk._compat import client_config
-from a2a_client_errors.integrations.a2a_sdk.interfaces import (
+from a2a_client_errors.integrations.a2a_sdk._interfaces import (
     MAX_INTERFACES,
     LeftOut,
     Route,
@@ -47,9 +45,9 @@ from a2a_client_errors.integrations.a2a_sdk.interfaces import (
     origin_of,
     route_of,
 )
-from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup
-from a2a_client_errors.lookup import ListTasksQuery
+from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from a2a_client_errors.types import BreakerState, CallShape, SentMessage
 from tests.loopback import Loopback, Recorded, Reply
 from tests.metrics_support import scrape, value
 from tests.relay import refused_port

@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_client_errors import Guard, Resolution
-from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
+from a2a_client_errors import Guard
+from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, operation_of
+from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import Unknowns
 
 TASK_ID = "task-follow-7"

@@ -38,14 +38,14 @@ from a2a_client_errors import (
     RetryExhausted,
     classify,
 )
+from a2a_client_errors._reasons import Delivery
+from a2a_client_errors._retry import BudgetRegistry, RetryBudget
 from a2a_client_errors.integrations.grpc import (
     GuardInterceptor,
     NotConnectedError,
     connect,
     operation_of,
 )
-from a2a_client_errors.reasons import Delivery
-from a2a_client_errors.retry import BudgetRegistry, RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.relay import Relay, refused_port, silent_port
 

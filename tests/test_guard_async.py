@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallFailed, Decision, Policy, Reason
-from a2a_client_errors.failures import (
+from a2a_client_errors._failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,
@@ -29,9 +29,9 @@ from a2a_client_errors.failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors.guard import Guard, GuardEvent, Hook
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.retry import Backoff, RetryBudget
+from a2a_client_errors._guard import Guard, GuardEvent, Hook
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._retry import Backoff, RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
 from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 

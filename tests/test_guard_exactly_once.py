@@ -13,15 +13,15 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action
-from a2a_client_errors.failures import (
+from a2a_client_errors._failures import (
     FixRequestNeeded,
     OutcomeUnknown,
     RetryExhausted,
 )
-from a2a_client_errors.guard import CallShape, Guard, UnknownOutcomeEvent
-from a2a_client_errors.lookup import ExactlyOnce, Found, NotFound, Resolution, Unresolved
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.reasons import Delivery
+from a2a_client_errors._guard import CallShape, Guard, UnknownOutcomeEvent
+from a2a_client_errors._lookup import ExactlyOnce, Found, NotFound, Resolution, Unresolved
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._reasons import Delivery
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.conftest import agent_unavailable
 

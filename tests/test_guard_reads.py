@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_client_errors.failures import OutcomeUnknown
-from a2a_client_errors.guard import CallShape, Guard
-from a2a_client_errors.lookup import (
+from a2a_client_errors._failures import OutcomeUnknown
+from a2a_client_errors._guard import CallShape, Guard
+from a2a_client_errors._lookup import (
     CardQuery,
     ExactlyOnce,
     GetTaskQuery,
@@ -26,8 +26,8 @@ from a2a_client_errors.lookup import (
     Unresolved,
     follow_task,
 )
-from a2a_client_errors.normalize import normalize
-from a2a_client_errors.retry import RetryBudget
+from a2a_client_errors._normalize import normalize
+from a2a_client_errors._retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
 
 MID = "m-1"

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Decision, Policy, Reason
-from a2a_client_errors.failures import (
+from a2a_client_errors._failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,
@@ -24,9 +24,9 @@ from a2a_client_errors.failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors.guard import Guard, GuardEvent, Hook, failure_for
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.retry import RetryBudget
+from a2a_client_errors._guard import Guard, GuardEvent, Hook, failure_for
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
 from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 

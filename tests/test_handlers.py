@@ -18,7 +18,7 @@ from a2a_client_errors import (
     ReconcileNeeded,
     ReportNeeded,
 )
-from a2a_client_errors.integrations.a2a_sdk.handlers import LOST_RACE, DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE, DecisionHandlers, Situation
 
 
 class FakeClient:
@@ -229,7 +229,7 @@ class PollingClient:
 
 async def test_poll_task_backs_off_until_a_final_state() -> None:
     """GetTask until COMPLETED, the pauses doubling from the first, capped."""
-    from a2a_client_errors.integrations.a2a_sdk.handlers import poll_task
+    from a2a_client_errors.integrations.a2a_sdk._handlers import poll_task
 
     client = PollingClient(working_for=4)
     task = await poll_task(client, "t-1", initial=0.5, cap=2.0)
@@ -240,7 +240,7 @@ async def test_poll_task_backs_off_until_a_final_state() -> None:
 
 async def test_poll_task_is_bounded() -> None:
     """A task that never ends: max_polls reads, and the last task read is returned."""
-    from a2a_client_errors.integrations.a2a_sdk.handlers import poll_task
+    from a2a_client_errors.integrations.a2a_sdk._handlers import poll_task
 
     client = PollingClient(working_for=1000)
     task = await poll_task(client, "t-1", max_polls=3)
@@ -290,7 +290,7 @@ async def test_version_and_extension_fixes_read_the_card_again() -> None:
 
 async def test_polling_yields_each_change_once() -> None:
     """A Polling reads until final, yields a task only when it changed, and polls afresh."""
-    from a2a_client_errors.integrations.a2a_sdk.handlers import Polling
+    from a2a_client_errors.integrations.a2a_sdk._handlers import Polling
 
     client = PollingClient(working_for=3)
     decision = Decision(Action.DEGRADE, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED)

@@ -27,14 +27,14 @@ from a2a_client_errors import (
     GuardTransport,
     Reason,
     classify,
-    escape,
     normalize,
     task_outcome,
 )
+from a2a_client_errors._wire import MAX_ITEMS, MAX_TEXT
 from a2a_client_errors.cli import main
 from a2a_client_errors.instrumentation import LoggingHook
 from a2a_client_errors.testing import RecordingHook
-from a2a_client_errors.wire import MAX_ITEMS, MAX_TEXT
+from a2a_client_errors.types import escape
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 GET_TASK = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}

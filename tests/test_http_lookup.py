@@ -8,15 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_client_errors import DEFAULT_LIMITS
-from a2a_client_errors.http_lookup import (
+from a2a_client_errors._http_lookup import (
     CannotLookError,
     HttpLookup,
     answer_kind,
     sent_message,
     task_view,
 )
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     GetTaskQuery,
     ListTasksQuery,
     ReadFailedError,
@@ -24,6 +23,7 @@ from a2a_client_errors.lookup import (
     TaskPage,
     TaskView,
 )
+from a2a_client_errors.types import DEFAULT_LIMITS
 from tests.conftest import error_info, jsonrpc_error, jsonrpc_result, status_body
 
 URL = "https://agent.test/a2a"

@@ -8,13 +8,8 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors import (
-    Guard,
-    GuardEvent,
-    Hook,
-    TaskOutcome,
-    TaskOutcomeEvent,
-)
+from a2a_client_errors import Guard, Hook, TaskOutcome
+from a2a_client_errors.hooks import GuardEvent, TaskOutcomeEvent
 from a2a_client_errors.instrumentation import LoggingHook
 from a2a_client_errors.integrations import a2a_sdk
 from a2a_client_errors.testing import RecordingHook

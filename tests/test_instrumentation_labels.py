@@ -17,7 +17,7 @@ from a2a_client_errors.instrumentation import (
     prometheus_series,
     safe_peer,
 )
-from a2a_client_errors.instrumentation.labels import TASK_STATES
+from a2a_client_errors.instrumentation._labels import TASK_STATES
 from a2a_client_errors.testing import error_response
 
 
@@ -133,7 +133,8 @@ def test_reasons_known_unknown_and_missing() -> None:
 
 def test_reasons_from_grpc_statuses() -> None:
     """A gRPC status with no reason is GRPC_<CODE>; an unknown code name is UNSPECIFIED."""
-    from a2a_client_errors import CallError, ErrorKind, Source, WireShape
+    from a2a_client_errors import CallError
+    from a2a_client_errors.types import ErrorKind, Source, WireShape
 
     def grpc(name: str) -> Decision:
         error = CallError(

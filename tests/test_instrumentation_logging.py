@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from a2a_client_errors import CallFailed, Guard, GuardTransport, RetryBudget
 from a2a_client_errors.instrumentation import DEFAULT_LEVELS, LoggingHook
-from a2a_client_errors.instrumentation.logging import _render
+from a2a_client_errors.instrumentation._logging import _render
 from a2a_client_errors.testing import FakeClock, error_response, jsonrpc_error
 
 TOKEN = "sk-live-TOKEN-7f3a9c"
@@ -242,7 +242,7 @@ def test_a_shared_budget_falling_back_warns_and_its_recovery_informs(
 ) -> None:
     """Redis gone: WARNING with the cause (escaped) and what decides meanwhile; back: INFO."""
     from a2a_client_errors import RetryBudget
-    from a2a_client_errors.retry import BudgetState
+    from a2a_client_errors._retry import BudgetState
     from tests.metrics_support import SharedBudgets
 
     budgets = SharedBudgets(RetryBudget)

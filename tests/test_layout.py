@@ -28,28 +28,31 @@ ROOT = Path(a2a_client_errors.__file__).parent
 # The pure core, and the rooms it must never import (design.md, "Layout").
 CORE = (
     "_operations",
-    "reasons",
-    "parsing",
-    "wire",
-    "errors",
-    "sse",
-    "failures",
-    "outcomes",
-    "normalize",
-    "policy",
-    "retry",
-    "breaker",
-    "guard",
+    "_reasons",
+    "_parsing",
+    "_wire",
+    "_errors",
+    "_sse",
+    "_failures",
+    "_outcomes",
+    "_normalize",
+    "_policy",
+    "_retry",
+    "_breaker",
+    "_lookup",
+    "hooks",
+    "_engine",
+    "_guard",
 )
 OUTER = (
-    "transport",
-    "reading",
+    "_transport",
+    "_reading",
     "integrations",
     "server",
     "probe",
     "testing",
     "instrumentation",
-    "streaming",
+    "_streaming",
     "cli",
     "demo",
 )
@@ -128,8 +131,8 @@ def test_the_graph_is_read_from_every_module() -> None:
     """The walk finds the rooms (a guard against a test that passes on an empty graph)."""
     for room in (*CORE, *OUTER):
         assert any(_is_in(module, room) for module in MODULES), room
-    assert f"{PACKAGE}.guard" in GRAPH[f"{PACKAGE}.transport"]
-    assert f"{PACKAGE}.errors" in GRAPH[f"{PACKAGE}.normalize"]
+    assert f"{PACKAGE}._guard" in GRAPH[f"{PACKAGE}._transport"]
+    assert f"{PACKAGE}._errors" in GRAPH[f"{PACKAGE}._normalize"]
 
 
 def test_the_import_graph_has_no_cycle() -> None:
@@ -153,8 +156,8 @@ def test_the_core_never_imports_the_outer_rooms(core: str) -> None:
 
 
 def test_errors_holds_the_result_and_not_the_decision() -> None:
-    """``errors`` (the normalised result) sits below ``policy``: it imports no decision."""
-    assert GRAPH[f"{PACKAGE}.errors"] <= {f"{PACKAGE}.reasons", f"{PACKAGE}.wire"}
+    """``_errors`` (the normalised result) sits below ``_policy``: it imports no decision."""
+    assert GRAPH[f"{PACKAGE}._errors"] <= {f"{PACKAGE}._reasons", f"{PACKAGE}._wire"}
 
 
 # The probe's rooms, lowest first: each imports only rooms before it in this list.
@@ -183,18 +186,41 @@ def test_the_report_knows_nothing_of_how_answers_are_obtained() -> None:
     assert inside == set()
 
 
-# Paths that moved but stay importable, because the documentation gave them: (old, new).
-COMPATIBILITY = [
-    ("a2a_client_errors.handlers", "a2a_client_errors.integrations.a2a_sdk.handlers"),
-    ("a2a_client_errors.peer", "a2a_client_errors.testing.peer"),
-]
+# The public namespaces: every module outside them is private (a leading underscore).
+NAMESPACES = ("types", "hooks", "server", "integrations", "instrumentation", "testing", "probe")
+PUBLIC_MODULES = {"__init__", "__main__", "cli", "demo", "types", "hooks"}
 
 
-@pytest.mark.parametrize(("old", "new"), COMPATIBILITY)
-def test_a_moved_path_still_gives_the_same_names(old: str, new: str) -> None:
-    """A compatibility module re-exports every public name of the new home, as the same objects."""
-    moved, home = importlib.import_module(old), importlib.import_module(new)
-    assert set(moved.__all__) == set(home.__all__)
-    for name in home.__all__:
-        assert getattr(moved, name) is getattr(home, name), name
-    assert GRAPH[old] == {new}  # thin: it imports the new home and nothing else
+def test_implementation_modules_are_private() -> None:
+    """Only the namespaces, the CLI and the demo are public modules; the rest start with ``_``.
+
+    Inside the namespaces, the submodules a user imports by name (``testing.peer``,
+    ``testing.lossy``, ``integrations.grpc``, ``integrations.redis``, ``integrations.a2a_sdk``)
+    are public; every other is private.
+    """
+    allowed_inside = {
+        "testing.peer",
+        "testing.lossy",
+        "testing.dialects",
+        "integrations.grpc",
+        "integrations.redis",
+        "integrations.a2a_sdk",
+    }
+    public = []
+    for name in MODULES:
+        parts = name.split(".")[1:]
+        if not parts or any(part.startswith("_") for part in parts):
+            continue
+        if len(parts) == 1 and (parts[0] in PUBLIC_MODULES or parts[0] in NAMESPACES):
+            continue
+        if ".".join(parts) in allowed_inside:
+            continue
+        public.append(name)
+    assert public == []
+
+
+@pytest.mark.parametrize("gone", ["a2a_client_errors.handlers", "a2a_client_errors.peer"])
+def test_the_compatibility_shims_are_gone(gone: str) -> None:
+    """The package was never released: old paths are not kept alive."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(gone)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     Ask,
     ExactlyOnce,

@@ -19,26 +19,13 @@ from google.rpc import status_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_client_errors import (
-    Action,
-    CallError,
-    ErrorKind,
-    GiveUp,
-    Guard,
-    Policy,
-    Reason,
-    Source,
-    TransportFailure,
-    WireShape,
-    classify,
-    escape,
-    normalize,
-)
+from a2a_client_errors import Action, CallError, GiveUp, Guard, Policy, Reason, classify, normalize
 from a2a_client_errors._engine import AttemptCutShortError
-from a2a_client_errors.failures import ReportNeeded
-from a2a_client_errors.normalize import Limits, NotSentError
-from a2a_client_errors.reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
-from a2a_client_errors.wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
+from a2a_client_errors._failures import ReportNeeded
+from a2a_client_errors._normalize import Limits, NotSentError
+from a2a_client_errors._reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
+from a2a_client_errors._wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
+from a2a_client_errors.types import ErrorKind, Source, TransportFailure, WireShape, escape
 from tests.conftest import (
     A2A_DOMAIN,
     NINE,
@@ -2151,7 +2138,7 @@ def test_an_exception_that_defeats_every_reader_is_unknown_not_a_protocol_error(
 
 # --- the common error answers, read in one step ---------------------------------------------
 
-_normalize_module = importlib.import_module("a2a_client_errors.normalize")
+_normalize_module = importlib.import_module("a2a_client_errors._normalize")
 
 _REASON_TEXTS = [
     *(row.reason.value for row in ROWS),

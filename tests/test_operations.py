@@ -23,7 +23,7 @@ from a2a_client_errors._operations import (
     rest_operation,
     rest_request,
 )
-from a2a_client_errors.reasons import A2A_OPERATIONS, NO_TASK_OPERATIONS
+from a2a_client_errors._reasons import A2A_OPERATIONS, NO_TASK_OPERATIONS
 
 # (1.0 name, 0.3 JSON-RPC method), written out here as the specification the table must meet.
 METHODS = [

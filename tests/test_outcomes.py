@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import classify
-from a2a_client_errors.outcomes import TaskOutcome, task_outcome
+from a2a_client_errors._outcomes import TaskOutcome, task_outcome
 
 
 def _json_task(state: str) -> dict[str, object]:

@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 from pydantic_core import from_json
 
 from a2a_client_errors import classify, normalize, parsing, task_outcome
+from a2a_client_errors._http_lookup import HttpLookup
+from a2a_client_errors._lookup import GetTaskQuery
+from a2a_client_errors._normalize import INVALID, event_error, normalize_body
+from a2a_client_errors._parsing import MAX_DEPTH, parse_json
 from a2a_client_errors.cli import main
-from a2a_client_errors.http_lookup import HttpLookup
-from a2a_client_errors.lookup import GetTaskQuery
-from a2a_client_errors.normalize import INVALID, event_error, normalize_body
-from a2a_client_errors.parsing import MAX_DEPTH, parse_json
 from tests.conftest import error_info, jsonrpc_error, task
 
 # The module, not the function the package exports under the same name.
-normalize_module = importlib.import_module("a2a_client_errors.normalize")
+normalize_module = importlib.import_module("a2a_client_errors._normalize")
 
 PROPERTY = settings(
     deadline=None,

@@ -14,15 +14,12 @@ from a2a_client_errors import (
     CallError,
     CallFailed,
     Decision,
-    ErrorKind,
     Policy,
     Reason,
-    Source,
-    WireShape,
     classify,
-    default_action,
     normalize,
 )
+from a2a_client_errors.types import ErrorKind, Source, WireShape, default_action
 from tests.conftest import (
     NINE_ACTIONS,
     error_info,

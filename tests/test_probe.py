@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from a2a_client_errors.dedupe_card import DedupeParams
+from a2a_client_errors._dedupe_card import DedupeParams
+from a2a_client_errors._reasons import Reason
 from a2a_client_errors.probe import (
     CHECKS,
     SCHEMA,
@@ -30,7 +31,6 @@ from a2a_client_errors.probe import (
 )
 from a2a_client_errors.probe import _checks as probe_checks
 from a2a_client_errors.probe._wire import _grpc_hops, _grpc_target
-from a2a_client_errors.reasons import Reason
 from a2a_client_errors.server import A2AError, to_http, to_jsonrpc
 from tests.loopback import Loopback, Recorded, Reply, loopback_fixture  # noqa: F401 (the fixture)
 

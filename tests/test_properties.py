@@ -15,18 +15,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from a2a_client_errors import (
-    DEFAULT_LIMITS,
-    Action,
-    CallError,
-    Decision,
-    Reason,
-    Source,
-    classify,
-    normalize,
-)
-from a2a_client_errors.normalize import NotSentError
-from a2a_client_errors.reasons import A2A_OPERATIONS, ROWS, Delivery
+from a2a_client_errors import Action, CallError, Decision, Reason, classify, normalize
+from a2a_client_errors._normalize import NotSentError
+from a2a_client_errors._reasons import A2A_OPERATIONS, ROWS, Delivery
+from a2a_client_errors.types import DEFAULT_LIMITS, Source
 from tests.conftest import (
     A2A_DOMAIN,
     BAD_REQUEST,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from a2a_client_errors._engine import AttemptCutShortError
-from a2a_client_errors.reading import aread_within, read_within
+from a2a_client_errors._reading import aread_within, read_within
 from a2a_client_errors.testing import FakeClock
 
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_client_errors import reasons
-from a2a_client_errors.reasons import (
+from a2a_client_errors import _reasons as reasons
+from a2a_client_errors._reasons import (
     JSONRPC_CODES,
     PROBLEM_TYPES,
     REASON_ACTIONS,

@@ -15,15 +15,10 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from a2a_client_errors import (
-    BreakerState,
-    BudgetState,
-    Guard,
-    PeerUnavailable,
-    RedisCircuitBreaker,
-    Verdict,
-)
+from a2a_client_errors import Guard, PeerUnavailable
+from a2a_client_errors.integrations.redis import RedisCircuitBreaker
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from a2a_client_errors.types import BreakerState, BudgetState, Verdict
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     redis_server_fixture,
     shared_redis_fixture,

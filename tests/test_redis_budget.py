@@ -27,16 +27,10 @@ from hypothesis import strategies as st
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from a2a_client_errors import (
-    BudgetExhausted,
-    BudgetFallback,
-    BudgetState,
-    Guard,
-    RedisRetryBudget,
-    RetryExhausted,
-)
-from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget
+from a2a_client_errors import BudgetExhausted, Guard, RetryExhausted
+from a2a_client_errors.integrations.redis import SCRIPT, RedisPeerBudget, RedisRetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from a2a_client_errors.types import BudgetState
 from tests.redis_counts import count_local, exchanges, flaky
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     RedisServer,
@@ -47,6 +41,8 @@ from tests.redis_server import (  # noqa: F401 (the fixtures)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from a2a_client_errors.hooks import BudgetFallback
 
 PEER = "http://agent.example:80"
 _OPEN: list[redis.Redis] = []

@@ -31,8 +31,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_client_errors.server import DedupeRecord, RedisDedupeStore, caller_of, deduplicate
-from a2a_client_errors.server.dedupe import message_key
-from a2a_client_errors.server.dedupe_store import _claim_value, _Claimed, _parse, _record_value
+from a2a_client_errors.server._dedupe import message_key
+from a2a_client_errors.server._dedupe_store import _claim_value, _Claimed, _parse, _record_value
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     free_port,
     redis_server_fixture,

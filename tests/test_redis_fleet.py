@@ -31,13 +31,13 @@ import redis
 from a2a_client_errors import (
     AsyncGuardTransport,
     BudgetExhausted,
-    BudgetState,
     Guard,
     GuardTransport,
-    RedisRetryBudget,
     RetryExhausted,
 )
+from a2a_client_errors.integrations.redis import RedisRetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from a2a_client_errors.types import BudgetState
 from tests.loopback import Loopback, Recorded, Reply
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     redis_server_fixture,

@@ -24,15 +24,11 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from a2a_client_errors import (
-    BudgetFallback,
-    BudgetState,
-    Guard,
-    RedisCircuitBreaker,
-    RedisRetryBudget,
-)
+from a2a_client_errors import Guard
+from a2a_client_errors.integrations.redis import RedisCircuitBreaker, RedisRetryBudget
 from a2a_client_errors.server import RedisDedupeStore
 from a2a_client_errors.testing import FakeClock
+from a2a_client_errors.types import BudgetState
 from tests.redis_counts import count_local, exchanges, flaky
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     redis_server_fixture,
@@ -44,7 +40,8 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from a2a_client_errors.breaker import BreakerFallback
+    from a2a_client_errors._breaker import BreakerFallback
+    from a2a_client_errors.hooks import BudgetFallback
     from tests.redis_server import RedisServer
 
 PEER = "http://agent.example:80"

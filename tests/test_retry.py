@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallFailed, Policy, Reason, normalize
-from a2a_client_errors.failures import (
+from a2a_client_errors._failures import (
     AuthFailed,
     BudgetExhausted,
     DeadlineExceeded,
@@ -35,9 +35,9 @@ from a2a_client_errors.failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors.guard import Guard, GuardEvent, Hook
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.retry import Backoff, BudgetRegistry, IdlePeers, RetryBudget
+from a2a_client_errors._guard import Guard, GuardEvent, Hook
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._retry import Backoff, BudgetRegistry, IdlePeers, RetryBudget
 from a2a_client_errors.testing import FakeClock
 from tests.conftest import jsonrpc_error, jsonrpc_result
 

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, Reason, classify, normalize
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
-from a2a_client_errors.failures import ReportNeeded
-from a2a_client_errors.policy import Decision
-from a2a_client_errors.reasons import ROWS
+from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors._failures import ReportNeeded
+from a2a_client_errors._policy import Decision
+from a2a_client_errors._reasons import ROWS
+from a2a_client_errors._wire import BadRequest, FieldViolation
 from a2a_client_errors.server import (
     CONTENT_TYPE,
     A2AError,
@@ -24,11 +25,10 @@ from a2a_client_errors.server import (
     to_http,
     to_jsonrpc,
 )
-from a2a_client_errors.wire import BadRequest, FieldViolation
 from tests.conftest import rpc_error
 
 if TYPE_CHECKING:
-    from a2a_client_errors.errors import CallError as CallErrorType
+    from a2a_client_errors._errors import CallError as CallErrorType
 
 SPEC = [row for row in ROWS if row.spec]
 METADATA = st.dictionaries(

@@ -40,7 +40,7 @@ from a2a_client_errors.server import (
     MemoryDedupeStore,
     deduplicate,
 )
-from a2a_client_errors.server.dedupe import caller_of, message_key
+from a2a_client_errors.server._dedupe import caller_of, message_key
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator

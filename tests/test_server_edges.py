@@ -25,8 +25,8 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from a2a_client_errors import A2AError, ErrorKind, Reason, Source, WireShape, normalize
-from a2a_client_errors.errors import CallError
+from a2a_client_errors import A2AError, Reason, normalize
+from a2a_client_errors._errors import CallError
 from a2a_client_errors.integrations.grpc import A2AErrorInterceptor
 from a2a_client_errors.server import (
     GRPC_TRAILER_BUDGET,
@@ -40,6 +40,7 @@ from a2a_client_errors.server import (
     to_http,
     to_jsonrpc,
 )
+from a2a_client_errors.types import ErrorKind, Source, WireShape
 from tests.asgi import serve
 
 if TYPE_CHECKING:

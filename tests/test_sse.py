@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_client_errors.sse import EventReader, SSEError, SSEParser, aread_events, read_events
+from a2a_client_errors._sse import EventReader, SSEError, SSEParser, aread_events, read_events
 
 # Characters str.splitlines() breaks at that are not SSE line ends.
 NOT_LINE_ENDS = "\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"

@@ -18,8 +18,8 @@ from a2a_client_errors import (
     ReportNeeded,
     RetryExhausted,
 )
-from a2a_client_errors.normalize import Limits, SSEParser
-from a2a_client_errors.streaming import aiter_events, iter_events
+from a2a_client_errors._normalize import Limits, SSEParser
+from a2a_client_errors._streaming import aiter_events, iter_events
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

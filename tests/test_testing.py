@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 
-from a2a_client_errors import Action, Reason, WireShape, classify, normalize
-from a2a_client_errors.failures import RetryExhausted
-from a2a_client_errors.guard import Guard
+from a2a_client_errors import Action, Reason, classify, normalize
+from a2a_client_errors._failures import RetryExhausted
+from a2a_client_errors._guard import Guard
 from a2a_client_errors.testing import (
     FakeClock,
     error_info,
@@ -25,6 +25,7 @@ from a2a_client_errors.testing import (
     status_error,
 )
 from a2a_client_errors.testing.lossy import LosingTransport, Seen, lose_sends
+from a2a_client_errors.types import WireShape
 
 ALL_REASONS = list(Reason)
 A2A_REASONS = [r for r in Reason if r.is_a2a]

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
-from a2a_client_errors.failures import (
+from a2a_client_errors._failures import (
     DeadlineExceeded,
     DegradeNeeded,
     OutcomeUnknown,
@@ -28,14 +28,14 @@ from a2a_client_errors.failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors.guard import Guard
-from a2a_client_errors.http_lookup import agent_of
-from a2a_client_errors.normalize import Limits
-from a2a_client_errors.policy import GiveUp, Policy
-from a2a_client_errors.reasons import Delivery
-from a2a_client_errors.retry import RetryBudget
+from a2a_client_errors._guard import Guard
+from a2a_client_errors._http_lookup import agent_of
+from a2a_client_errors._normalize import Limits
+from a2a_client_errors._policy import GiveUp, Policy
+from a2a_client_errors._reasons import Delivery
+from a2a_client_errors._retry import RetryBudget
+from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, operation_of
 from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
-from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from a2a_client_errors import ExactlyOnce, Guard
-from a2a_client_errors.http_lookup import agent_of
+from a2a_client_errors._http_lookup import agent_of
+from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport
 from a2a_client_errors.testing import FakeClock, RecordingHook
-from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport
 
 URL = "http://agent.test/a2a"
 WORKING, COMPLETED = "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"

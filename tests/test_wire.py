@@ -7,8 +7,8 @@ import math
 import pydantic
 import pytest
 
-from a2a_client_errors import wire
-from a2a_client_errors.wire import (
+from a2a_client_errors import _wire as wire
+from a2a_client_errors._wire import (
     BadRequest,
     DebugInfo,
     ErrorInfo,

@@ -16,7 +16,7 @@ imported only when its hook is created: a Guard without these hooks pays nothing
 
 from __future__ import annotations
 
-from a2a_client_errors.instrumentation.labels import (
+from a2a_client_errors.instrumentation._labels import (
     METRICS,
     OPERATIONS,
     Labels,
@@ -24,9 +24,9 @@ from a2a_client_errors.instrumentation.labels import (
     prometheus_series,
     safe_peer,
 )
-from a2a_client_errors.instrumentation.logging import DEFAULT_LEVELS, LoggingHook
-from a2a_client_errors.instrumentation.opentelemetry import OpenTelemetryHook
-from a2a_client_errors.instrumentation.prometheus import PrometheusHook
+from a2a_client_errors.instrumentation._logging import DEFAULT_LEVELS, LoggingHook
+from a2a_client_errors.instrumentation._opentelemetry import OpenTelemetryHook
+from a2a_client_errors.instrumentation._prometheus import PrometheusHook
 
 __all__ = [
     "DEFAULT_LEVELS",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from a2a_client_errors._reasons import Action
 from a2a_client_errors.hooks import Hook, first_time
-from a2a_client_errors.instrumentation.labels import Labels
-from a2a_client_errors.reasons import Action
+from a2a_client_errors.instrumentation._labels import Labels
 
 if TYPE_CHECKING:
-    from a2a_client_errors.breaker import BreakerFallback, BreakerTransition
+    from a2a_client_errors._breaker import BreakerFallback, BreakerTransition
+    from a2a_client_errors._retry import BudgetFallback
     from a2a_client_errors.hooks import (
         CallRecord,
         FailoverEvent,
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
         TaskOutcomeEvent,
         UnknownOutcomeEvent,
     )
-    from a2a_client_errors.retry import BudgetFallback
 
 
 class MetricsHook(Hook):

@@ -67,15 +67,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors._guard import CallShape
+from a2a_client_errors._lookup import WORK_OPERATIONS
+from a2a_client_errors._normalize import NotSentError
 from a2a_client_errors._operations import (
     GRPC_SERVICE,
     LEGACY_GRPC_SERVICE,
     OPERATION_OF_LEGACY_RPC,
 )
-from a2a_client_errors.guard import CallShape
-from a2a_client_errors.lookup import WORK_OPERATIONS
-from a2a_client_errors.normalize import NotSentError
-from a2a_client_errors.policy import GiveUp
+from a2a_client_errors._policy import GiveUp
 
 try:
     import grpc
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     import logging
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
-    from a2a_client_errors.guard import Guard
+    from a2a_client_errors._guard import Guard
 
 __all__ = [
     "A2AErrorInterceptor",

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.errors import ErrorKind, WireShape
-from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors._errors import ErrorKind, WireShape
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._reasons import A2A_DOMAIN, Reason, TransportFailure
 from a2a_client_errors.probe._expect import (
     SPECS,
     expected_for,
@@ -38,7 +39,6 @@ from a2a_client_errors.probe._wire import (
     observed_of,
     payload_summary,
 )
-from a2a_client_errors.reasons import A2A_DOMAIN, Reason, TransportFailure
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -16,27 +16,27 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from a2a_client_errors._operations import (
-    BY_NAME,
-    GRPC_SERVICE,
-    STREAMING_OPERATIONS,
-    rest_request,
-)
-from a2a_client_errors.dedupe_card import read_dedupe_params
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
-from a2a_client_errors.guard import AttemptCutShortError
-from a2a_client_errors.normalize import (
+from a2a_client_errors._dedupe_card import read_dedupe_params
+from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors._guard import AttemptCutShortError
+from a2a_client_errors._normalize import (
     INVALID,
     event_error,
     normalize,
     normalize_body,
     stream_error,
 )
-from a2a_client_errors.outcomes import task_outcome
+from a2a_client_errors._operations import (
+    BY_NAME,
+    GRPC_SERVICE,
+    STREAMING_OPERATIONS,
+    rest_request,
+)
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
+from a2a_client_errors._sse import EventReader, SSEError
 from a2a_client_errors.probe._expect import random_id
 from a2a_client_errors.probe._report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, capped
-from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
-from a2a_client_errors.sse import EventReader, SSEError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

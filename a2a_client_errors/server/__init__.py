@@ -10,7 +10,7 @@ Servers and gateways raise (or build) one `A2AError` and encode it at the edge:
   ``abort_with_status`` (``grpc_status.rpc_status.to_status``) and the
   ``grpc-status-details-bin`` trailer.
 
-Codes come from the 1.0.1 table (`a2a_client_errors.reasons`). A gateway that must tell its
+Codes come from the 1.0.1 table (`a2a_client_errors._reasons`). A gateway that must tell its
 own caller about a peer's failure uses `from_failure`: a peer that broke the contract becomes
 INVALID_AGENT_RESPONSE (-32006 / 500 / INTERNAL), never a generic -32603.
 
@@ -41,15 +41,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION
-from a2a_client_errors.server.dedupe_store import (
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
+from a2a_client_errors.server._dedupe_store import (
     Claim,
     DedupeRecord,
     DedupeStore,
     MemoryDedupeStore,
     RedisDedupeStore,
 )
-from a2a_client_errors.server.encoding import (
+from a2a_client_errors.server._encoding import (
     CONTENT_TYPE,
     CORRELATION_KEY,
     GRPC_TRAILER_BUDGET,
@@ -66,15 +66,15 @@ from a2a_client_errors.server.encoding import (
 )
 
 if TYPE_CHECKING:
-    from a2a_client_errors.server.dedupe import (
+    from a2a_client_errors.server._dedupe import (
         CREDENTIAL_HEADERS,
         DeduplicatingHandler,
         caller_of,
         dedupe_extension,
         deduplicate,
     )
-    from a2a_client_errors.server.handler import A2AErrorHandler, with_a2a_errors
-    from a2a_client_errors.server.starlette import A2AErrorMiddleware, exception_handlers
+    from a2a_client_errors.server._handler import A2AErrorHandler, with_a2a_errors
+    from a2a_client_errors.server._starlette import A2AErrorMiddleware, exception_handlers
 
 __all__ = [
     "CONTENT_TYPE",
@@ -118,17 +118,17 @@ def __getattr__(name: str) -> Any:
         "dedupe_extension",
         "CREDENTIAL_HEADERS",
     }:
-        from a2a_client_errors.server import dedupe  # noqa: PLC0415 (lazy by design)
+        from a2a_client_errors.server import _dedupe  # noqa: PLC0415 (lazy by design)
 
-        module = dedupe
+        module = _dedupe
     elif name in {"with_a2a_errors", "A2AErrorHandler"}:
-        from a2a_client_errors.server import handler  # noqa: PLC0415
+        from a2a_client_errors.server import _handler  # noqa: PLC0415
 
-        module = handler
+        module = _handler
     elif name in {"exception_handlers", "A2AErrorMiddleware", "Binding"}:
-        from a2a_client_errors.server import starlette  # noqa: PLC0415
+        from a2a_client_errors.server import _starlette  # noqa: PLC0415
 
-        module = starlette
+        module = _starlette
     else:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from a2a_client_errors._engine import switch_testing
+from a2a_client_errors._reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 from a2a_client_errors.hooks import (
     CallRecord,
     FailoverEvent,
@@ -38,14 +39,13 @@ from a2a_client_errors.hooks import (
     Hook,
     UnknownOutcomeEvent,
 )
-from a2a_client_errors.reasons import A2A_DOMAIN, ERROR_INFO_TYPE, GRPC_CODES, Reason, row_for
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
 
-    from a2a_client_errors.breaker import BreakerTransition
-    from a2a_client_errors.retry import BudgetFallback
+    from a2a_client_errors._breaker import BreakerTransition
+    from a2a_client_errors._retry import BudgetFallback
 
 __all__ = [
     "FakeClock",

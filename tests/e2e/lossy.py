@@ -16,8 +16,8 @@ from a2a_client_errors import Hook
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from a2a_client_errors import UnknownOutcomeEvent
-    from a2a_client_errors.lookup import Resolution
+    from a2a_client_errors._lookup import Resolution
+    from a2a_client_errors.hooks import UnknownOutcomeEvent
     from a2a_client_errors.testing.lossy import Plan, Seen
     from a2a_client_errors.testing.peer import EmbeddedPeer
 

@@ -17,7 +17,7 @@ from a2a_client_errors import (
     ReportNeeded,
     RetryExhausted,
 )
-from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Polling, Situation
+from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers, Polling, Situation
 from a2a_client_errors.testing import RecordingHook
 from tests.e2e.proxy import Proxy
 from tests.e2e.sdk import BINDINGS, sdk_client

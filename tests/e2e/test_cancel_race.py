@@ -15,7 +15,7 @@ import pytest
 from a2a.types import a2a_pb2
 
 from a2a_client_errors import ReconcileNeeded
-from a2a_client_errors.integrations.a2a_sdk.handlers import LOST_RACE
+from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE
 from tests.e2e.sdk import BINDINGS, sdk_client
 
 if TYPE_CHECKING:

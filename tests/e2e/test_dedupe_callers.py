@@ -30,7 +30,7 @@ from cryptography.x509.oid import NameOID
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from a2a_client_errors import Reason, normalize
-from a2a_client_errors.dedupe_card import DedupeParams, read_dedupe_params
+from a2a_client_errors._dedupe_card import DedupeParams, read_dedupe_params
 from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.dedupe_worker import build_agent
 

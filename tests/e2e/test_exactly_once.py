@@ -15,11 +15,12 @@ import httpx
 import pytest
 from a2a.types import a2a_pb2
 
-from a2a_client_errors import Action, ExactlyOnce, Guard, OutcomeUnknown, Reason, Resolution
-from a2a_client_errors.integrations.a2a_sdk.handlers import LOST_RACE
+from a2a_client_errors import Action, ExactlyOnce, Guard, OutcomeUnknown, Reason
+from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import (
     CANCELED,
     COMPLETED,

@@ -16,9 +16,10 @@ import pytest
 from a2a.client import ClientCallContext
 from a2a.types import a2a_pb2
 
-from a2a_client_errors import Guard, Resolution
+from a2a_client_errors import Guard
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import (
     CANCELED,
     COMPLETED,

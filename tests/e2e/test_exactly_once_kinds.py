@@ -21,7 +21,7 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
 from a2a.utils.constants import TransportProtocol
 
-from a2a_client_errors import AsyncGuardTransport, CallFailed, Guard, OutcomeUnknown, Resolution
+from a2a_client_errors import AsyncGuardTransport, CallFailed, Guard, OutcomeUnknown
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.dialects import (
@@ -43,6 +43,7 @@ from a2a_client_errors.testing.dialects import (
 )
 from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import VERSION, Unknowns, is_send, script, send_request
 from tests.e2e.sdk import sdk_client
 

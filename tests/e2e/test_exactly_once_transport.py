@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from a2a_client_errors import ExactlyOnce, Guard, OutcomeUnknown, Resolution
-from a2a_client_errors.streaming import aiter_events, iter_events
+from a2a_client_errors import ExactlyOnce, Guard, OutcomeUnknown
+from a2a_client_errors._streaming import aiter_events, iter_events
+from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, operation_of
 from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
-from a2a_client_errors.transport import AsyncGuardTransport, GuardTransport, operation_of
+from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import (
     COMPLETED,
     VERSION,

@@ -20,19 +20,13 @@ import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import AgentCard, AgentInterface, a2a_pb2
 
-from a2a_client_errors import (
-    BreakerState,
-    CircuitBreaker,
-    Guard,
-    PeerUnavailable,
-    Resolution,
-    RetryExhausted,
-)
+from a2a_client_errors import CircuitBreaker, Guard, PeerUnavailable, RetryExhausted
 from a2a_client_errors.instrumentation import LoggingHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
 from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.types import BreakerState, Resolution
 from tests.e2e.lossy import COMPLETED, new_tasks, sdk_state, sdk_task_ids, send_request
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import GiveUp, RetryExhausted
-from a2a_client_errors.streaming import aiter_events, iter_events
+from a2a_client_errors._streaming import aiter_events, iter_events
 
 if TYPE_CHECKING:
     from a2a_client_errors.testing.peer import EmbeddedPeer

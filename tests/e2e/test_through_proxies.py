@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from a2a_client_errors import Action, ErrorKind, Reason, Source, classify
+from a2a_client_errors import Action, Reason, classify
+from a2a_client_errors.types import ErrorKind, Source
 from tests.e2e.proxy import Proxy
 
 if TYPE_CHECKING:

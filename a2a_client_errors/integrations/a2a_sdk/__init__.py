@@ -19,7 +19,7 @@ A message without a ``message_id`` gets one (a UUID) before the first attempt, s
 resend carries the same one. The same messageId is not enough to make a resend safe (no
 official A2A server deduplicates by it): when an attempt of ``send_message`` may have been
 processed (its answer lost, a timeout, an internal error), the task it may have made is looked
-for first with the client's own ``get_task``/``list_tasks`` (see `a2a_client_errors.lookup`).
+for first with the client's own ``get_task``/``list_tasks`` (see `a2a_client_errors._lookup`).
 Found, it is the answer (a stream resumes it by subscription); not there, the same message is
 resent; the look-up impossible, `OutcomeUnknown` is raised and nothing is resent.
 
@@ -30,7 +30,7 @@ next one the client can speak, with the same request; the next call starts again
 preferred one. Only interfaces on the preferred one's origin (or on an origin the caller names)
 are failed over to, so the client's credentials go only where the caller meant them to, and a
 call goes over at most ``max_interfaces`` of them (see
-`a2a_client_errors.integrations.a2a_sdk.interfaces`).
+`a2a_client_errors.integrations.a2a_sdk._interfaces`).
 """
 
 from __future__ import annotations
@@ -45,9 +45,24 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape, safe_peer
-from a2a_client_errors.failures import CallFailed, RetryExhausted
-from a2a_client_errors.guard import CallShape, FailoverEvent, Guard, GuardedCall, failure_for
+from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
+from a2a_client_errors._failures import CallFailed, RetryExhausted
+from a2a_client_errors._guard import CallShape, FailoverEvent, Guard, GuardedCall, failure_for
+from a2a_client_errors._lookup import (
+    CardQuery,
+    Found,
+    GetTaskQuery,
+    ListTasksQuery,
+    SentMessage,
+    Unresolved,
+    find_sent,
+    follow_task,
+)
+from a2a_client_errors._normalize import UnreadableAnswerError, normalize
+from a2a_client_errors._outcomes import TaskOutcome, task_outcome
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._reasons import Action, Reason, TransportFailure
+from a2a_client_errors._streaming import interruption
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     UnsupportedSdkError,
     client_card,
@@ -58,31 +73,16 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     set_client_card,
     set_not_append,
 )
-from a2a_client_errors.integrations.a2a_sdk.connect import connect_first, connecting
-from a2a_client_errors.integrations.a2a_sdk.handlers import DecisionHandlers, Situation
-from a2a_client_errors.integrations.a2a_sdk.interfaces import (
+from a2a_client_errors.integrations.a2a_sdk._connect import connect_first, connecting
+from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk._interfaces import (
     MAX_INTERFACES,
     Interface,
     LeftOut,
     Route,
     named_origins,
 )
-from a2a_client_errors.integrations.a2a_sdk.lookup import SdkLookup, sent_of, task_view
-from a2a_client_errors.lookup import (
-    CardQuery,
-    Found,
-    GetTaskQuery,
-    ListTasksQuery,
-    SentMessage,
-    Unresolved,
-    find_sent,
-    follow_task,
-)
-from a2a_client_errors.normalize import UnreadableAnswerError, normalize
-from a2a_client_errors.outcomes import TaskOutcome, task_outcome
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.reasons import Action, Reason, TransportFailure
-from a2a_client_errors.streaming import interruption
+from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -127,7 +127,7 @@ def guard_client(
             (see `Interface`).
         max_reconnects: how many times one stream may be resumed after interruptions.
         handlers: what to do about decisions other than retry (see
-            `a2a_client_errors.integrations.a2a_sdk.handlers`); None raises every one of them.
+            `a2a_client_errors.integrations.a2a_sdk._handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
             version (default: the well-known path beside the card's first HTTP interface,
             under its path prefix, then at its origin).
@@ -141,7 +141,7 @@ def guard_client(
             fail over to (``{"https://b.example"}``; a gRPC ``"host:port"`` as the card
             writes it). The client's credentials go with every call: by default a call goes
             only to interfaces on the preferred one's origin (scheme, host and port; see
-            `a2a_client_errors.integrations.a2a_sdk.interfaces.origin_of`).
+            `a2a_client_errors.integrations.a2a_sdk._interfaces.origin_of`).
         max_interfaces: the most interfaces one call goes over, the preferred one counted
             (the first ones the card lists after it).
 

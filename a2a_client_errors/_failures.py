@@ -20,22 +20,22 @@ Exception tree::
           └── AuthFailed            action auth: credentials missing or refused
 
 Each carries the `Decision` that ended the call; ``decision.error`` is the `CallError`
-(`a2a_client_errors.errors`), the normalised record of what the peer said.
+(`a2a_client_errors._errors`), the normalised record of what the peer said.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from a2a_client_errors.reasons import Delivery
+from a2a_client_errors._reasons import Delivery
 
 if TYPE_CHECKING:
-    from a2a_client_errors.breaker import BreakerState
-    from a2a_client_errors.errors import CallError
+    from a2a_client_errors._breaker import BreakerState
+    from a2a_client_errors._errors import CallError
+    from a2a_client_errors._lookup import SentMessage
+    from a2a_client_errors._policy import Decision
+    from a2a_client_errors._reasons import Reason
     from a2a_client_errors.hooks import CallRecord
-    from a2a_client_errors.lookup import SentMessage
-    from a2a_client_errors.policy import Decision
-    from a2a_client_errors.reasons import Reason
 
 __all__ = [
     "AuthFailed",

@@ -22,11 +22,9 @@ from a2a_client_errors._engine import (
     attempt_once,
     current_recording,
 )
-from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
-from a2a_client_errors.failures import CallFailed
-from a2a_client_errors.guard import CallShape, Guard, GuardedCall, Lookup
-from a2a_client_errors.hooks import CallRecord
-from a2a_client_errors.http_lookup import (
+from a2a_client_errors._failures import CallFailed
+from a2a_client_errors._guard import CallShape, Guard, GuardedCall, Lookup
+from a2a_client_errors._http_lookup import (
     CannotLookError,
     HttpLookup,
     agent_of,
@@ -34,7 +32,7 @@ from a2a_client_errors.http_lookup import (
     sent_message,
     task_view,
 )
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     CardQuery,
     GetTaskQuery,
@@ -45,10 +43,12 @@ from a2a_client_errors.lookup import (
     Unresolved,
     follow_task,
 )
-from a2a_client_errors.parsing import parse_json
-from a2a_client_errors.policy import Decision, GiveUp
-from a2a_client_errors.reading import aread_within, read_within
-from a2a_client_errors.reasons import Action
+from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
+from a2a_client_errors._parsing import parse_json
+from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._reading import aread_within, read_within
+from a2a_client_errors._reasons import Action
+from a2a_client_errors.hooks import CallRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -591,7 +591,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
     whose message has no messageId. Successful event streams are handed over unread.
 
     A SendMessage whose answer was lost is looked up first, with the same headers, through
-    ``inner`` (see `a2a_client_errors.lookup`): found, the task is the answer (a unary send's
+    ``inner`` (see `a2a_client_errors._lookup`): found, the task is the answer (a unary send's
     once it settles, as a blocking send's would be; a stream's subscribed to while it works);
     proven absent, the same bytes are resent; otherwise `OutcomeUnknown`. A unary send may go
     without blocking (`ExactlyOnce.non_blocking`): the agent answers with its task at once,

@@ -6,7 +6,7 @@ a call returned (an a2a-sdk ``Task``, ``StreamResponse`` or ``SendMessageRespons
 task, a JSON-RPC result, an HTTP+JSON body; an ``httpx.Response``) and says what it means,
 without turning it into a protocol error:
 
-    >>> from a2a_client_errors.outcomes import task_outcome
+    >>> from a2a_client_errors._outcomes import task_outcome
     >>> outcome = task_outcome({"id": "t-1", "status": {"state": "TASK_STATE_REJECTED"}})
     >>> outcome.state, outcome.is_terminal, outcome.resend_creates_a_new_task
     ('TASK_STATE_REJECTED', True, True)
@@ -19,14 +19,14 @@ from typing import Any, Final
 
 import httpx
 
-from a2a_client_errors.parsing import parse_json
-from a2a_client_errors.reasons import (
+from a2a_client_errors._parsing import parse_json
+from a2a_client_errors._reasons import (
     ACTIVE_STATES,
     INTERRUPTED_STATES,
     TERMINAL_STATES,
     canonical_task_state,
 )
-from a2a_client_errors.wire import cut
+from a2a_client_errors._wire import cut
 
 __all__ = ["TaskOutcome", "task_outcome"]
 

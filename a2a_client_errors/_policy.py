@@ -1,7 +1,7 @@
 """Decide what to do about a call's outcome: pure, immutable, reason first.
 
 A `Policy` maps a `CallError` to an `Action`. The defaults come from the table in
-`a2a_client_errors.reasons`: per reason, else per transport failure, gRPC code or HTTP status.
+`a2a_client_errors._reasons`: per reason, else per transport failure, gRPC code or HTTP status.
 Orchestrators override them per reason, and per operation, with ``with_*`` copies.
 
 With a retry context (the attempt, the attempts allowed, the time left before the deadline,
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors.errors import ErrorKind, escape
-from a2a_client_errors.lookup import WORK_OPERATIONS
-from a2a_client_errors.normalize import (
+from a2a_client_errors._errors import ErrorKind, escape
+from a2a_client_errors._lookup import WORK_OPERATIONS
+from a2a_client_errors._normalize import (
     DEFAULT_LIMITS,
     Limits,
     defeated,
@@ -29,7 +29,7 @@ from a2a_client_errors.normalize import (
     normalize,
     normalize_into,
 )
-from a2a_client_errors.reasons import (
+from a2a_client_errors._reasons import (
     A2A_OPERATIONS,
     REASON_ACTIONS,
     TRANSPORT_ACTIONS,
@@ -40,12 +40,12 @@ from a2a_client_errors.reasons import (
     grpc_code_action,
     http_status_action,
 )
-from a2a_client_errors.retry import Backoff
+from a2a_client_errors._retry import Backoff
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from a2a_client_errors.errors import CallError
+    from a2a_client_errors._errors import CallError
 
 __all__ = [
     "Action",

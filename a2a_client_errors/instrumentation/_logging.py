@@ -47,26 +47,26 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.breaker import BreakerState
-from a2a_client_errors.errors import escape
+from a2a_client_errors._breaker import BreakerState
+from a2a_client_errors._errors import escape
+from a2a_client_errors._policy import GiveUp
+from a2a_client_errors._reasons import Action
+from a2a_client_errors._retry import BudgetState
 from a2a_client_errors.hooks import Hook, first_time
-from a2a_client_errors.instrumentation.labels import safe_peer
-from a2a_client_errors.policy import GiveUp
-from a2a_client_errors.reasons import Action
-from a2a_client_errors.retry import BudgetState
+from a2a_client_errors.instrumentation._labels import safe_peer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from a2a_client_errors.breaker import BreakerTransition
+    from a2a_client_errors._breaker import BreakerTransition
+    from a2a_client_errors._policy import Decision
+    from a2a_client_errors._retry import BudgetFallback
     from a2a_client_errors.hooks import (
         FailoverEvent,
         GuardEvent,
         TaskOutcomeEvent,
         UnknownOutcomeEvent,
     )
-    from a2a_client_errors.policy import Decision
-    from a2a_client_errors.retry import BudgetFallback
 
 __all__ = ["DEFAULT_LEVELS", "LoggingHook"]
 

@@ -33,9 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors._httpx import header_triples, read_content
-from a2a_client_errors._operations import OPERATIONS, ResultShape
-from a2a_client_errors.errors import (
+from a2a_client_errors._errors import (
     CallError,
     CallErrorSlots,
     ErrorKind,
@@ -43,8 +41,10 @@ from a2a_client_errors.errors import (
     WireShape,
     build_call_error,
 )
-from a2a_client_errors.parsing import INVALID, parse_json
-from a2a_client_errors.reasons import (
+from a2a_client_errors._httpx import header_triples, read_content
+from a2a_client_errors._operations import OPERATIONS, ResultShape
+from a2a_client_errors._parsing import INVALID, parse_json
+from a2a_client_errors._reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
     GRPC_CODES,
@@ -61,7 +61,7 @@ from a2a_client_errors.reasons import (
     status_reason,
     status_row,
 )
-from a2a_client_errors.sse import (
+from a2a_client_errors._sse import (
     DEFAULT_MAX_EVENT,
     DEFAULT_MAX_LINE,
     EventReader,
@@ -69,7 +69,7 @@ from a2a_client_errors.sse import (
     SSEParser,
     read_events,
 )
-from a2a_client_errors.wire import (
+from a2a_client_errors._wire import (
     MAX_ITEMS,
     MAX_TEXT,
     RETRY_INFO_TYPE,
@@ -1114,7 +1114,7 @@ def event_error(
 
 
 def event_reader(limits: Limits = DEFAULT_LIMITS) -> EventReader:
-    """The SSE reader (`a2a_client_errors.sse`) with the caps of ``limits``."""
+    """The SSE reader (`a2a_client_errors._sse`) with the caps of ``limits``."""
     return EventReader(
         max_line=limits.max_sse_line,
         max_event=limits.max_sse_event,

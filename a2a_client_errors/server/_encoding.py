@@ -14,9 +14,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from a2a_client_errors.errors import escape
-from a2a_client_errors.failures import CallFailed
-from a2a_client_errors.reasons import (
+from a2a_client_errors._errors import escape
+from a2a_client_errors._failures import CallFailed
+from a2a_client_errors._reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
     GRPC_CODES,
@@ -24,13 +24,13 @@ from a2a_client_errors.reasons import (
     canonical_reason,
     row_for,
 )
-from a2a_client_errors.wire import MAX_TEXT
+from a2a_client_errors._wire import MAX_TEXT
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from a2a_client_errors.errors import CallError
-    from a2a_client_errors.wire import Detail
+    from a2a_client_errors._errors import CallError
+    from a2a_client_errors._wire import Detail
 
 __all__ = [
     "CONTENT_TYPE",
@@ -76,7 +76,7 @@ class A2AError(Exception):
         message: the message for humans. Never a stack trace, never a secret.
         metadata: ErrorInfo metadata; every value becomes a string.
         extra_details: more google.rpc details, after the ErrorInfo (``BadRequest`` naming
-            the part that is not supported, say), as models of `a2a_client_errors.wire` or as
+            the part that is not supported, say), as models of `a2a_client_errors._wire` or as
             ProtoJSON objects with ``@type``.
     """
 

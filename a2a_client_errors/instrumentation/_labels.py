@@ -31,8 +31,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from a2a_client_errors.errors import safe_peer
-from a2a_client_errors.reasons import (
+from a2a_client_errors._errors import safe_peer
+from a2a_client_errors._reasons import (
     A2A_OPERATIONS,
     ACTIVE_STATES,
     GRPC_CODES,
@@ -44,7 +44,7 @@ from a2a_client_errors.reasons import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from a2a_client_errors.policy import Decision
+    from a2a_client_errors._policy import Decision
 
 __all__ = [
     "DEFAULT_DELAY_BUCKETS",

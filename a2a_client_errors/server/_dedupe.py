@@ -101,8 +101,8 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from a2a_client_errors.dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
-from a2a_client_errors.server.dedupe_store import (
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
+from a2a_client_errors.server._dedupe_store import (
     Claim,
     DedupeRecord,
     DedupeStore,

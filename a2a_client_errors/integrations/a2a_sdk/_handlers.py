@@ -59,21 +59,21 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors.failures import ReconcileNeeded
+from a2a_client_errors._failures import ReconcileNeeded
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._reasons import Action, Reason
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     call_context,
     client_card,
     client_transport,
     pb2,
 )
-from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.reasons import Action, Reason
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Collection, Sequence
 
-    from a2a_client_errors.failures import CallFailed
-    from a2a_client_errors.policy import Decision
+    from a2a_client_errors._failures import CallFailed
+    from a2a_client_errors._policy import Decision
 
 _log = logging.getLogger("a2a_client_errors")
 

@@ -33,16 +33,7 @@ from a2a_client_errors._engine import (
     refuse_awaitable,
     switch_testing,
 )
-from a2a_client_errors.hooks import (
-    CallRecord,
-    FailoverEvent,
-    GuardEvent,
-    Hook,
-    Observers,
-    TaskOutcomeEvent,
-    UnknownOutcomeEvent,
-)
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     AgentFacts,
     CardQuery,
     ExactlyOnce,
@@ -55,22 +46,31 @@ from a2a_client_errors.lookup import (
     drive,
     reading,
 )
-from a2a_client_errors.normalize import normalize
-from a2a_client_errors.outcomes import TaskOutcome, task_outcome
-from a2a_client_errors.policy import Decision, Policy
-from a2a_client_errors.reasons import Action, Delivery
-from a2a_client_errors.retry import (
+from a2a_client_errors._normalize import normalize
+from a2a_client_errors._outcomes import TaskOutcome, task_outcome
+from a2a_client_errors._policy import Decision, Policy
+from a2a_client_errors._reasons import Action, Delivery
+from a2a_client_errors._retry import (
     BudgetRegistry,
     BudgetRegistryLike,
     IdlePeers,
     RetryBudgetLike,
 )
+from a2a_client_errors.hooks import (
+    CallRecord,
+    FailoverEvent,
+    GuardEvent,
+    Hook,
+    Observers,
+    TaskOutcomeEvent,
+    UnknownOutcomeEvent,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Iterable
 
-    from a2a_client_errors.breaker import CircuitBreakerLike
-    from a2a_client_errors.failures import CallFailed
+    from a2a_client_errors._breaker import CircuitBreakerLike
+    from a2a_client_errors._failures import CallFailed
 
 __all__ = [
     "AttemptCutShortError",
@@ -222,8 +222,8 @@ class Guard:
     ) -> R | Unresolved:
         """Run a sans-IO search of an agent's tasks, each query a read under this Guard.
 
-        For doors: ``search`` is `a2a_client_errors.lookup.find_sent` or
-        `a2a_client_errors.lookup.follow_task`; ``ask`` asks one query (one request, no retry;
+        For doors: ``search`` is `a2a_client_errors._lookup.find_sent` or
+        `a2a_client_errors._lookup.follow_task`; ``ask`` asks one query (one request, no retry;
         a raised `ReadFailedError` or transport error is judged). A failed read is retried as the
         policy retries any read of ``peer``, each retry paid for from its budget, and nothing
         waits past ``deadline_at`` (this Guard's clock): the search then ends `Unresolved`. A

@@ -72,15 +72,15 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from a2a_client_errors.errors import ErrorKind, safe_peer
-from a2a_client_errors.reasons import Reason, TransportFailure
-from a2a_client_errors.retry import IdlePeers
+from a2a_client_errors._errors import ErrorKind, safe_peer
+from a2a_client_errors._reasons import Reason, TransportFailure
+from a2a_client_errors._retry import IdlePeers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from a2a_client_errors.errors import CallError
-    from a2a_client_errors.retry import BudgetState
+    from a2a_client_errors._errors import CallError
+    from a2a_client_errors._retry import BudgetState
 
 __all__ = [
     "Admission",

@@ -1,7 +1,7 @@
 """The look-up of an a2a-sdk SendMessage whose answer was lost, through the same client.
 
-`SdkLookup` is the `a2a_client_errors.lookup.TaskReader` of the guarded a2a-sdk client: it
-asks the queries of `a2a_client_errors.lookup.find_sent` (and `follow_task`) with the
+`SdkLookup` is the `a2a_client_errors._lookup.TaskReader` of the guarded a2a-sdk client: it
+asks the queries of `a2a_client_errors._lookup.find_sent` (and `follow_task`) with the
 wrapped client's own ``get_task`` and ``list_tasks`` (so on the binding the client speaks,
 JSON-RPC, HTTP+JSON or gRPC, with its interceptors and credentials), one request each, never
 through the Guard's loop: the Guard retries a failed read itself, paid for from the peer's
@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors.breaker import peer_unwell
-from a2a_client_errors.lookup import (
+from a2a_client_errors._breaker import peer_unwell
+from a2a_client_errors._lookup import (
     CardQuery,
     GetTaskQuery,
     ListTasksQuery,
@@ -22,9 +22,9 @@ from a2a_client_errors.lookup import (
     TaskPage,
     TaskView,
 )
-from a2a_client_errors.normalize import normalize
-from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.reasons import Reason
+from a2a_client_errors._normalize import normalize
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._reasons import Reason
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable

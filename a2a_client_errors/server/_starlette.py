@@ -27,7 +27,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from a2a_client_errors.server.encoding import (
+from a2a_client_errors.server._encoding import (
     A2AError,
     encode_or_internal,
     internal_error,

@@ -400,7 +400,7 @@ class Delivery(str, enum.Enum):
 
     The same messageId makes a resend *recognisable*, not *safe*: no official A2A server
     deduplicates by it. Only a failure that provably did not reach the agent's processing may
-    be resent blindly; an unknown one must first be looked up (see `a2a_client_errors.lookup`).
+    be resent blindly; an unknown one must first be looked up (see `a2a_client_errors._lookup`).
 
     A status with no A2A reason behind it reads by `status_delivery`. A retry hint
     (``Retry-After``, ``retry-after-ms``, ``RetryInfo``, ``grpc-retry-pushback-ms``) or an error

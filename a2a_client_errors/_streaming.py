@@ -21,20 +21,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from a2a_client_errors.errors import CallError, ErrorKind, Source, WireShape
-from a2a_client_errors.guard import failure_for
-from a2a_client_errors.normalize import event_error, event_reader, normalize, stream_error
-from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.policy import Decision, GiveUp, Policy
-from a2a_client_errors.reasons import Action, TransportFailure
-from a2a_client_errors.sse import SSEError, aread_events, read_events
+from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors._guard import failure_for
+from a2a_client_errors._normalize import event_error, event_reader, normalize, stream_error
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._policy import Decision, GiveUp, Policy
+from a2a_client_errors._reasons import Action, TransportFailure
+from a2a_client_errors._sse import SSEError, aread_events, read_events
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
     import httpx
 
-    from a2a_client_errors.failures import CallFailed
+    from a2a_client_errors._failures import CallFailed
 
 __all__ = ["aiter_events", "interruption", "iter_events"]
 

@@ -43,7 +43,7 @@ from a2a_client_errors._operations import WORK_OPERATIONS
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Generator
 
-    from a2a_client_errors.errors import CallError
+    from a2a_client_errors._errors import CallError
 
 __all__ = [
     "WORK_OPERATIONS",
@@ -209,7 +209,7 @@ class AgentFacts:
             found through a follow-up's task: sends to it go without blocking when
             `ExactlyOnce.non_blocking` is None.
         deduplicates: its agent card advertises the deduplication extension
-            (`a2a_client_errors.dedupe_card`): a resend is safe.
+            (`a2a_client_errors._dedupe_card`): a resend is safe.
         card_read: its card was read for that (once; again after the peer is forgotten).
 
     """
@@ -546,7 +546,7 @@ def _look_in_listing(
 
 def card_says_deduplicates() -> Generator[Query, Any, bool]:
     """Read the agent's card: whether it advertises deduplication (a resend is then safe)."""
-    from a2a_client_errors.dedupe_card import read_dedupe_params  # noqa: PLC0415 (small, pure)
+    from a2a_client_errors._dedupe_card import read_dedupe_params  # noqa: PLC0415 (small, pure)
 
     card = yield CardQuery()
     return card is not None and read_dedupe_params(card) is not None

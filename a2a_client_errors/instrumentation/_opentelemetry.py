@@ -32,8 +32,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.instrumentation._labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
 from a2a_client_errors.instrumentation._metrics import MetricsHook
-from a2a_client_errors.instrumentation.labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence

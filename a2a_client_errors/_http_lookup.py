@@ -1,6 +1,6 @@
 """The look-up of a raw JSON-RPC or HTTP+JSON SendMessage whose answer was lost.
 
-`HttpLookup` turns the queries of `a2a_client_errors.lookup.find_sent` (and
+`HttpLookup` turns the queries of `a2a_client_errors._lookup.find_sent` (and
 `follow_task`) into requests of the same binding, to the same agent, with the original
 request's headers (its credentials and service parameters included), and reads their
 answers; the transports send them through their inner transport. When the task is found, it
@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors._operations import BY_NAME, OPERATION_OF_METHOD, OPERATIONS
-from a2a_client_errors.lookup import (
+from a2a_client_errors._lookup import (
     GetTaskQuery,
     ListTasksQuery,
     ReadFailedError,
@@ -37,14 +36,15 @@ from a2a_client_errors.lookup import (
     TaskView,
     parse_timestamp,
 )
-from a2a_client_errors.normalize import INVALID, normalize_body
-from a2a_client_errors.outcomes import task_outcome
-from a2a_client_errors.parsing import parse_json
-from a2a_client_errors.reasons import Reason
+from a2a_client_errors._normalize import INVALID, normalize_body
+from a2a_client_errors._operations import BY_NAME, OPERATION_OF_METHOD, OPERATIONS
+from a2a_client_errors._outcomes import task_outcome
+from a2a_client_errors._parsing import parse_json
+from a2a_client_errors._reasons import Reason
 
 if TYPE_CHECKING:
+    from a2a_client_errors._errors import CallError
     from a2a_client_errors._operations import Operation
-    from a2a_client_errors.errors import CallError
 
 __all__ = [
     "WELL_KNOWN_CARD_PATH",

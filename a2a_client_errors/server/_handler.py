@@ -48,7 +48,7 @@ from a2a.utils.errors import (
 )
 from a2a.utils.errors import A2AError as SdkError
 
-from a2a_client_errors.server.encoding import (
+from a2a_client_errors.server._encoding import (
     A2AError,
     encode_or_internal,
     grpc_status,

@@ -2,7 +2,7 @@
 
 `CallError` is not an exception: it is the typed record that `normalize` returns for every
 wire shape, and that travels inside a `Decision` and a `CallFailed` (the exceptions live in
-`a2a_client_errors.failures`).
+`a2a_client_errors._failures`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from a2a_client_errors.reasons import (
+from a2a_client_errors._reasons import (
     A2A_DOMAIN,
     UNKNOWN_DELIVERY_REASONS,
     Delivery,
@@ -21,12 +21,12 @@ from a2a_client_errors.reasons import (
     TransportFailure,
     status_delivery,
 )
-from a2a_client_errors.wire import MAX_ITEMS, MAX_TEXT, cut, parse_detail
+from a2a_client_errors._wire import MAX_ITEMS, MAX_TEXT, cut, parse_detail
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from a2a_client_errors.wire import Detail
+    from a2a_client_errors._wire import Detail
 
 __all__ = [
     "CallError",

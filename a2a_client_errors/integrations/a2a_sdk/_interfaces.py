@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from a2a_client_errors.errors import safe_peer
+from a2a_client_errors._errors import safe_peer
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     UnsupportedSdkError,
     base_transport,

@@ -4,7 +4,7 @@
 imported when the hook is created, never before; a Guard without it pays nothing.
 
 It exports (with the default prefix ``a2a_client``; labels are folded, see
-`a2a_client_errors.instrumentation.labels`):
+`a2a_client_errors.instrumentation._labels`):
 
 ================================================  =========  ============================
 series                                            type       labels
@@ -36,8 +36,8 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors.instrumentation._labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
 from a2a_client_errors.instrumentation._metrics import MetricsHook
-from a2a_client_errors.instrumentation.labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
