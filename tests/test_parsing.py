@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic_core import from_json
 
-from a2a_client_errors import classify, normalize, parsing, task_outcome
+from a2a_client_errors import _parsing as parsing
+from a2a_client_errors import classify, normalize, task_outcome
 from a2a_client_errors._http_lookup import HttpLookup
 from a2a_client_errors._lookup import GetTaskQuery
 from a2a_client_errors._normalize import INVALID, event_error, normalize_body
