@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import enum
+import importlib
+
+import pytest
 
 import a2a_client_errors
 
@@ -18,6 +21,83 @@ CORE_NAMES = {
     "Policy",
     "CallFailed",
 }
+
+
+# The top level, exactly: what a user types (at most 40 names). Everything else sits in the
+# namespaces (types, hooks, server, integrations, instrumentation, testing, probe).
+TOP_LEVEL = {
+    "A2AError",
+    "Action",
+    "AsyncGuardTransport",
+    "AuthFailed",
+    "BudgetExhausted",
+    "BudgetRegistry",
+    "CallError",
+    "CallFailed",
+    "CallRecord",
+    "CircuitBreaker",
+    "DeadlineExceeded",
+    "Decision",
+    "DegradeNeeded",
+    "Delivery",
+    "ExactlyOnce",
+    "FixRequestNeeded",
+    "GiveUp",
+    "Guard",
+    "GuardTransport",
+    "Hook",
+    "OutcomeUnknown",
+    "PeerUnavailable",
+    "Policy",
+    "Reason",
+    "ReconcileNeeded",
+    "ReportNeeded",
+    "RetryAfterTooLong",
+    "RetryBudget",
+    "RetryExhausted",
+    "TaskOutcome",
+    "aiter_events",
+    "classify",
+    "iter_events",
+    "normalize",
+    "recording",
+    "task_outcome",
+    "to_grpc",
+    "to_http",
+    "to_jsonrpc",
+}
+
+
+def test_the_top_level_is_exactly_what_a_user_types() -> None:
+    """``__all__`` is this exact list, at most 40 names; nothing else public is bound there."""
+    assert set(a2a_client_errors.__all__) == TOP_LEVEL
+    assert len(a2a_client_errors.__all__) <= 40
+    bound = {
+        name
+        for name in vars(a2a_client_errors)
+        if not name.startswith("_") and name not in {"annotations"}
+    }
+    namespaces = {"types", "hooks", "server", "integrations", "instrumentation", "testing", "probe"}
+    assert bound - TOP_LEVEL <= namespaces | {"cli", "demo"}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "names"),
+    [
+        ("types", {"ErrorKind", "Source", "CallShape", "GuardedCall", "AttemptOutcome", "Limits"}),
+        ("hooks", {"Hook", "CallRecord", "GuardEvent", "BreakerTransition", "BudgetFallback"}),
+        ("server", {"deduplicate", "with_a2a_errors", "A2AErrorMiddleware", "exception_handlers"}),
+        ("instrumentation", {"LoggingHook", "PrometheusHook", "OpenTelemetryHook"}),
+        ("testing", {"RecordingHook", "FakeClock", "set_testing"}),
+        ("integrations.redis", {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore"}),
+    ],
+)
+def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:
+    """What left the top level is importable from its namespace."""
+    module = importlib.import_module(f"a2a_client_errors.{namespace}")
+    assert names <= set(module.__all__) | set(dir(module))
+    for name in names:
+        assert getattr(module, name) is not None
 
 
 def test_all_keeps_the_design_card_names() -> None:
