@@ -820,11 +820,12 @@ def test_from_url_makes_clients_with_short_timeouts_and_no_retries(
 
 
 def test_importing_the_package_never_imports_redis() -> None:
-    """``import a2a_client_errors`` (and reading RedisRetryBudget) leaves redis unimported."""
+    """``import a2a_client_errors`` (and its Redis integration) leaves redis unimported."""
     code = (
         "import sys, a2a_client_errors\n"
         "assert 'redis' not in sys.modules\n"
-        "assert a2a_client_errors.RedisRetryBudget.__name__ == 'RedisRetryBudget'\n"
+        "from a2a_client_errors.integrations.redis import RedisRetryBudget\n"
+        "assert RedisRetryBudget.__name__ == 'RedisRetryBudget'\n"
         "assert 'redis' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)  # noqa: S603
