@@ -10,6 +10,7 @@ success ends the call there (no generator, nothing to plan). Anything else goes 
 * `Sleep`: wait before a retry;
 * ``YIELD``: give the event loop a turn before a retry (``arun``; nothing in ``run``);
 * `Look`: look for what an attempt with an unknown outcome made (a `LookupResult`);
+* `FailOver`: ask the door for the agent's next interface (an `Onward`, or None);
 * `Refresh`: ask the caller's ``refresh_credentials`` (a bool).
 
 `run` and `arun` carry them out; what they raise (an interrupt, a cancellation) is thrown into
@@ -25,7 +26,7 @@ import asyncio
 import contextvars
 import inspect
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 from a2a_client_errors._breaker import Admission, Verdict, verdict_of
@@ -61,7 +62,13 @@ from a2a_client_errors._lookup import (
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._policy import Decision, GiveUp
 from a2a_client_errors._reasons import Action, Delivery, TransportFailure
-from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent, tell_one
+from a2a_client_errors.hooks import (
+    CallRecord,
+    FailoverEvent,
+    GuardEvent,
+    UnknownOutcomeEvent,
+    tell_one,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Iterator
@@ -84,6 +91,7 @@ __all__ = [
     "CallShape",
     "GuardedCall",
     "Lookup",
+    "Onward",
     "current_recording",
     "failure_for",
     "recording",
@@ -233,6 +241,31 @@ class Look:
 
 
 @dataclass(frozen=True, slots=True)
+class Onward:
+    """Where a call goes on when it moves to the agent's next interface (a door's answer).
+
+    Attributes:
+        peer: the interface's key (its budget's and breaker's).
+        fn: the attempt over that interface, called with ``args`` and ``kwargs``.
+        shape: the call's shape there (its look-up, whether yet another interface follows).
+
+    """
+
+    peer: str
+    fn: Callable[..., Any]
+    shape: CallShape
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FailOver:
+    """Ask the door for the agent's next interface (an `Onward`, or None: there is none)."""
+
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
 class Refresh:
     """Ask the caller's ``refresh_credentials`` about ``decision``: True to try once more."""
 
@@ -252,7 +285,7 @@ class _Signal:
 ADMIT: Final = _Signal("ADMIT")
 SPEND: Final = _Signal("SPEND")
 YIELD: Final = _Signal("YIELD")
-Effect: TypeAlias = "Attempt | Sleep | Look | Refresh | _Signal"
+Effect: TypeAlias = "Attempt | Sleep | Look | FailOver | Refresh | _Signal"
 
 
 # --- failures -------------------------------------------------------------------------------
@@ -366,6 +399,7 @@ class GuardedCall:
         "decision",
         "delay",
         "describe",
+        "fail_over",
         "found",
         "guard",
         "held",
@@ -373,6 +407,7 @@ class GuardedCall:
         "limit",
         "max_attempts",
         "maybe_processed",
+        "moved",
         "now",
         "operation",
         "peer",
@@ -399,8 +434,11 @@ class GuardedCall:
         describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
         start: float | None = None,
+        fail_over: Callable[[Decision], Onward | Awaitable[Onward | None] | None] | None = None,
     ) -> None:
         self.guard = guard
+        self.fail_over = fail_over
+        self.moved = 0  # the attempts made over interfaces the call left
         self.describe = describe
         self.plain = plain
         self.shape = shape
@@ -463,6 +501,13 @@ class GuardedCall:
                         reply = None
                     elif isinstance(effect, Look):
                         reply = self._look_sync(effect)
+                    elif isinstance(effect, FailOver):
+                        reply = self._onward(effect)
+                        refuse_awaitable(
+                            reply, "a fail_over that returns an awaitable needs arun()"
+                        )
+                        if reply is not None:
+                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or _NO_KWARGS
                     elif isinstance(effect, Refresh):
                         reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
                     elif effect is ADMIT:
@@ -507,6 +552,12 @@ class GuardedCall:
                         reply = None
                     elif isinstance(effect, Look):
                         reply = await self._look_async(effect)
+                    elif isinstance(effect, FailOver):
+                        reply = self._onward(effect)
+                        if inspect.isawaitable(reply):
+                            reply = await reply
+                        if reply is not None:
+                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or _NO_KWARGS
                     elif isinstance(effect, Refresh):
                         reply = await _async_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
                     elif effect is ADMIT:
@@ -618,11 +669,23 @@ class GuardedCall:
         while True:
             if outcome.refused is not None:
                 self._refused(outcome.refused)
+                if (yield from self._moves(self.decision)):
+                    outcome = yield from self._attempt()
+                    continue
                 return self.finish(outcome)
             if decision is None:  # an attempt after the first, not judged yet
                 decision = self._decide(outcome)
                 if decision is None:
                     return outcome.value
+            if self.shape.failover and _moves_on(decision):
+                given_up = decision.given_up(GiveUp.FAILOVER)
+                if self.fail_over is None:  # the caller moves it on itself
+                    self._settle(given_up)
+                    return self.finish(outcome)
+                if (yield from self._moves(given_up, settle=True)):
+                    decision = None
+                    outcome = yield from self._attempt()
+                    continue
             retry = yield from self._judge(decision)
             decision = None
             if retry:
@@ -680,10 +743,41 @@ class GuardedCall:
         self.decision = decision
         return False
 
+    def _moves(
+        self, decision: Decision | None, *, settle: bool = False
+    ) -> Generator[Effect, Any, bool]:
+        """Move the call to the agent's next interface, if the door has one: True when moved.
+
+        Only a call the door may move (``shape.failover``, a ``fail_over`` given), after an
+        attempt that sent nothing (or none the breaker let go). The hooks are told the
+        decision that left (``settle``) and the move (`Hook.on_failover`).
+        """
+        if decision is None or not self.shape.failover or self.fail_over is None:
+            return False
+        onward: Onward | None = yield FailOver(decision)
+        if onward is None:  # none could be built after all: the call stays where it is
+            self.shape = replace(self.shape, failover=False)
+            return False
+        if settle:
+            self._settle(decision)
+        guard = self.guard
+        if guard.observers["on_failover"]:
+            event = FailoverEvent(decision, self.peer, onward.peer, self.operation)
+            guard.observers.tell("on_failover", event)
+        self.peer, self.budget, self.admission = onward.peer, None, None
+        self.shape = onward.shape
+        self.operation, self.unsafe = onward.shape.operation, onward.shape.unsafe
+        self.moved += self.attempt
+        self.attempt = 0
+        self.decision = None
+        return True
+
+    def _onward(self, effect: FailOver) -> Onward | Awaitable[Onward | None] | None:
+        assert self.fail_over is not None  # noqa: S101 (asked only when given)
+        return self.fail_over(effect.decision)
+
     def _judge(self, decision: Decision) -> Generator[Effect, Any, bool]:
         """Settle a failure's decision (look-up, budget): True when a retry follows."""
-        if self.shape.failover and _moves_on(decision):
-            return self._settle(decision.given_up(GiveUp.FAILOVER))
         if self._must_look(decision):
             looked = yield from self._look()
             settled = self._looked(decision, looked)
@@ -1035,7 +1129,7 @@ class GuardedCall:
             decision,
             self.peer,
             self.operation,
-            self.attempt,
+            self.moved + self.attempt,
             guard.clock() - self.start,
             maybe_processed=self.maybe_processed,
             resolution=self.told,
@@ -1063,8 +1157,10 @@ class GuardedCall:
                 self.end()
             return outcome.value
         guard = self.guard
-        goes_on = self.shape.failover and (
-            outcome.refused is not None or decision.give_up is GiveUp.FAILOVER
+        goes_on = (
+            self.shape.failover
+            and self.fail_over is None
+            and (outcome.refused is not None or decision.give_up is GiveUp.FAILOVER)
         )
         if not goes_on:
             if guard.observers["on_give_up"]:

@@ -28,6 +28,7 @@ from a2a_client_errors._engine import (
     CallShape,
     GuardedCall,
     Lookup,
+    Onward,
     current_recording,
     failure_for,
     refuse_awaitable,
@@ -409,6 +410,7 @@ class Guard:
         start: float | None = None,
         describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
+        fail_over: Callable[[Decision], Onward | Awaitable[Onward | None] | None] | None = None,
     ) -> GuardedCall:
         """Begin one guarded call, for a door: run its attempts with ``run`` or ``arun``.
 
@@ -425,9 +427,25 @@ class Guard:
             describe: the shape, learnt only when a decision needs it (a failure, or a hook
                 that sees successes): a call that succeeds at once never computes it.
             plain: what needs no judging: a value for which it returns True is a success.
+            fail_over: how the call moves to the agent's next interface, for a door that has
+                several (``shape.failover``): given the decision that left one (nothing sent,
+                or its breaker open), it returns where the call goes on (`Onward`: the next
+                interface's key, attempt and shape), or None when there is none (the call
+                then goes on where it is). The engine tells `Hook.on_failover`, and the one
+                `CallRecord` names the interface the call ended on. Without it, such a call
+                ends with give-up ``failover`` for the door to move on itself.
 
         """
-        return GuardedCall(self, shape, peer, deadline, describe=describe, plain=plain, start=start)
+        return GuardedCall(
+            self,
+            shape,
+            peer,
+            deadline,
+            describe=describe,
+            plain=plain,
+            start=start,
+            fail_over=fail_over,
+        )
 
     def tell(self, name: str, event: object) -> None:
         """Tell the hooks' method ``name`` (a `Hook` method) ``event``; never raises.

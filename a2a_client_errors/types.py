@@ -22,6 +22,7 @@ from a2a_client_errors._engine import (
     CallShape,
     GuardedCall,
     Lookup,
+    Onward,
     failure_for,
 )
 from a2a_client_errors._errors import ErrorKind, Source, WireShape, escape
@@ -75,6 +76,7 @@ __all__ = [
     "Lookup",
     "LookupResult",
     "NotFound",
+    "Onward",
     "Resolution",
     "RetryBudgetLike",
     "SentMessage",

@@ -337,3 +337,92 @@ def test_observe_that_ends_a_call_tells_its_record() -> None:
     assert record.outcome == "retry"
     assert [name for name, _ in hook.events] == ["decision", "decision", "give_up"]
     assert hook.calls == [record]
+
+
+# --- failing over, inside the engine ----------------------------------------------------------
+
+
+def _not_sent() -> Any:
+    raise httpx.ConnectError("refused", request=httpx.Request("POST", URL))
+
+
+def test_the_engine_moves_a_call_that_sent_nothing_to_the_next_interface() -> None:
+    """``fail_over``: the next interface's attempt runs in the same call; one record, told once."""
+    from a2a_client_errors.types import Onward
+
+    hook = RecordingHook()
+    guard = Guard(sleep=lambda _: None, hooks=[hook])
+    asked: list[str] = []
+
+    def fail_over(decision: Any) -> Onward | None:
+        asked.append(decision.give_up.value)
+        return Onward("rest", lambda: TASK, CallShapeFor("GetTask"))
+
+    call = guard.begin(
+        peer="jsonrpc", shape=CallShapeFor("GetTask", failover=True), fail_over=fail_over
+    )
+    assert call.run(_not_sent) is TASK
+    assert asked == ["failover"]
+    (moved,) = hook.failovers
+    assert (moved.peer, moved.to, moved.why) == ("jsonrpc", "rest", "not_sent")
+    (record,) = hook.calls
+    assert (record.ok, record.peer, record.interface, record.attempts) == (True, "rest", "rest", 2)
+    assert [name for name, _ in hook.events if name == "give_up"] == []
+
+
+def test_an_open_breaker_moves_the_call_without_sending() -> None:
+    """The breaker refuses the first interface: the call goes on over the next, said why."""
+    from a2a_client_errors.types import Onward
+
+    clock, hook = FakeClock(), RecordingHook()
+    breaker = CircuitBreaker(clock=clock, min_calls=1)
+    guard = Guard(sleep=lambda _: None, hooks=[hook], breaker=breaker, clock=clock, max_attempts=1)
+    with pytest.raises(CallFailed):
+        guard.call(_unavailable, operation="GetTask", peer="jsonrpc")
+    sent: list[str] = []
+
+    def over_rest() -> Any:
+        sent.append("rest")
+        return TASK
+
+    call = guard.begin(
+        peer="jsonrpc",
+        shape=CallShapeFor("GetTask", failover=True),
+        fail_over=lambda _: Onward("rest", over_rest, CallShapeFor("GetTask")),
+    )
+    assert call.run(_not_sent) is TASK
+    assert sent == ["rest"]
+    assert [(m.peer, m.to, m.why) for m in hook.failovers] == [("jsonrpc", "rest", "breaker_open")]
+    assert call.end().attempts == 1  # nothing was sent over the refused interface
+
+
+def test_no_next_interface_after_all_retries_where_it_is() -> None:
+    """``fail_over`` finds none: the call is retried over its own interface, as any other."""
+    hook = RecordingHook()
+    guard = Guard(sleep=lambda _: None, hooks=[hook], max_attempts=2)
+    answers = iter([_not_sent, lambda: TASK])
+
+    def attempt() -> Any:
+        return next(answers)()
+
+    call = guard.begin(
+        peer="jsonrpc", shape=CallShapeFor("GetTask", failover=True), fail_over=lambda _: None
+    )
+    assert call.run(attempt) is TASK
+    assert hook.failovers == []
+    assert call.end().attempts == 2
+
+
+async def test_an_async_fail_over_is_awaited() -> None:
+    """In ``arun``, ``fail_over`` may be a coroutine function; in ``run`` it may not."""
+    from a2a_client_errors.types import Onward
+
+    guard = Guard(sleep=lambda _: None)
+
+    async def fail_over(_: Any) -> Onward:
+        return Onward("rest", lambda: TASK, CallShapeFor("GetTask"))
+
+    shape = CallShapeFor("GetTask", failover=True)
+    assert await guard.begin(peer="a", shape=shape, fail_over=fail_over).arun(_not_sent) is TASK
+    with pytest.raises(TypeError, match="arun"):
+        guard.begin(peer="a", shape=shape, fail_over=fail_over).run(_not_sent)

@@ -307,9 +307,10 @@ async def test_a_refused_interface_moves_the_call_to_the_next() -> None:
     )
     assert client.serving == client.interfaces[1]
     assert [e.peer for e in hook.decisions if e.decision.action.value == "ok"] == [REST_URL]
-    # One call, one record: it ended well over the second interface (the move is no end).
+    # One call, one record: it ended well over the second interface (the move is no end),
+    # after one attempt over each.
     (record,) = [r for r in hook.calls if r.operation == "GetTask"]
-    assert (record.ok, record.interface, record.attempts) == (True, REST_URL, 1)
+    assert (record.ok, record.interface, record.attempts) == (True, REST_URL, 2)
     samples = scrape(registry)
     labels = {"method": "GetTask", "peer": JSONRPC_URL, "to": REST_URL, "why": "not_sent"}
     assert value(samples, "a2a_client_failovers_total", **labels) == 1

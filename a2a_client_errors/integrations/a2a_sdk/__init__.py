@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from a2a_client_errors._engine import Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
-from a2a_client_errors._guard import CallShape, FailoverEvent, Guard, GuardedCall, failure_for
+from a2a_client_errors._guard import CallShape, Guard, GuardedCall, failure_for
 from a2a_client_errors._lookup import (
     CardQuery,
     Found,
@@ -60,7 +61,6 @@ from a2a_client_errors._lookup import (
 )
 from a2a_client_errors._normalize import UnreadableAnswerError, normalize
 from a2a_client_errors._outcomes import TaskOutcome, task_outcome
-from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reasons import Action, Reason, TransportFailure
 from a2a_client_errors._streaming import interruption
 from a2a_client_errors.integrations.a2a_sdk._compat import (
@@ -90,13 +90,13 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+    from a2a_client_errors._policy import Decision
+
 __all__ = ["GuardedClient", "Interface", "UnsupportedSdkError", "guard_client"]
 
 SKILL_METADATA_KEY: Final = "skill"
 """The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
 _TASKS_REMEMBERED: Final = 1024
-_MOVES_ON: Final = frozenset({GiveUp.FAILOVER, GiveUp.PEER_UNAVAILABLE})
-"""The give-ups that send a call to the agent's next interface: nothing was sent."""
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
 _log = logging.getLogger("a2a_client_errors")
 
@@ -428,13 +428,6 @@ class GuardedClient:
         """The interface that served the last call that succeeded (None before one did)."""
         return self._serving
 
-    def _moved(self, failure: CallFailed, here: Interface, to: Interface, operation: str) -> None:
-        """A call leaves ``here`` for ``to``: the hooks are told."""
-        guard = self.guard
-        if guard.observers["on_failover"]:
-            event = FailoverEvent(failure.decision, here.peer, to.peer, operation)
-            guard.tell("on_failover", event)
-
     def _served(self, interface: Interface) -> None:
         """Remember which interface served; a change is logged (back to the preferred too)."""
         if self._serving == interface:
@@ -448,35 +441,44 @@ class GuardedClient:
             )
 
     async def _over_interfaces(
-        self, operation: str, run: Callable[[Any, Interface, bool, float], Awaitable[Any]]
+        self,
+        attempt_for: Callable[[Any, Interface, bool], Onward],
+        *,
+        opened: Callable[[GuardedCall], None] | None = None,
     ) -> Any:
-        """``run(client, interface, failover, start)`` over each interface until one serves.
+        """One guarded call over the card's interfaces, the preferred first, until one serves.
 
-        A call moves on only when nothing was sent over an interface (its breaker open, or the
-        attempt did not reach it): the Guard ends such a call at once when a next interface
-        may serve (give-up ``failover``). Anything else (an answer, an unknown outcome) stays
-        where it happened; so does every call when the route has one interface.
+        ``attempt_for(client, interface, onward)`` gives the attempt over an interface. The
+        engine moves the call on (`Guard.begin`'s ``fail_over``) only when nothing was sent
+        over an interface (its breaker open, or the attempt did not reach it); anything else
+        (an answer, an unknown outcome) stays where it happened, and so does every call when
+        the route has one interface. ``opened`` is given the call before it runs.
         """
         route = self._route
-        start = self.guard.clock()  # one deadline for the whole call, whichever interface
-        index = 0
-        while True:
-            interface, client = route.listed[index], route.client_at(index)
-            onward = self.failover and route.has_after(index)
-            try:
-                result = await run(client, interface, onward, start)
-            except CallFailed as failure:
-                if not onward or failure.decision.give_up not in _MOVES_ON:
-                    raise
-                following = route.next_after(index)
-                if following is None:  # none could be built after all: a route of one
-                    result = await run(client, interface, False, start)
-                else:
-                    self._moved(failure, interface, route.listed[following], operation)
-                    index = following
-                    continue
-            self._served(interface)
-            return result
+        at = 0
+
+        def over(index: int) -> Onward:
+            return attempt_for(
+                route.client_at(index),
+                route.listed[index],
+                self.failover and route.has_after(index),
+            )
+
+        def fail_over(_: Decision) -> Onward | None:
+            nonlocal at
+            following = route.next_after(at)
+            if following is None:  # none could be built after all: a route of one
+                return None
+            at = following
+            return over(following)
+
+        first = over(0)
+        call = self.guard.begin(peer=first.peer, shape=first.shape, fail_over=fail_over)
+        if opened is not None:
+            opened(call)
+        result = await call.arun(first.fn, first.args, first.kwargs)
+        self._served(route.listed[at])
+        return result
 
     # --- unary operations -------------------------------------------------------------------
 
@@ -541,17 +543,19 @@ class GuardedClient:
             return await handled if inspect.isawaitable(handled) else handled
         context = self._prepared(context)
         name = method.__name__
-        guard = self.guard
 
-        async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
+        def attempt_for(client: Any, interface: Interface, failover: bool) -> Onward:
             call = method if client is self.client else getattr(client, name)
-            shape = CallShape(operation, failover=failover)
-            return await guard.begin(peer=interface.peer, shape=shape, start=start).arun(
-                _read_by(connecting(client, call)), (request,), {"context": context, **kw}
+            return Onward(
+                interface.peer,
+                _read_by(connecting(client, call)),
+                CallShape(operation, failover=failover),
+                (request,),
+                {"context": context, **kw},
             )
 
         try:
-            result = await self._over_interfaces(operation, run)
+            result = await self._over_interfaces(attempt_for)
         except CallFailed as failure:
             handled = await self._handled(failure, operation, request, context)
             result = await handled if inspect.isawaitable(handled) else handled
@@ -806,7 +810,7 @@ class _Stream:
         """
         owner = self.owner
 
-        async def run(client: Any, interface: Interface, failover: bool, start: float) -> Any:
+        def attempt_for(client: Any, interface: Interface, failover: bool) -> Onward:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
                 await connect_first(client)
                 iterator = _Reading(open_stream(client).__aiter__())
@@ -824,13 +828,16 @@ class _Stream:
             if self.sent is not None and operation == "SendMessage":
                 lookup = owner._lookup(self.context, self.sent, interface, self._found)
             shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
-            call = owner.guard.begin(peer=interface.peer, shape=shape, start=start)
+            return Onward(interface.peer, attempt, shape)
+
+        def opened(call: GuardedCall) -> None:
             call.holds_end = True  # a stream's call ends with the stream, not its first event
             if self.opened is None:
                 self.opened = call
-            return await call.arun(attempt)
 
-        result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(operation, run)
+        result: tuple[AsyncIterator[Any] | None, Any] = await owner._over_interfaces(
+            attempt_for, opened=opened
+        )
         return result
 
     async def _found(self, task: Any) -> tuple[AsyncIterator[Any] | None, Any]:
