@@ -1121,9 +1121,17 @@ class GuardedCall:
             return record
         guard = self.guard
         decision = self.decision
+        operation: Callable[[], str | None] | None = None
         if decision is None or decision.action is Action.OK:
-            self._know()
-            decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            pending = self.describe
+            if pending is None:
+                decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            else:  # a success that never needed its shape: its operation is read if asked
+                decision = _OK
+
+                def operation() -> str | None:
+                    return pending().operation
+
             interface = interface or self.peer
         record = self.record = CallRecord(
             decision,
@@ -1135,6 +1143,7 @@ class GuardedCall:
             resolution=self.told,
             cut_short=self.cut_short,
             interface=interface,
+            describe=operation,
         )
         self._tell_end(record)
         return record

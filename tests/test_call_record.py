@@ -426,3 +426,23 @@ async def test_an_async_fail_over_is_awaited() -> None:
     assert await guard.begin(peer="a", shape=shape, fail_over=fail_over).arun(_not_sent) is TASK
     with pytest.raises(TypeError, match="arun"):
         guard.begin(peer="a", shape=shape, fail_over=fail_over).run(_not_sent)
+
+
+def test_a_success_under_a_breaker_reads_its_request_only_when_its_record_is_asked() -> None:
+    """A breaker takes the transport off its fast path: the record still parses nothing first."""
+    described: list[str] = []
+    guard = Guard(breaker=CircuitBreaker())
+    transport = GuardTransport(guard, httpx.MockTransport(_answers((200, TASK))))
+    original = transport._describe
+
+    def describe(*args: Any) -> Any:
+        described.append("read")
+        return original(*args)
+
+    transport._describe = describe  # type: ignore[method-assign]
+    with httpx.Client(transport=transport) as client:
+        response = client.post(URL, json=GET_TASK)
+    record = response.extensions["a2a_call"]
+    assert described == []
+    assert record.operation == "GetTask"
+    assert described == ["read"]
