@@ -86,15 +86,17 @@ if TYPE_CHECKING:
     from a2a_client_errors.hooks import Observers
 
 __all__ = [
+    "NO_KWARGS",
     "AttemptCutShortError",
     "AttemptOutcome",
     "CallShape",
     "GuardedCall",
     "Lookup",
     "Onward",
-    "current_recording",
     "failure_for",
+    "plain_success",
     "recording",
+    "tell_record",
 ]
 
 _log = logging.getLogger("a2a_client_errors")
@@ -321,9 +323,27 @@ _RECORDING: Final[contextvars.ContextVar[list[CallRecord] | None]] = contextvars
 )
 
 
-def current_recording() -> list[CallRecord] | None:
-    """The list `recording` collects this context's records in, if one is active."""
-    return _RECORDING.get()
+def tell_record(observers: Observers, record: CallRecord) -> None:
+    """Tell a call's end: to the hooks' ``on_call``, and to an active `recording`."""
+    if observers["on_call"]:
+        observers.tell("on_call", record)
+    recorded = _RECORDING.get()
+    if recorded is not None:
+        recorded.append(record)
+
+
+def plain_success(
+    guard: Configured, peer: str, start: float, operation: Callable[[], str | None]
+) -> CallRecord:
+    """The record of a success a door judged itself (its fast path), told as any call's end.
+
+    One attempt, served by ``peer``; ``operation`` is read only when the record is asked.
+    """
+    record = CallRecord(
+        _OK, peer, None, 1, guard.clock() - start, interface=peer, describe=operation
+    )
+    tell_record(guard.observers, record)
+    return record
 
 
 class recording:  # noqa: N801 (a context manager, named as one uses it)
@@ -481,7 +501,7 @@ class GuardedCall:
         first: AttemptOutcome | None = None,
     ) -> Any:
         """Run the call with sync I/O: ``fn(*args, **kwargs)`` per attempt; return or raise."""
-        kwargs = kwargs if kwargs is not None else _NO_KWARGS
+        kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
             first = self._first(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
@@ -507,7 +527,7 @@ class GuardedCall:
                             reply, "a fail_over that returns an awaitable needs arun()"
                         )
                         if reply is not None:
-                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or _NO_KWARGS
+                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
                     elif isinstance(effect, Refresh):
                         reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
                     elif effect is ADMIT:
@@ -530,7 +550,7 @@ class GuardedCall:
         first: AttemptOutcome | None = None,
     ) -> Any:
         """`run`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
-        kwargs = kwargs if kwargs is not None else _NO_KWARGS
+        kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
             first = await self._afirst(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
@@ -557,7 +577,7 @@ class GuardedCall:
                         if inspect.isawaitable(reply):
                             reply = await reply
                         if reply is not None:
-                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or _NO_KWARGS
+                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
                     elif isinstance(effect, Refresh):
                         reply = await _async_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
                     elif effect is ADMIT:
@@ -1150,12 +1170,7 @@ class GuardedCall:
 
     def _tell_end(self, record: CallRecord) -> None:
         self.told_end = True
-        observers = self.guard.observers
-        if observers["on_call"]:
-            observers.tell("on_call", record)
-        recorded = _RECORDING.get()
-        if recorded is not None:
-            recorded.append(record)
+        tell_record(self.guard.observers, record)
 
     def finish(self, outcome: AttemptOutcome) -> Any:
         """Return the result of an ``ok`` call, or raise the failure its decision names."""
@@ -1232,7 +1247,8 @@ def _moves_on(decision: Decision) -> bool:
     return decision.action is Action.RETRY and decision.delivery is Delivery.NOT_SENT
 
 
-_NO_KWARGS: Final[dict[str, Any]] = {}  # never written to: the arguments of a call without any
+NO_KWARGS: Final[dict[str, Any]] = {}
+"""The keyword arguments of an attempt without any (never written to)."""
 
 
 def attempt_once(
@@ -1269,7 +1285,7 @@ async def aattempt_once(
     timeout: float | None = None,
 ) -> AttemptOutcome:
     """`attempt_once`, awaiting what ``fn`` returns (cut short after ``timeout`` seconds)."""
-    return await _aattempt(fn, args, kwargs if kwargs is not None else _NO_KWARGS, timeout)
+    return await _aattempt(fn, args, kwargs if kwargs is not None else NO_KWARGS, timeout)
 
 
 async def _within(awaitable: Awaitable[Any], timeout: float) -> Any:

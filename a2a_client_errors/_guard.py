@@ -29,10 +29,10 @@ from a2a_client_errors._engine import (
     GuardedCall,
     Lookup,
     Onward,
-    current_recording,
     failure_for,
     refuse_awaitable,
     switch_testing,
+    tell_record,
 )
 from a2a_client_errors._lookup import (
     AgentFacts,
@@ -557,11 +557,7 @@ class Guard:
         )
 
     def _ended(self, record: CallRecord) -> CallRecord:
-        if self.observers["on_call"]:
-            self.observers.tell("on_call", record)
-        recorded = current_recording()
-        if recorded is not None:
-            recorded.append(record)
+        tell_record(self.observers, record)
         return record
 
 

@@ -17,10 +17,11 @@ import httpx
 from pydantic_core import from_json
 
 from a2a_client_errors._engine import (
+    NO_KWARGS,
     AttemptOutcome,
     aattempt_once,
     attempt_once,
-    current_recording,
+    plain_success,
 )
 from a2a_client_errors._failures import CallFailed
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, Lookup
@@ -45,10 +46,8 @@ from a2a_client_errors._lookup import (
 )
 from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
 from a2a_client_errors._parsing import parse_json
-from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reading import aread_within, read_within
-from a2a_client_errors._reasons import Action
-from a2a_client_errors.hooks import CallRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,8 +57,6 @@ __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 _log = logging.getLogger("a2a_client_errors")
 RECORD: Final = "a2a_call"
 """The key of a response's ``extensions`` that holds its call's `CallRecord`."""
-_OK: Final = Decision(Action.OK)
-_NO_KWARGS: Final[dict[str, Any]] = {}  # never written to
 
 
 _BATCH: Final = Unresolved("a JSON-RPC batch that sends a message is not looked up")
@@ -459,18 +456,8 @@ class _TransportBase:
         guard = self.guard
         peer = _peer_of(request)
         guard.budget_for(peer).credit()
-        response.extensions[RECORD] = record = CallRecord(
-            _OK,
-            peer,
-            None,
-            1,
-            guard.clock() - start,
-            interface=peer,
-            describe=lambda: operation_of(request),
-        )
-        recorded = current_recording()
-        if recorded is not None:
-            recorded.append(record)
+        record = plain_success(guard, peer, start, lambda: operation_of(request))
+        response.extensions[RECORD] = record
         return True
 
     def _begin(
@@ -652,7 +639,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = attempt_once(self._send, args, _NO_KWARGS)
+            first = attempt_once(self._send, args, NO_KWARGS)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
         call = self._begin(request, plain, start, deadline_at)
