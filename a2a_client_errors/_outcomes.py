@@ -117,7 +117,10 @@ def _text_of(message: Any) -> str | None:
     parts = getattr(message, "parts", None)
     if parts is None:
         return None
-    texts = [part.text for part in parts if getattr(part, "text", "")]
+    # a2a-sdk 0.3 wraps each part (``Part(root=TextPart(...))``); 1.x does not.
+    texts = [
+        str(text) for part in parts if (text := getattr(getattr(part, "root", part), "text", ""))
+    ]
     return "\n".join(texts) or None
 
 
@@ -140,6 +143,28 @@ def _from_json(value: Any) -> TaskOutcome | None:
         context_id=cut(context_id) if isinstance(context_id, str) else None,
         message=_text_of(status.get("message")),
     )
+
+
+def _from_object(value: Any) -> TaskOutcome | None:
+    """A task of an SDK's types: a protobuf message (a2a-sdk 1.x) or a pydantic model (0.3).
+
+    a2a-sdk 0.3's client yields ``(task, update)`` pairs, the task kept up to date: the task
+    tells the state. Its states are strings (``"completed"``), 1.x's enum numbers.
+    """
+    if isinstance(value, tuple):
+        return _from_object(value[0]) if value else None
+    state = getattr(getattr(value, "status", None), "state", None)
+    if isinstance(state, str):  # a2a-sdk 0.3 (a str enum), or another SDK's models
+        raw = getattr(state, "value", state)
+        status = value.status
+        task_id = getattr(value, "task_id", None) or getattr(value, "id", None)  # update, task
+        return TaskOutcome(
+            state=cut(canonical_task_state(str(raw))),
+            task_id=cut(task_id) if isinstance(task_id, str) and task_id else None,
+            context_id=getattr(value, "context_id", None) or None,
+            message=_text_of(getattr(status, "message", None)),
+        )
+    return _from_proto(value)
 
 
 def _from_proto(value: Any) -> TaskOutcome | None:
@@ -189,6 +214,6 @@ def task_outcome(answer: object) -> TaskOutcome | None:
                 return None
             raw = answer.encode("utf-8", "surrogatepass") if isinstance(answer, str) else answer
             return _from_json(parse_json(bytes(raw)))
-        return _from_proto(answer)
+        return _from_object(answer)
     except Exception:  # the promise: never raise, whatever the answer
         return None

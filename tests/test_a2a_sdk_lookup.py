@@ -75,7 +75,7 @@ def reader(
     client: FakeClient, *, others: tuple[FakeClient, ...] = (), found: Any = None
 ) -> SdkLookup:
     """An SdkLookup on ``client``."""
-    return SdkLookup(client, a2a_pb2, "ctx", SentMessage("m1"), found=found, others=others)
+    return SdkLookup(client, "ctx", SentMessage("m1"), found=found, others=others)
 
 
 def test_sent_of_a_message() -> None:

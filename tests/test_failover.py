@@ -563,7 +563,7 @@ async def test_a_look_up_asks_the_next_interface_when_one_is_unwell() -> None:
     """A look-up query refused by one interface is asked over the next."""
     dead = _Answering(httpx.ConnectError("refused"))
     live = _Answering()
-    lookup = SdkLookup(dead, a2a_pb2, None, SentMessage("m1", "c1", None, 0.0), others=[live])
+    lookup = SdkLookup(dead, None, SentMessage("m1", "c1", None, 0.0), others=[live])
     page = await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
     assert [task.id for task in page.tasks] == ["t1"]
     assert (dead.asked, live.asked) == (1, 1)
@@ -575,7 +575,7 @@ async def test_a_look_up_the_agent_refuses_does_not_move() -> None:
     denied = httpx.HTTPStatusError("no", request=_req(), response=httpx.Response(401))
     refusing = _Answering(denied)
     live = _Answering()
-    lookup = SdkLookup(refusing, a2a_pb2, None, SentMessage("m1", "c1", None, 0.0), others=[live])
+    lookup = SdkLookup(refusing, None, SentMessage("m1", "c1", None, 0.0), others=[live])
     with pytest.raises(httpx.HTTPStatusError):
         await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
     assert live.asked == 0

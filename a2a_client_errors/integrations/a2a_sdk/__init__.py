@@ -39,8 +39,8 @@ import asyncio
 import inspect
 import logging
 import sys
-import uuid
 from collections import OrderedDict
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
@@ -67,11 +67,9 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     UnsupportedSdkError,
     client_card,
     client_config,
-    fetch_card,
-    pb2,
+    line,
     require_supported,
     set_client_card,
-    set_not_append,
 )
 from a2a_client_errors.integrations.a2a_sdk._connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers, Situation
@@ -85,7 +83,7 @@ from a2a_client_errors.integrations.a2a_sdk._interfaces import (
 from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
     from types import TracebackType
 
     from typing_extensions import Self
@@ -94,14 +92,14 @@ if TYPE_CHECKING:
 
 __all__ = ["GuardedClient", "Interface", "UnsupportedSdkError", "guard_client"]
 
-SKILL_METADATA_KEY: Final = "skill"
-"""The message metadata key `GuardedClient.send_message` reads a skill id from, if not given."""
 _TASKS_REMEMBERED: Final = 1024
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
 _log = logging.getLogger("a2a_client_errors")
 
 
 _DEFAULT_HANDLERS: Final = DecisionHandlers()
+_NO_REQUEST: Final = object()  # a method called without a request (a2a-sdk 0.3's get_card)
+NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 def guard_client(
@@ -215,7 +213,7 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
-        set_not_append(client)
+        line().prepare_client(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -252,7 +250,7 @@ class GuardedClient:
         try:
             for url in urls:  # where the card came from first, then the origin's well-known
                 try:
-                    card = await asyncio.wait_for(fetch_card(http, url), timeout)
+                    card = await asyncio.wait_for(line().fetch_card(http, url), timeout)
                 except Exception as exc:  # this one failed: the next, or keep the card held
                     _log.warning("could not read the agent card again (%s)", type(exc).__name__)
                     continue
@@ -282,12 +280,17 @@ class GuardedClient:
         return self.handlers.prepare(self.card, context)
 
     async def _handled(
-        self, failure: CallFailed, operation: str, request: Any, context: Any
+        self,
+        failure: CallFailed,
+        operation: str,
+        request: Any,
+        context: Any,
+        options: Mapping[str, Any] = NO_OPTIONS,
     ) -> Any:
         """Hand a final decision to the handlers, or raise it (retries spent, or no handlers)."""
         if self.handlers is None or isinstance(failure, RetryExhausted):
             raise failure
-        situation = Situation(failure, operation, request, self, context)
+        situation = Situation(failure, operation, request, self, context, options)
         return await self.handlers.handle(situation)
 
     def __getattr__(self, name: str) -> Any:
@@ -332,7 +335,6 @@ class GuardedClient:
         clients = (route.client_at(i) for i in order[1:])  # built only when asked for
         return SdkLookup(
             route.client_at(at),
-            pb2(),
             context,
             sent,
             found=found,
@@ -482,12 +484,14 @@ class GuardedClient:
 
     # --- unary operations -------------------------------------------------------------------
 
-    def _refused_by_card(self, operation: str, request: Any = None) -> CallFailed | None:
+    def _refused_by_card(
+        self, operation: str, request: Any = None, options: Mapping[str, Any] = NO_OPTIONS
+    ) -> CallFailed | None:
         """The failure a call must meet by the card's capabilities (§3.3.4), if it must.
 
         Such a call is not sent: the decision is made from the card (source ``agent_card``).
         """
-        capabilities = getattr(self.card, "capabilities", None)
+        capabilities = line().capabilities(self.card)
         if capabilities is None:
             return None
         reason: Reason | None = None
@@ -495,10 +499,10 @@ class GuardedClient:
             reason = Reason.UNSUPPORTED_OPERATION
         elif not capabilities.push_notifications and (
             "PushNotificationConfig" in operation
-            or (operation == "SendMessage" and self._asks_for_push(request))
+            or (operation == "SendMessage" and self._asks_for_push(request, options))
         ):
             reason = Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
-        elif operation == "GetExtendedAgentCard" and not capabilities.extended_agent_card:
+        elif operation == "GetExtendedAgentCard" and not capabilities.extended_card:
             reason = Reason.UNSUPPORTED_OPERATION
         if reason is None:
             return None
@@ -518,15 +522,13 @@ class GuardedClient:
     def _streams(self) -> bool:
         """Whether the wrapped client sends messages as streams (its config and the card)."""
         config = client_config(self.client)
-        capabilities = getattr(self.card, "capabilities", None)
-        return bool(getattr(config, "streaming", True) and getattr(capabilities, "streaming", True))
+        capabilities = line().capabilities(self.card)
+        streams = True if capabilities is None else capabilities.streaming
+        return bool(getattr(config, "streaming", True) and streams)
 
-    def _asks_for_push(self, request: Any) -> bool:
+    def _asks_for_push(self, request: Any, options: Mapping[str, Any]) -> bool:
         """Whether a SendMessage asks for push notifications (itself, or by client config)."""
-        configuration = getattr(request, "configuration", None)
-        if configuration is not None and configuration.HasField("task_push_notification_config"):
-            return True
-        return getattr(client_config(self.client), "push_notification_config", None) is not None
+        return line().asks_for_push(request, options, client_config(self.client))
 
     async def _unary(
         self,
@@ -535,14 +537,17 @@ class GuardedClient:
         request: Any,
         *,
         context: Any = None,
+        by_card: bool = True,
         **kw: Any,
     ) -> Any:
-        refused = self._refused_by_card(operation)
+        given = None if request is _NO_REQUEST else request  # what the handlers are shown
+        refused = self._refused_by_card(operation) if by_card else None
         if refused is not None:
-            handled = await self._handled(refused, operation, request, context)
+            handled = await self._handled(refused, operation, given, context, kw)
             return await handled if inspect.isawaitable(handled) else handled
         context = self._prepared(context)
         name = method.__name__
+        args = () if request is _NO_REQUEST else (request,)
 
         def attempt_for(client: Any, interface: Interface, failover: bool) -> Onward:
             call = method if client is self.client else getattr(client, name)
@@ -550,30 +555,36 @@ class GuardedClient:
                 interface.peer,
                 _read_by(connecting(client, call)),
                 CallShape(operation, failover=failover),
-                (request,),
+                args,
                 {"context": context, **kw},
             )
 
         try:
             result = await self._over_interfaces(attempt_for)
         except CallFailed as failure:
-            handled = await self._handled(failure, operation, request, context)
+            handled = await self._handled(failure, operation, given, context, kw)
             result = await handled if inspect.isawaitable(handled) else handled
         if self.guard.observers["on_task_outcome"]:
             self._tell(task_outcome(result), operation)
         return result
 
-    async def get_task(self, request: Any, *, context: Any = None) -> Any:
+    async def get_task(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
         """GetTask, guarded."""
-        return await self._unary("GetTask", self.client.get_task, request, context=context)
+        return await self._unary(
+            "GetTask", self.client.get_task, request, context=context, **kwargs
+        )
 
-    async def list_tasks(self, request: Any, *, context: Any = None) -> Any:
+    async def list_tasks(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
         """ListTasks, guarded."""
-        return await self._unary("ListTasks", self.client.list_tasks, request, context=context)
+        return await self._unary(
+            "ListTasks", self.client.list_tasks, request, context=context, **kwargs
+        )
 
-    async def cancel_task(self, request: Any, *, context: Any = None) -> Any:
+    async def cancel_task(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
         """CancelTask, guarded."""
-        return await self._unary("CancelTask", self.client.cancel_task, request, context=context)
+        return await self._unary(
+            "CancelTask", self.client.cancel_task, request, context=context, **kwargs
+        )
 
     async def create_task_push_notification_config(
         self, request: Any, *, context: Any = None
@@ -620,9 +631,9 @@ class GuardedClient:
     async def get_extended_agent_card(
         self, request: Any = None, *, context: Any = None, **kwargs: Any
     ) -> Any:
-        """GetExtendedAgentCard, guarded."""
+        """GetExtendedAgentCard, guarded (a2a-sdk 1.x)."""
         if request is None:
-            request = pb2().GetExtendedAgentCardRequest()
+            request = line().extended_card_request()
         return await self._unary(
             "GetExtendedAgentCard",
             self.client.get_extended_agent_card,
@@ -634,85 +645,135 @@ class GuardedClient:
     # --- streams ----------------------------------------------------------------------------
 
     async def send_message(
-        self, request: Any, *, context: Any = None, skill: str | None = None
+        self, request: Any, *, context: Any = None, skill: str | None = None, **options: Any
     ) -> AsyncIterator[Any]:
-        """SendMessage (streaming when both sides can), guarded; yields ``StreamResponse``.
+        """SendMessage (streaming when both sides can), guarded; yields what the client yields.
 
-        The message gets a ``message_id`` before the first attempt when it has none.
+        a2a-sdk 1.x: ``StreamResponse`` events; 0.3: ``(Task, update)`` pairs or a
+        ``Message``. The message gets a ``message_id`` before the first attempt when it has
+        none (on a copy: the caller's request is never changed).
 
         Args:
-            request: the ``SendMessageRequest``.
+            request: the ``SendMessageRequest`` (1.x), or the ``Message`` (0.3).
             context: a2a-sdk's call context.
             skill: the skill the message is for, for the task outcome hooks (A2A tasks do not
                 carry one); default: the message metadata's ``"skill"`` string, if any.
+            **options: the client's other keyword arguments, passed on (0.3:
+                ``configuration``, ``request_metadata``, ``extensions``).
         """
         guard = self.guard
+        sdk = line()
         until = None if guard.deadline is None else guard.clock() + guard.deadline
         unary = not self._streams()
-        blocking = not request.configuration.return_immediately
-        outgoing = self._outgoing(request, unary=unary and blocking)
-        sent = sent_of(outgoing.message, guard.exactly_once.wall_clock())
-        context = self._prepared(context)
+        blocking = sdk.blocking(request, options, client_config(self.client))
         # A unary send the caller wanted blocking answers once its task settles: one sent
         # without blocking, or found by a look-up, is read until then (and at most ``until``).
         waits = unary and blocking
+        went_without = waits and self._sends_without_blocking()
+        outgoing, options = sdk.outgoing(request, options, non_blocking=went_without)
+        sent = sent_of(sdk.message_of(outgoing), guard.exactly_once.wall_clock())
+        context = self._prepared(context)
         stream = _Stream(
             self,
             "SendMessage",
-            lambda client: client.send_message(outgoing, context=context),
+            lambda client: client.send_message(outgoing, context=context, **options),
             request=outgoing,
+            options=options,
             context=context,
-            skill=skill or _skill_of(request.message),
+            skill=skill or sdk.skill_of(sdk.message_of(request)),
             unary=unary,
             sent=sent,
             settle=(lambda task: self._settled(task, sent, context, until)) if waits else None,
         )
-        went_without = waits and outgoing.configuration.return_immediately
         async for event in stream:
             answer = event
-            if went_without and event.WhichOneof("payload") == "task":
-                task = await self._settled(event.task, sent, context, until)
-                if task is not event.task:
-                    answer = pb2().StreamResponse(task=task)
+            if went_without and sdk.event_kind(event) == "task":
+                before = sdk.event_task(event)
+                task = await self._settled(before, sent, context, until)
+                if task is not before:
+                    answer = sdk.task_event(task)
                     stream._tell(answer)
             yield answer
 
-    def _outgoing(self, request: Any, *, unary: bool) -> Any:
-        """The request to send: a copy of ``request``, with what the send needs.
+    def _sends_without_blocking(self) -> bool:
+        """Whether a blocking unary send goes without blocking, its task read until it settles.
 
-        The caller's request is never changed, neither here nor by a2a-sdk's client (which
-        writes its configuration into the request it is given): a message without a
-        ``message_id`` gets one (so that every resend carries the same), and a blocking unary
-        send to an agent whose tasks cannot be looked up (or always, by
-        `ExactlyOnce.non_blocking`) asks not to block.
+        Always or never by `ExactlyOnce.non_blocking`; by default, to an agent whose tasks
+        cannot be looked up (A2A 0.3, or learnt unlisted), where a lost answer could not be
+        resolved.
         """
         guard = self.guard
         wanted = guard.exactly_once.non_blocking
-        non_blocking = unary and (
-            wanted is True
-            or (wanted is None and guard.unlisted_known and guard.facts(self.peer).unlisted)
-        )
-        outgoing = type(request)()  # always a copy: a2a-sdk's client writes its own config in
-        outgoing.CopyFrom(request)
-        if not outgoing.message.message_id:
-            outgoing.message.message_id = str(uuid.uuid4())
-        if non_blocking:
-            outgoing.configuration.return_immediately = True
-        return outgoing
+        if wanted is not None:
+            return wanted
+        if not line().lists_tasks:
+            return True
+        return guard.unlisted_known and guard.facts(self.peer).unlisted
 
     async def subscribe(self, request: Any, *, context: Any = None) -> AsyncIterator[Any]:
-        """SubscribeToTask, guarded; yields ``StreamResponse``."""
+        """SubscribeToTask, guarded (a2a-sdk 1.x); yields ``StreamResponse``."""
+        async for event in self._subscribed("subscribe", request, context, {}):
+            yield event
+
+    async def resubscribe(
+        self, request: Any, *, context: Any = None, **options: Any
+    ) -> AsyncIterator[Any]:
+        """SubscribeToTask, guarded (a2a-sdk 0.3: ``tasks/resubscribe``); yields its events."""
+        async for event in self._subscribed("resubscribe", request, context, options):
+            yield event
+
+    async def _subscribed(
+        self, name: str, request: Any, context: Any, options: dict[str, Any]
+    ) -> AsyncIterator[Any]:
         context = self._prepared(context)
         stream = _Stream(
             self,
             "SubscribeToTask",
-            lambda client: client.subscribe(request, context=context),
+            lambda client: getattr(client, name)(request, context=context, **options),
             task_id=request.id,
             request=request,
+            options=options,
             context=context,
         )
         async for event in stream:
             yield event
+
+    # --- a2a-sdk 0.3's names ----------------------------------------------------------------
+
+    async def set_task_callback(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
+        """CreateTaskPushNotificationConfig, guarded (a2a-sdk 0.3)."""
+        return await self._unary(
+            "CreateTaskPushNotificationConfig",
+            self.client.set_task_callback,
+            request,
+            context=context,
+            **kwargs,
+        )
+
+    async def get_task_callback(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
+        """GetTaskPushNotificationConfig, guarded (a2a-sdk 0.3)."""
+        return await self._unary(
+            "GetTaskPushNotificationConfig",
+            self.client.get_task_callback,
+            request,
+            context=context,
+            **kwargs,
+        )
+
+    async def get_card(self, *, context: Any = None, **kwargs: Any) -> Any:
+        """The agent's card, extended when the agent offers one, guarded (a2a-sdk 0.3).
+
+        a2a-sdk 0.3 reads the authenticated extended card when the card declares it, and
+        returns the card it holds otherwise: a card without one is not a refusal here.
+        """
+        return await self._unary(
+            "GetExtendedAgentCard",
+            self.client.get_card,
+            _NO_REQUEST,
+            context=context,
+            by_card=False,
+            **kwargs,
+        )
 
 
 class _Stream:
@@ -726,6 +787,7 @@ class _Stream:
         *,
         task_id: str = "",
         request: Any = None,
+        options: Mapping[str, Any] = NO_OPTIONS,
         context: Any = None,
         skill: str | None = None,
         unary: bool = False,
@@ -739,6 +801,7 @@ class _Stream:
         self.open_stream = open_stream
         self.task_id = task_id
         self.request = request
+        self.options = options
         self.context = context
         self.skill = skill
         # A unary call seen as a stream of one: its answer is the whole result, final or not.
@@ -749,13 +812,15 @@ class _Stream:
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
-            refused = self.owner._refused_by_card(self.operation, self.request)
+            refused = self.owner._refused_by_card(self.operation, self.request, self.options)
             if refused is not None:
                 raise refused
             iterator, first = await self._first(self.open_stream, self.operation)
         except CallFailed as failure:
             # Refused before any event: the handlers decide (a fallback event, or a raise).
-            handled = await self.owner._handled(failure, self.operation, self.request, self.context)
+            handled = await self.owner._handled(
+                failure, self.operation, self.request, self.context, self.options
+            )
             if hasattr(handled, "__aiter__"):  # the request, fixed and sent again
                 async for event in handled:
                     self._tell(event)
@@ -849,7 +914,7 @@ class _Stream:
         """
         if self.unary and self.settle is not None:
             task = await self.settle(task)
-        first = pb2().StreamResponse(task=task)
+        first = line().task_event(task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):
             return None, first
@@ -875,11 +940,10 @@ class _Stream:
 
     async def _resume(self) -> tuple[AsyncIterator[Any] | None, Any]:
         """Subscribe to the task again; when it is terminal, read it with GetTask instead."""
-        types = pb2()
-        request = types.SubscribeToTaskRequest(id=self.task_id)
+        sdk = line()
         try:
             iterator, first = await self._first(
-                lambda client: client.subscribe(request, context=self.context),
+                lambda client: sdk.subscribe(client, self.task_id, self.context),
                 "SubscribeToTask",
                 empty_ok=True,  # nothing to follow: the task is read with GetTask below
             )
@@ -891,18 +955,16 @@ class _Stream:
             iterator, first = None, None  # terminal meanwhile: subscribing is refused
         if iterator is not None or first is not None:
             return iterator, first
-        task = await self.owner.get_task(
-            types.GetTaskRequest(id=self.task_id), context=self.context
-        )
+        task = await self.owner.get_task(sdk.task_request(self.task_id), context=self.context)
         self.ended = True
-        return None, types.StreamResponse(task=task)
+        return None, sdk.task_event(task)
 
     def _track(self, event: Any) -> None:
         """Follow the task's id, and whether it reached a final state, through the events.
 
         A send's answers also teach what the agent answers messages with (`AgentFacts`).
         """
-        kind = event.WhichOneof("payload")
+        kind = line().event_kind(event)
         if self.operation == "SendMessage" and kind is not None:
             peer = self.owner.peer if self.here is None else self.here.peer
             facts = self.owner.guard.facts(peer)
@@ -1023,31 +1085,14 @@ def _remember(memory: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         memory.popitem(last=False)
 
 
-def _skill_of(message: Any) -> str | None:
-    """The skill id a message's metadata names under `SKILL_METADATA_KEY`, if a string.
-
-    Read without writing: indexing a protobuf ``Struct`` by a missing key adds it (as null)
-    to the caller's message.
-    """
-    fields = getattr(getattr(message, "metadata", None), "fields", None)
-    if fields is None:
-        return None
-    try:
-        value = fields.get(SKILL_METADATA_KEY)
-        text = value.string_value if value is not None else ""
-    except (AttributeError, TypeError, ValueError):
-        return None
-    return text if isinstance(text, str) and text else None
-
-
 def _card_urls_of(client: Any) -> list[str]:
     """Where the card may be read again: beside the first HTTP interface, then at its origin.
 
     An agent served under a path prefix (``https://host/a/jsonrpc``) publishes its card under
     that prefix (``https://host/a/.well-known/agent-card.json``), not at the site root.
     """
-    for interface in getattr(client_card(client), "supported_interfaces", ()):
-        url = httpx.URL(str(getattr(interface, "url", "")))
+    for interface in line().interfaces(client_card(client)):
+        url = httpx.URL(interface.url)
         if url.scheme in {"http", "https"} and url.host:
             prefix = url.path.rstrip("/").rpartition("/")[0]
             urls = [

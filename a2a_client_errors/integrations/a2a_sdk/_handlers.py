@@ -21,6 +21,9 @@ Defaults:
       task is read again with GetTask and the `ReconcileNeeded` raised carries it
       (``failure.task``); the request is never resent as it is.
 * degrade:
+    * CancelTask refused as unsupported (or with no reason: a2a-sdk 0.3's gRPC server
+      answers a task that cannot be canceled with a bare UNIMPLEMENTED): the task is read,
+      and returned marked as a lost race when it has ended; else the failure is raised.
     * GetExtendedAgentCard refused: the public card the client already has is returned.
     * SubscribeToTask refused with UNSUPPORTED_OPERATION (the task is terminal, or the peer
       does not stream): the task is read with GetTask and becomes the stream's one event.
@@ -56,21 +59,21 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors._failures import ReconcileNeeded
 from a2a_client_errors._outcomes import task_outcome
 from a2a_client_errors._reasons import Action, Reason
 from a2a_client_errors.integrations.a2a_sdk._compat import (
-    call_context,
     client_card,
+    client_config,
     client_transport,
-    pb2,
+    line,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Collection, Sequence
+    from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 
     from a2a_client_errors._failures import CallFailed
     from a2a_client_errors._policy import Decision
@@ -88,19 +91,6 @@ _RESENT: Final = "a2a_client_errors.resent"
 _SENT_AGAIN: Final = frozenset(
     {Reason.UNSUPPORTED_OPERATION, Reason.PUSH_NOTIFICATION_NOT_SUPPORTED}
 )
-_METHODS: Final = {
-    "SendMessage": "send_message",
-    "SendStreamingMessage": "send_message",
-    "GetTask": "get_task",
-    "ListTasks": "list_tasks",
-    "CancelTask": "cancel_task",
-    "SubscribeToTask": "subscribe",
-    "CreateTaskPushNotificationConfig": "create_task_push_notification_config",
-    "GetTaskPushNotificationConfig": "get_task_push_notification_config",
-    "ListTaskPushNotificationConfigs": "list_task_push_notification_configs",
-    "DeleteTaskPushNotificationConfig": "delete_task_push_notification_config",
-    "GetExtendedAgentCard": "get_extended_agent_card",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +103,8 @@ class Situation:
         request: the request the operation was called with.
         client: the `GuardedClient`, for follow-up calls (they are guarded too).
         context: the a2a-sdk call context, if any.
+        options: the call's other keyword arguments, passed on as they were (a2a-sdk 0.3's
+            ``configuration``, ``request_metadata``, ``extensions``).
     """
 
     failure: CallFailed
@@ -120,6 +112,7 @@ class Situation:
     request: Any
     client: Any
     context: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def decision(self) -> Decision:
@@ -169,11 +162,12 @@ class DecisionHandlers:
     async def reconcile(self, situation: Situation) -> Any:
         """The client's view of the task is stale: read it, or let go of it."""
         if situation.operation == "CancelTask" and situation.reason == Reason.TASK_NOT_CANCELABLE:
-            types = pb2()
-            task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
-            canceled = types.TaskState.TASK_STATE_CANCELED
-            if not (situation.failure.maybe_processed and task.status.state == canceled):
-                task.metadata.update(LOST_RACE)
+            sdk = line()
+            task = await situation.client.get_task(sdk.task_request(situation.request.id))
+            outcome = task_outcome(task)
+            canceled = outcome is not None and outcome.state == "TASK_STATE_CANCELED"
+            if not (situation.failure.maybe_processed and canceled):
+                task = sdk.marked(task, LOST_RACE)
             # Else an earlier attempt, whose answer was lost, canceled it: the cancel succeeded.
             return task
         if situation.reason == Reason.TASK_NOT_FOUND:
@@ -198,7 +192,7 @@ class DecisionHandlers:
             return
         try:
             task = await situation.client.get_task(
-                pb2().GetTaskRequest(id=task_id), context=situation.context
+                line().task_request(task_id), context=situation.context
             )
         except Exception as exc:  # the failure stands as it is, without the task
             _log.warning(
@@ -215,6 +209,15 @@ class DecisionHandlers:
     async def degrade(self, situation: Situation) -> Any:
         """The peer lacks a capability: fall back where the protocol offers a way."""
         operation = situation.operation
+        if operation == "CancelTask":
+            # Refused as unsupported, or with no reason (a2a-sdk 0.3's gRPC server answers a
+            # task that cannot be canceled with a bare UNIMPLEMENTED): a task that has ended
+            # is what a lost race returns; one still running leaves the failure standing.
+            task = await situation.client.get_task(line().task_request(situation.request.id))
+            outcome = task_outcome(task)
+            if outcome is not None and outcome.is_terminal:
+                return line().marked(task, LOST_RACE)
+            raise situation.failure
         if operation == "GetExtendedAgentCard":
             card = client_card(situation.client.client)
             if card is not None:
@@ -231,16 +234,19 @@ class DecisionHandlers:
         ):
             return Polling(situation.client, task_id, situation.decision)
         if operation == "SubscribeToTask" and situation.reason == Reason.UNSUPPORTED_OPERATION:
-            types = pb2()
-            task = await situation.client.get_task(types.GetTaskRequest(id=situation.request.id))
-            return types.StreamResponse(task=task)
+            sdk = line()
+            task = await situation.client.get_task(sdk.task_request(situation.request.id))
+            return sdk.task_event(task)
         raise situation.failure
 
     async def fix_request(self, situation: Situation) -> Any:
         """The request must change before it is sent again: a version, or an extension."""
         state = getattr(situation.context, "state", None) or {}
-        if state.get(_RESENT) or situation.operation not in _METHODS:
+        sdk = line()
+        if state.get(_RESENT) or situation.operation not in sdk.methods:
             raise situation.failure  # resent once already: the fix did not help
+        if not sdk.sets_service_parameters:
+            raise situation.failure  # a2a-sdk 0.3 sends no version nor extensions per call
         parameters = dict(getattr(situation.context, "service_parameters", None) or {})
         if situation.reason == Reason.VERSION_NOT_SUPPORTED:
             card = await _fresh_card(situation.client)
@@ -260,7 +266,7 @@ class DecisionHandlers:
         """The best version both sides speak, or the failure when there is none to take."""
         theirs = {
             interface.protocol_version
-            for interface in getattr(card, "supported_interfaces", ())
+            for interface in line().interfaces(card)
             if interface.protocol_version
         }
         error = situation.decision.error
@@ -304,7 +310,8 @@ class DecisionHandlers:
         if wanted <= have:
             return context
         parameters[EXTENSIONS_HEADER] = ",".join(sorted(have | wanted))
-        return call_context(context, parameters)
+        prepared = line().call_context(context, parameters, None)
+        return context if prepared is None else prepared
 
     async def report(self, situation: Situation) -> Any:
         """The peer broke the contract, or said something unknown. Default: raise."""
@@ -347,10 +354,10 @@ async def _polls(
     client: Any, task_id: str, *, initial: float, cap: float, max_polls: int
 ) -> AsyncIterator[Any]:
     """Every read of a task, spaced by a capped backoff, until final or ``max_polls`` reads."""
-    types = pb2()
+    request = line().task_request(task_id)
     delay = initial
     for poll in range(max_polls):
-        task = await client.get_task(types.GetTaskRequest(id=task_id))
+        task = await client.get_task(request)
         yield task
         if _is_final(task) or poll == max_polls - 1:
             return
@@ -431,7 +438,7 @@ class Polling:
             max_polls=self.max_polls,
         )
         async for task in reads:
-            read = task.SerializeToString(deterministic=True)
+            read = line().snapshot(task)
             if read != seen:
                 seen = read
                 yield task
@@ -439,26 +446,23 @@ class Polling:
 
 async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[Any]:
     """Send the message without streaming or push, then poll its task to a final state."""
-    types = pb2()
-    request = types.SendMessageRequest()
-    request.CopyFrom(situation.request)
-    request.configuration.return_immediately = True
-    request.configuration.ClearField("task_push_notification_config")
+    sdk = line()
     client = situation.client
+    config = client_config(client.client)
+    args, kwargs = sdk.polling_send(situation.request, situation.options, config)
     response = await client.guard.acall(
         transport.send_message,
-        request,
+        *args,
         context=situation.context,
         operation="SendMessage",
         peer=client.peer,
+        **kwargs,
     )
-    if response.HasField("message"):
-        yield types.StreamResponse(message=response.message)
-        return
-    yield types.StreamResponse(task=response.task)
-    if not _is_final(response.task):
-        final = await poll_task(client, response.task.id)
-        yield types.StreamResponse(task=final)
+    event, task = sdk.answer_events(response)
+    yield event
+    if task is not None and not _is_final(task):
+        final = await poll_task(client, task.id)
+        yield sdk.task_event(final)
 
 
 def _older(version: str, than: str) -> bool:
@@ -482,6 +486,7 @@ def _resend(situation: Situation, parameters: dict[str, str]) -> Any:
     """
     context = situation.context
     state = {**(getattr(context, "state", None) or {}), _RESENT: True}
-    context = call_context(context, parameters, state)
-    method = getattr(situation.client, _METHODS[situation.operation])
-    return method(situation.request, context=context)
+    sdk = line()
+    context = sdk.call_context(context, parameters, state)
+    method = getattr(situation.client, sdk.methods[situation.operation])
+    return method(situation.request, context=context, **situation.options)

@@ -30,15 +30,14 @@ import httpx
 
 from a2a_client_errors._errors import safe_peer
 from a2a_client_errors.integrations.a2a_sdk._compat import (
+    CardInterface,
     UnsupportedSdkError,
     base_transport,
-    best_interface,
     client_binding,
     client_card,
     client_config,
     client_factory,
-    client_interceptors,
-    single_interface_card,
+    line,
 )
 
 if TYPE_CHECKING:
@@ -63,7 +62,6 @@ policy makes over the last one), not 300."""
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _LISTED_IN_LOG: Final = 5
 """How many left-out interfaces a log line names (a card may list thousands)."""
-JSONRPC: Final = "JSONRPC"
 
 
 def origin_of(url: str) -> str:
@@ -204,18 +202,18 @@ def _same_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _preferred(client: Any, interfaces: Sequence[Any]) -> Any:
+def _preferred(client: Any, interfaces: Sequence[CardInterface]) -> CardInterface | None:
     """The card's interface the client was built for, or None when it cannot be told."""
     binding = client_binding(client)
     if not binding:
         return None
     url = getattr(base_transport(client), "url", None)
     if isinstance(url, str):
-        candidates = [i for i in interfaces if i.protocol_binding == binding]
+        candidates = [i for i in interfaces if i.binding == binding]
         matching = [i for i in candidates if _same_url(i.url) == _same_url(url)]
         return matching[0] if matching else None
     # gRPC keeps no URL: the interface the factory picks for the binding (the best version).
-    return best_interface(interfaces, binding)
+    return line().best_interface(client_card(client), binding)
 
 
 def _checked_limit(limit: object) -> int:
@@ -257,25 +255,25 @@ def _split(
     client: Any, peer: str | None, origins: frozenset[str], limit: int
 ) -> tuple[tuple[Interface, ...], tuple[LeftOut, ...]]:
     """The route (see `route_of`), and the interfaces it leaves out by origin or by limit."""
-    listed = list(getattr(client_card(client), "supported_interfaces", ()) or ())
+    sdk = line()
+    listed = sdk.interfaces(client_card(client))
     first = _preferred(client, listed) if listed else None
     if first is None:
-        url = str(getattr(listed[0], "url", "")) if listed else ""
+        url = listed[0].url if listed else ""
         return (Interface("", url, peer or url or "a2a"),), ()
-    config = client_config(client)
-    speaks = set(getattr(config, "supported_protocol_bindings", None) or ()) or {JSONRPC}
+    speaks = sdk.client_bindings(client_config(client))
     allowed = origins | {origin_of(first.url)}
     route: list[Interface] = []
     left_out: list[LeftOut] = []
     seen: set[tuple[str, str, str]] = set()
     taken: set[str] = set()
-    for proto in [first, *listed]:
-        binding, url = proto.protocol_binding, proto.url
-        where = (binding, _same_url(url), proto.tenant)
-        if where in seen or (proto is not first and binding not in speaks):
+    for candidate in [first, *listed]:
+        binding, url = candidate.binding, candidate.url
+        where = (binding, _same_url(url), candidate.tenant)
+        if where in seen or (candidate is not first and binding not in speaks):
             continue
         seen.add(where)
-        if proto is not first:
+        if candidate is not first:
             origin = origin_of(url)
             why = "origin" if origin not in allowed else "max_interfaces"
             if why == "origin" or len(route) >= limit:
@@ -283,7 +281,7 @@ def _split(
                 continue
         key = _key(binding, url, peer, first=not route, taken=taken)
         taken.add(key)
-        route.append(Interface(binding, url, key, proto.tenant, proto.protocol_version))
+        route.append(Interface(binding, url, key, candidate.tenant, candidate.protocol_version))
     return tuple(route), tuple(left_out)
 
 
@@ -412,14 +410,14 @@ class Route:
             factory = self.factory
             if factory is None:
                 factory = self.factory = client_factory(client_config(client))
-            card = single_interface_card(
+            sdk = line()
+            card = sdk.single_interface_card(
                 client_card(client),
-                url=interface.url,
-                binding=interface.binding,
-                protocol_version=interface.protocol_version,
-                tenant=interface.tenant,
+                CardInterface(
+                    interface.binding, interface.url, interface.tenant, interface.protocol_version
+                ),
             )
-            return factory.create(card, client_interceptors(client))
+            return sdk.create(factory, card, client)
         except UnsupportedSdkError:
             raise  # the installed a2a-sdk's fault, not this interface's: said as it is
         except Exception as exc:  # not one it can speak after all: left out of the route

@@ -18,20 +18,19 @@ from a2a_client_errors._lookup import (
     CardQuery,
     GetTaskQuery,
     ListTasksQuery,
+    ReadFailedError,
     SentMessage,
-    TaskPage,
     TaskView,
 )
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._outcomes import task_outcome
 from a2a_client_errors._reasons import Reason
+from a2a_client_errors.integrations.a2a_sdk._compat import line
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
 __all__ = ["SdkLookup", "sent_of", "task_view"]
-
-_USER_ROLE = 1  # a2a_pb2.Role.ROLE_USER
 
 
 def sent_of(message: Any, sent_at: float | None) -> SentMessage:
@@ -45,13 +44,9 @@ def sent_of(message: Any, sent_at: float | None) -> SentMessage:
 
 
 def task_view(task: Any) -> TaskView:
-    """What a look-up reads of an a2a-sdk ``Task``; never raises."""
+    """What a look-up reads of an a2a-sdk ``Task`` (of either line); never raises."""
     try:
-        status = task.status
-        updated_at = (
-            status.timestamp.ToNanoseconds() / 1e9 if status.HasField("timestamp") else None
-        )
-        history = tuple((m.message_id, m.role == _USER_ROLE) for m in task.history)
+        updated_at, history = line().task_parts(task)
         outcome = task_outcome(task)
         return TaskView(
             task.id,
@@ -69,7 +64,6 @@ class SdkLookup:
 
     Args:
         client: the a2a-sdk client (unguarded).
-        types: a2a-sdk's ``a2a_pb2`` module.
         context: the call context the message was sent with.
         sent: the message looked for.
         found: what the call answers with, given the task found (None: the task itself).
@@ -87,7 +81,6 @@ class SdkLookup:
     def __init__(
         self,
         client: Any,
-        types: Any,
         context: Any,
         sent: SentMessage,
         *,
@@ -97,7 +90,6 @@ class SdkLookup:
         others: Iterable[Any] = (),
     ) -> None:
         self.client = client
-        self.types = types
         self.context = context
         self.sent = sent
         self.elsewhere = False
@@ -119,7 +111,9 @@ class SdkLookup:
             try:
                 request = self._ask(self.client, query)
                 return await (request if timeout is None else asyncio.wait_for(request, timeout))
-            except Exception as exc:  # noqa: PERF203 (one turn per interface, few)
+            except ReadFailedError:  # noqa: PERF203 (one turn per interface, few)
+                raise  # not asked at all (A2A 0.3 has no ListTasks): no interface answers it
+            except Exception as exc:
                 error = normalize(exc)
                 following = None
                 if error is not None and peer_unwell(error):
@@ -133,12 +127,10 @@ class SdkLookup:
         return task if self._found is None else await self._found(task)
 
     async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
-        types = self.types
+        sdk = line()
         if isinstance(query, GetTaskQuery):
             try:
-                return await client.get_task(
-                    types.GetTaskRequest(id=query.task_id), context=self.context
-                )
+                return await client.get_task(sdk.task_request(query.task_id), context=self.context)
             except Exception as exc:
                 error = normalize(exc)
                 if (
@@ -148,17 +140,4 @@ class SdkLookup:
                 ):
                     return None  # the agent says so: the task is not there
                 raise
-        request = types.ListTasksRequest(
-            page_size=query.page_size, include_artifacts=False, page_token=query.page_token
-        )
-        if query.context_id:
-            request.context_id = query.context_id
-        if query.history_length is not None:
-            request.history_length = query.history_length
-        response = await client.list_tasks(request, context=self.context)
-        return TaskPage(
-            tuple(response.tasks),
-            response.next_page_token,
-            response.total_size or None,  # 0: not said (proto3 has no presence for it)
-            response.ByteSize(),
-        )
+        return await sdk.list_tasks(client, query, self.context)
