@@ -8,6 +8,8 @@ says:
 * ``complete`` (and any text not below): a task that completes with an artifact;
 * ``fail`` / ``reject``: a task that ends FAILED / REJECTED, in a successful call;
 * ``message``: a Message answer, no task;
+* ``ask``: a task that stops in INPUT_REQUIRED (a follow-up message with its ``task_id``
+  then does what its own text says);
 * ``hold``: a task that stays WORKING until the test sets `Executor03.release` (ten seconds
   at most), then completes; `Executor03.holding` is set once it works;
 * ``early:<what>`` (raise before any event) / ``late:<what>`` (make the task, then raise):
@@ -138,13 +140,14 @@ class Executor03(AgentExecutor):
                 )
             )
             return
-        task = context.current_task or Task(
-            id=task_id,
-            context_id=context_id,
-            status=TaskStatus(state=TaskState.submitted),
-            history=[context.message] if context.message else None,
-        )
-        await event_queue.enqueue_event(task)
+        if context.current_task is None:  # a follow-up's task exists: it goes on working
+            task = Task(
+                id=task_id,
+                context_id=context_id,
+                status=TaskStatus(state=TaskState.submitted),
+                history=[context.message] if context.message else None,
+            )
+            await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task_id, context_id)
         await updater.start_work()
         if when == "late":
@@ -154,6 +157,11 @@ class Executor03(AgentExecutor):
             return
         if when == "reject":
             await updater.reject(updater.new_agent_message([Part(root=TextPart(text="no"))]))
+            return
+        if when == "ask":
+            await updater.requires_input(
+                updater.new_agent_message([Part(root=TextPart(text="and then?"))]), final=True
+            )
             return
         if when == "hold":
             self.holding.set()

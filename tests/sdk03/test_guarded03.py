@@ -341,8 +341,12 @@ async def test_a_lost_first_answer_is_outcome_unknown_never_a_duplicate(
                 await last_of(client.send_message(message("complete", message_id="m-lost")))
     assert raised.value.sent is not None
     assert raised.value.sent.message_id == "m-lost"
-    assert agent03.executor.executions == {"m-lost": 1}
-    assert agent03.task_count == 1
+    # A unary send is answered in full before its answer is lost: its task exists. A stream
+    # is lost once it starts: the agent may not have run yet when the connection closes.
+    made = 1 if not streaming else agent03.executor.executions["m-lost"]
+    assert agent03.executor.executions["m-lost"] == made <= 1
+    assert agent03.executor.total == made  # nothing resent
+    assert agent03.task_count <= made
 
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
@@ -406,3 +410,56 @@ async def test_the_card_is_read_as_0_3_writes_it(agent03: Running03) -> None:
         assert [i.binding for i in client.interfaces] == ["JSONRPC"]
         card = await client.read_card()
     assert card.name == agent03.card.name
+
+
+async def test_a_follow_up_whose_answer_is_lost_is_found_in_its_task(agent03: Running03) -> None:
+    """A follow-up message names its task, so its lost answer is looked for with GetTask.
+
+    The task's history holds the message: it is found, read until it settles, and is the
+    answer. Nothing is resent; the follow-up ran once.
+    """
+    async with guarded03(agent03, "jsonrpc") as client:
+        asked = await last_of(client.send_message(message("ask")))
+    assert asked.status.state is TaskState.input_required
+    with LossyProxy(agent03.http_target, lose_first(lambda seen: seen.is_send)) as proxy:
+        async with guarded03(agent03, "jsonrpc", card=via(agent03.card, proxy)) as client:
+            follow_up = message("complete", message_id="m-next", task_id=asked.id)
+            follow_up.context_id = asked.context_id
+            task = await last_of(client.send_message(follow_up))
+        lost = proxy.counts["lose"]
+    assert lost == 1
+    assert task.id == asked.id
+    assert task.status.state is TaskState.completed
+    assert agent03.executor.executions["m-next"] == 1
+
+
+async def test_a_call_fails_over_to_the_card_s_next_interface(agent03: Running03) -> None:
+    """The preferred interface cannot be reached (nothing sent): the same message goes over
+    the card's next interface the client speaks, on an origin the caller allowed."""
+    with LossyProxy(agent03.http_target) as proxy:
+        proxy.down()
+        card = agent03.card.model_copy(deep=True)
+        card.url = proxy.url + "/jsonrpc"
+        card.additional_interfaces = [
+            i for i in card.additional_interfaces or () if i.transport == "HTTP+JSON"
+        ]
+        async with httpx.AsyncClient(timeout=10.0) as http:
+            config = ClientConfig(
+                httpx_client=http,
+                streaming=False,
+                supported_transports=[BINDINGS["jsonrpc"], BINDINGS["rest"]],
+            )
+            client = guard_client(
+                ClientFactory(config).create(card),
+                Guard(sleep=lambda _: None),
+                failover_origins=[agent03.base_url],
+            )
+            try:
+                task = await last_of(client.send_message(message("complete", message_id="m-fo")))
+                serving = client.serving
+            finally:
+                await client.close()
+    assert task.status.state is TaskState.completed
+    assert serving is not None
+    assert serving.binding == "HTTP+JSON"
+    assert agent03.executor.executions == {"m-fo": 1}

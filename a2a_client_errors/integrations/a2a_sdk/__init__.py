@@ -669,7 +669,7 @@ class GuardedClient:
         # A unary send the caller wanted blocking answers once its task settles: one sent
         # without blocking, or found by a look-up, is read until then (and at most ``until``).
         waits = unary and blocking
-        went_without = waits and self._sends_without_blocking()
+        went_without = waits and self._sends_without_blocking(sdk.message_of(request))
         outgoing, options = sdk.outgoing(request, options, non_blocking=went_without)
         sent = sent_of(sdk.message_of(outgoing), guard.exactly_once.wall_clock())
         context = self._prepared(context)
@@ -695,17 +695,21 @@ class GuardedClient:
                     stream._tell(answer)
             yield answer
 
-    def _sends_without_blocking(self) -> bool:
+    def _sends_without_blocking(self, message: Any) -> bool:
         """Whether a blocking unary send goes without blocking, its task read until it settles.
 
-        Always or never by `ExactlyOnce.non_blocking`; by default, to an agent whose tasks
-        cannot be looked up (A2A 0.3, or learnt unlisted), where a lost answer could not be
-        resolved.
+        Always or never by `ExactlyOnce.non_blocking`; by default, a new message to an agent
+        whose tasks cannot be listed (A2A 0.3, or learnt unlisted), where its lost answer
+        could not be resolved. A follow-up names its task, which GetTask can look in: it is
+        sent as asked (sent without blocking, its interrupted task could be read back before
+        the agent took the follow-up up, and be taken for the answer).
         """
         guard = self.guard
         wanted = guard.exactly_once.non_blocking
         if wanted is not None:
             return wanted
+        if getattr(message, "task_id", None):
+            return False
         if not line().lists_tasks:
             return True
         return guard.unlisted_known and guard.facts(self.peer).unlisted
