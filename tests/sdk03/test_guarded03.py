@@ -434,8 +434,11 @@ async def test_a_follow_up_whose_answer_is_lost_is_found_in_its_task(agent03: Ru
 
 
 async def test_a_call_fails_over_to_the_card_s_next_interface(agent03: Running03) -> None:
-    """The preferred interface cannot be reached (nothing sent): the same message goes over
-    the card's next interface the client speaks, on an origin the caller allowed."""
+    """A preferred interface that cannot be reached moves the call to the card's next one.
+
+    Nothing was sent over the first: the same message goes over the next interface the client
+    speaks, on an origin the caller allowed.
+    """
     with LossyProxy(agent03.http_target) as proxy:
         proxy.down()
         card = agent03.card.model_copy(deep=True)
