@@ -18,6 +18,7 @@ JSON; ``--from`` renders such a file and runs nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib
 import json
@@ -125,9 +126,10 @@ BENCHMARKS = (
         ("--rounds", "4", "--number", "100"),
         600,
         "A guarded a2a-sdk call",
-        "a2a-sdk's own JSON-RPC client against the embedded a2a-sdk agent on 127.0.0.1, bare "
-        "and through `guard_client`, call by call: GetTask of a completed task, and a "
-        "non-streaming SendMessage; medians.",
+        "a2a-sdk's own JSON-RPC client against an a2a-sdk agent of the same line on 127.0.0.1, "
+        "bare and through `guard_client`, call by call: GetTask of a completed task, and a "
+        "non-streaming SendMessage; medians. CI runs it on both a2a-sdk lines (1.x, and 0.3 "
+        "from its second environment, `--python-other-line`), side by side.",
         "Guarded call on the success path: at most 5 % over the bare call (goal 2 %).",
     ),
     Benchmark(
@@ -235,6 +237,13 @@ BENCHMARKS = (
         "[failover across the card's interfaces](breaker.md#failover-across-the-cards-interfaces).",
     ),
 )
+
+
+def _given(bench: Benchmark, other_line: str | None) -> Benchmark:
+    """``bench`` with the Python of the other a2a-sdk line, when it is the a2a-sdk one."""
+    if bench.script != "bench_a2a_sdk" or not other_line:
+        return bench
+    return dataclasses.replace(bench, args=(*bench.args, "--python-other-line", other_line))
 
 
 def _command(bench: Benchmark) -> list[str]:
@@ -367,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         help="benchmarks to run, comma-separated: " + ", ".join(bench.name for bench in BENCHMARKS),
     )
     parser.add_argument("--save", type=Path, help="also write the run's figures as JSON here")
+    parser.add_argument(
+        "--python-other-line",
+        metavar="PYTHON",
+        help="a Python with the other a2a-sdk line, for the a2a-sdk benchmark's second line",
+    )
     parser.add_argument("--from", dest="source", type=Path, help="render this saved run instead")
     args = parser.parse_args(argv)
     if args.source:
@@ -379,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         data = {"machine": machine(), "benchmarks": {}}
         for bench in BENCHMARKS:
             if bench.name in wanted:
-                data["benchmarks"][bench.name] = run(bench)
+                data["benchmarks"][bench.name] = run(_given(bench, args.python_other_line))
     if args.save:
         args.save.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     args.out.write_text(render(data), encoding="utf-8")
