@@ -309,17 +309,7 @@ def _against(error: CallError, status: int, operation: str) -> CallError:
     if row is None:
         return error
     if row.transport is not None:
-        return CallError(
-            ErrorKind.TRANSPORT,
-            None,
-            Source.STATUS_AND_OPERATION,
-            error.wire,
-            http_status=status,
-            message=f"{operation} was answered {status} with no A2A body: a wrong URL or "
-            "route (no A2A endpoint there), not a missing task",
-            retry_after=error.retry_after,
-            transport=row.transport,
-        )
+        return _endpoint(status, operation, error.wire, error.retry_after, row.transport)
     return CallError(
         ErrorKind.PROTOCOL,
         row.reason,
@@ -328,6 +318,31 @@ def _against(error: CallError, status: int, operation: str) -> CallError:
         http_status=status,
         message=error.message,
         retry_after=error.retry_after,
+    )
+
+
+def _endpoint(
+    status: int,
+    operation: str | None,
+    wire: WireShape,
+    retry_after: float | None,
+    transport: TransportFailure = TransportFailure.ENDPOINT,
+) -> CallError:
+    """A status that says the URL answers as no A2A endpoint (`TransportFailure.ENDPOINT`).
+
+    With the operation known, the status was read against it (``status_and_operation``);
+    without, by the status and the body's shape alone (``status_fallback``).
+    """
+    return CallError(
+        ErrorKind.TRANSPORT,
+        None,
+        Source.STATUS_FALLBACK if operation is None else Source.STATUS_AND_OPERATION,
+        wire,
+        http_status=status,
+        message=f"{operation or 'the call'} was answered {status} with no A2A body: a wrong "
+        "URL or route (no A2A endpoint there), not a missing task",
+        retry_after=retry_after,
+        transport=transport,
     )
 
 
@@ -992,10 +1007,20 @@ def _metadata(value: object, limits: Limits) -> dict[str, str]:
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})
+_NOT_FOUND: Final = 404
 
 
 def _bare(response: httpx.Response, limits: Limits, message: object) -> CallError:
-    """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body)."""
+    """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body).
+
+    A 404 with no error shape is a web server's page for a URL no route serves (nginx's HTML,
+    Go's ``404 page not found``, Starlette's ``Not Found``, FastAPI's ``{"detail": ...}``), an
+    empty body, or a gateway's JSON: a wrong URL, never TASK_NOT_FOUND, which only an A2A
+    answer (a JSON-RPC error, a ``google.rpc.Status`` body, problem details) can say.
+    """
+    status = response.status_code
+    if status == _NOT_FOUND:
+        return _endpoint(status, None, _WIRE_BARE, _hint(response))
     return _build(
         WireShape.BARE_STATUS,
         limits,
