@@ -87,9 +87,11 @@ __all__ = [
     "Limits",
     "NotSentError",
     "SSEParser",
+    "StreamHead",
     "UnreadableAnswerError",
     "event_error",
     "event_reader",
+    "no_event_error",
     "normalize",
     "normalize_body",
     "stream_error",
@@ -815,8 +817,12 @@ def from_response(
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
             found = _sse(body, limits, keep)
-            if found is None:
+            if found is None or (found is _NO_EVENT and not ok):
                 return None if ok else _bare(response, limits, "")
+            if found is _NO_EVENT:
+                # Comments, blank lines, ``retry:`` fields, keep-alives and nothing else: no
+                # answer at all, as an empty body is none.
+                return no_event_error(status, _hint(response))
             # An event's own status says more than the stream's 200 (which only opened it).
             return replace(
                 found,
@@ -1176,7 +1182,58 @@ def _sse(body: bytes, limits: Limits, keep: list[object] | None = None) -> CallE
                 return found
     except SSEError as exc:
         return stream_error(exc)
-    return None
+    return _NO_EVENT if events == 0 else None
+
+
+_NO_EVENT_WHY: Final = "the event stream holds no event"
+
+
+def no_event_error(http_status: int | None = None, retry_after: float | None = None) -> CallError:
+    """The call error of an event stream that ended without one event with data.
+
+    Comments (``: SSE stream established``), blank lines, ``id:`` and ``retry:`` fields carry
+    no answer: such a stream is as unreadable as an empty body (INVALID_AGENT_RESPONSE).
+    """
+    return _invalid(_NO_EVENT_WHY, http_status, retry_after)
+
+
+_NO_EVENT: Final = no_event_error()
+"""What `_sse` gives for a body with no event (the one object, to be told apart)."""
+
+
+class StreamHead:
+    """Whether the head of an event stream tells it is a stream of results.
+
+    Fed the decoded chunks of a stream in turn (``read_within``'s ``enough``): True once its
+    first event is complete and carries no call error. An error event first, a stream that
+    breaks the reader's caps, or one that has no event yet give False: the stream is then read
+    on (to its end, within a size) and judged whole, as `normalize` judges an SSE body.
+
+    Args:
+        limits: the caps of the event reader.
+
+    """
+
+    __slots__ = ("_limits", "_reader", "_told")
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._limits = limits
+        self._reader = event_reader(limits)
+        self._told = False  # the first event came (or the stream broke): nothing more to tell
+
+    def __call__(self, chunk: bytes) -> bool:
+        """Take one chunk; True when the first event, now complete, is a result."""
+        if self._told:
+            return False
+        try:
+            events = self._reader.feed(chunk)
+        except SSEError:
+            self._told = True
+            return False
+        if not events:
+            return False
+        self._told = True
+        return event_error(*events[0], self._limits)[1] is None
 
 
 # --- exceptions -----------------------------------------------------------------------------
