@@ -1457,6 +1457,18 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     if broken and isinstance(cause, ValueError):
         # a2a-sdk raises A2AClientError from a JSONDecodeError when the peer's body is not JSON.
         return _invalid(_message(message, limits))
+    kept = _kept_code(exc)
+    if kept is not None:
+        code, reason = kept
+        return CallError(
+            kind=ErrorKind.AUTH if reason in _AUTH_REASONS else ErrorKind.PROTOCOL,
+            reason=reason,
+            source=Source.JSONRPC_CODE,
+            wire=WireShape.JSONRPC,
+            jsonrpc_code=code,
+            message=_message(message, limits),
+            exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
+        )
     for name in names:
         found_reason = canonical_reason(name)
         if isinstance(found_reason, Reason):
@@ -1480,6 +1492,21 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
         message=_message(message, limits),
         exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
     )
+
+
+def _kept_code(exc: BaseException) -> tuple[int, Reason] | None:
+    """The JSON-RPC code an a2a-sdk exception kept, and the reason it names, if it names one.
+
+    a2a-sdk 0.3's ``A2AClientJSONRPCError`` keeps the error object (``exc.error.code``): a code
+    it has no class for (a2a-go's -31401 / -31403) is read from there, never from the text.
+    a2a-sdk 1.x keeps no code for a code it does not know (only its text says it): that answer
+    is read from the bytes, by `AsyncGuardTransport` under the client.
+    """
+    code = getattr(getattr(exc, "error", None), "code", None)
+    if type(code) is not int:
+        return None
+    reason = _CODE_REASONS.get(code)
+    return None if reason is None else (code, reason)
 
 
 def _string_metadata(data: dict[Any, Any], limits: Limits) -> dict[str, str]:

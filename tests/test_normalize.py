@@ -2411,3 +2411,52 @@ def test_details_that_are_not_objects_are_left_out_of_the_record() -> None:
     assert error.reason == "TASK_NOT_FOUND"
     assert error.raw_details == tuple(_INFO)
     assert error.metadata == {"taskId": "t-1"}
+
+
+# --- a2a-go's auth codes through an a2a-sdk exception -----------------------------------------
+
+
+class _JSONRPCError:
+    """What a2a-sdk 0.3's ``A2AClientJSONRPCError`` keeps of the error: its code."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        self.message = "unauthenticated"
+
+
+class _ClientJSONRPCError(Exception):
+    """A stand-in of a2a-sdk 0.3's ``A2AClientJSONRPCError`` (``exc.error`` kept)."""
+
+    __module__ = "a2a.client.errors"
+
+    def __init__(self, code: int) -> None:
+        self.error = _JSONRPCError(code)
+        super().__init__(f"JSON-RPC Error {code}: TASK_NOT_FOUND")  # the text never decides
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(-31401, Reason.UNAUTHENTICATED), (-31403, Reason.UNAUTHORIZED)],
+)
+def test_a_kept_go_auth_code_reads_as_auth(code: int, reason: Reason) -> None:
+    """a2a-go's -31401 / -31403, kept by the SDK exception: auth, read from the code."""
+    decision = classify(_ClientJSONRPCError(code))
+    assert (decision.action, decision.reason) == (Action.AUTH, reason)
+    assert decision.error is not None
+    assert decision.error.kind is ErrorKind.AUTH
+    assert decision.error.source is Source.JSONRPC_CODE
+    assert decision.error.jsonrpc_code == code
+
+
+def test_a_kept_code_the_table_does_not_know_decides_nothing() -> None:
+    """A code outside the table is no reason: the exception reads as before (report)."""
+    decision = classify(_ClientJSONRPCError(-32099))
+    assert decision.reason is None
+    assert decision.action is Action.REPORT
+
+
+@pytest.mark.parametrize("code", [-31401, -31403])
+def test_go_auth_codes_on_http_200_read_as_auth(code: int) -> None:
+    """The raw body (HTTP 200, as a2a-go sends it): auth, by the code."""
+    decision = classify(json_response(200, jsonrpc_error(code, "unauthenticated")))
+    assert decision.action is Action.AUTH
