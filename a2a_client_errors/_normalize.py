@@ -87,9 +87,11 @@ __all__ = [
     "Limits",
     "NotSentError",
     "SSEParser",
+    "StreamHead",
     "UnreadableAnswerError",
     "event_error",
     "event_reader",
+    "no_event_error",
     "normalize",
     "normalize_body",
     "stream_error",
@@ -309,17 +311,7 @@ def _against(error: CallError, status: int, operation: str) -> CallError:
     if row is None:
         return error
     if row.transport is not None:
-        return CallError(
-            ErrorKind.TRANSPORT,
-            None,
-            Source.STATUS_AND_OPERATION,
-            error.wire,
-            http_status=status,
-            message=f"{operation} was answered {status} with no A2A body: a wrong URL or "
-            "route (no A2A endpoint there), not a missing task",
-            retry_after=error.retry_after,
-            transport=row.transport,
-        )
+        return _endpoint(status, operation, error.wire, error.retry_after, row.transport)
     return CallError(
         ErrorKind.PROTOCOL,
         row.reason,
@@ -328,6 +320,31 @@ def _against(error: CallError, status: int, operation: str) -> CallError:
         http_status=status,
         message=error.message,
         retry_after=error.retry_after,
+    )
+
+
+def _endpoint(
+    status: int,
+    operation: str | None,
+    wire: WireShape,
+    retry_after: float | None,
+    transport: TransportFailure = TransportFailure.ENDPOINT,
+) -> CallError:
+    """A status that says the URL answers as no A2A endpoint (`TransportFailure.ENDPOINT`).
+
+    With the operation known, the status was read against it (``status_and_operation``);
+    without, by the status and the body's shape alone (``status_fallback``).
+    """
+    return CallError(
+        ErrorKind.TRANSPORT,
+        None,
+        Source.STATUS_FALLBACK if operation is None else Source.STATUS_AND_OPERATION,
+        wire,
+        http_status=status,
+        message=f"{operation or 'the call'} was answered {status} with no A2A body: a wrong "
+        "URL or route (no A2A endpoint there), not a missing task",
+        retry_after=retry_after,
+        transport=transport,
     )
 
 
@@ -800,8 +817,12 @@ def from_response(
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
             found = _sse(body, limits, keep)
-            if found is None:
+            if found is None or (found is _NO_EVENT and not ok):
                 return None if ok else _bare(response, limits, "")
+            if found is _NO_EVENT:
+                # Comments, blank lines, ``retry:`` fields, keep-alives and nothing else: no
+                # answer at all, as an empty body is none.
+                return no_event_error(status, _hint(response))
             # An event's own status says more than the stream's 200 (which only opened it).
             return replace(
                 found,
@@ -992,10 +1013,20 @@ def _metadata(value: object, limits: Limits) -> dict[str, str]:
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})
+_NOT_FOUND: Final = 404
 
 
 def _bare(response: httpx.Response, limits: Limits, message: object) -> CallError:
-    """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body)."""
+    """An HTTP status with no error shape behind it (a proxy, a gateway, an empty body).
+
+    A 404 with no error shape is a web server's page for a URL no route serves (nginx's HTML,
+    Go's ``404 page not found``, Starlette's ``Not Found``, FastAPI's ``{"detail": ...}``), an
+    empty body, or a gateway's JSON: a wrong URL, never TASK_NOT_FOUND, which only an A2A
+    answer (a JSON-RPC error, a ``google.rpc.Status`` body, problem details) can say.
+    """
+    status = response.status_code
+    if status == _NOT_FOUND:
+        return _endpoint(status, None, _WIRE_BARE, _hint(response))
     return _build(
         WireShape.BARE_STATUS,
         limits,
@@ -1151,7 +1182,58 @@ def _sse(body: bytes, limits: Limits, keep: list[object] | None = None) -> CallE
                 return found
     except SSEError as exc:
         return stream_error(exc)
-    return None
+    return _NO_EVENT if events == 0 else None
+
+
+_NO_EVENT_WHY: Final = "the event stream holds no event"
+
+
+def no_event_error(http_status: int | None = None, retry_after: float | None = None) -> CallError:
+    """The call error of an event stream that ended without one event with data.
+
+    Comments (``: SSE stream established``), blank lines, ``id:`` and ``retry:`` fields carry
+    no answer: such a stream is as unreadable as an empty body (INVALID_AGENT_RESPONSE).
+    """
+    return _invalid(_NO_EVENT_WHY, http_status, retry_after)
+
+
+_NO_EVENT: Final = no_event_error()
+"""What `_sse` gives for a body with no event (the one object, to be told apart)."""
+
+
+class StreamHead:
+    """Whether the head of an event stream tells it is a stream of results.
+
+    Fed the decoded chunks of a stream in turn (``read_within``'s ``enough``): True once its
+    first event is complete and carries no call error. An error event first, a stream that
+    breaks the reader's caps, or one that has no event yet give False: the stream is then read
+    on (to its end, within a size) and judged whole, as `normalize` judges an SSE body.
+
+    Args:
+        limits: the caps of the event reader.
+
+    """
+
+    __slots__ = ("_limits", "_reader", "_told")
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._limits = limits
+        self._reader = event_reader(limits)
+        self._told = False  # the first event came (or the stream broke): nothing more to tell
+
+    def __call__(self, chunk: bytes) -> bool:
+        """Take one chunk; True when the first event, now complete, is a result."""
+        if self._told:
+            return False
+        try:
+            events = self._reader.feed(chunk)
+        except SSEError:
+            self._told = True
+            return False
+        if not events:
+            return False
+        self._told = True
+        return event_error(*events[0], self._limits)[1] is None
 
 
 # --- exceptions -----------------------------------------------------------------------------
@@ -1402,6 +1484,18 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     if broken and isinstance(cause, ValueError):
         # a2a-sdk raises A2AClientError from a JSONDecodeError when the peer's body is not JSON.
         return _invalid(_message(message, limits))
+    kept = _kept_code(exc)
+    if kept is not None:
+        code, reason = kept
+        return CallError(
+            kind=ErrorKind.AUTH if reason in _AUTH_REASONS else ErrorKind.PROTOCOL,
+            reason=reason,
+            source=Source.JSONRPC_CODE,
+            wire=WireShape.JSONRPC,
+            jsonrpc_code=code,
+            message=_message(message, limits),
+            exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
+        )
     for name in names:
         found_reason = canonical_reason(name)
         if isinstance(found_reason, Reason):
@@ -1425,6 +1519,21 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
         message=_message(message, limits),
         exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
     )
+
+
+def _kept_code(exc: BaseException) -> tuple[int, Reason] | None:
+    """The JSON-RPC code an a2a-sdk exception kept, and the reason it names, if it names one.
+
+    a2a-sdk 0.3's ``A2AClientJSONRPCError`` keeps the error object (``exc.error.code``): a code
+    it has no class for (a2a-go's -31401 / -31403) is read from there, never from the text.
+    a2a-sdk 1.x keeps no code for a code it does not know (only its text says it): that answer
+    is read from the bytes, by `AsyncGuardTransport` under the client.
+    """
+    code = getattr(getattr(exc, "error", None), "code", None)
+    if type(code) is not int:
+        return None
+    reason = _CODE_REASONS.get(code)
+    return None if reason is None else (code, reason)
 
 
 def _string_metadata(data: dict[Any, Any], limits: Limits) -> dict[str, str]:

@@ -13,6 +13,11 @@ inflates to, not by what came over the wire):
   `AttemptCutShortError` when it passes.
 
 What is held while reading is at most ``limit`` bytes and one chunk, whatever the peer sends.
+
+An event stream is read only as far as its head tells what it is (``enough``): a stream whose
+first event is a result is handed on unread from there (the chunks pulled replayed first); one
+that ends before (no event at all) or whose first event is an error is read whole, within
+``limit``, to be judged as any body.
 """
 
 from __future__ import annotations
@@ -124,6 +129,7 @@ def read_within(
     *,
     deadline_at: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    enough: Callable[[bytes], bool] | None = None,
 ) -> bool:
     """Read ``response``'s body if it is at most ``limit`` bytes; say whether it was read.
 
@@ -132,11 +138,14 @@ def read_within(
         limit: bytes of the (decoded) body that may be read.
         deadline_at: when reading must stop (on ``clock``); None: no deadline.
         clock: the clock of ``deadline_at``.
+        enough: given each decoded chunk in turn, True once the chunks so far tell that the
+            rest need not be read (the head of an event stream): the response is then handed
+            on unread, as for a body past ``limit``. None: the whole body is read.
 
     Returns:
         True when the body was read (``response.content`` holds it); False when it is larger
-        than ``limit``: the response is then unread, and streams its whole body to whoever
-        reads it.
+        than ``limit``, or ``enough`` said so: the response is then unread, and streams its
+        whole body to whoever reads it.
 
     Raises:
         AttemptCutShortError: the deadline passed while the body was read (the response is
@@ -161,7 +170,7 @@ def read_within(
     try:
         for chunk in decoded:
             size += len(chunk)
-            if size > limit:
+            if size > limit or (enough is not None and enough(chunk)):
                 response.stream = _Replay(raw, pulled, source)
                 return False
             if _late(deadline_at, clock):
@@ -183,6 +192,7 @@ async def aread_within(
     *,
     deadline_at: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    enough: Callable[[bytes], bool] | None = None,
 ) -> bool:
     """The async twin of `read_within`."""
     source = response.stream
@@ -201,7 +211,7 @@ async def aread_within(
     try:
         async for chunk in decoded:
             size += len(chunk)
-            if size > limit:
+            if size > limit or (enough is not None and enough(chunk)):
                 response.stream = _AsyncReplay(raw, pulled, source)
                 return False
             if _late(deadline_at, clock):

@@ -4,11 +4,12 @@ For people who call A2A without a2a-sdk: open the stream with ``client.stream(..
 it with `iter_events` (or `aiter_events` for ``httpx.AsyncClient``). Each event's payload is
 yielded (the JSON-RPC ``result``, or the HTTP+JSON ``StreamResponse``); an error event (a JSON-RPC
 error envelope, or a ``{"error": ...}`` Status body, with or without ``event: error``) raises the
-`CallFailed` subclass its decision names, after every event before it was yielded. A stream that
-closes before its task reached a terminal or interrupted state (and that was not a single
-Message) is an interruption, not a success: it raises `RetryExhausted` with
-``give_up == GiveUp.STREAM_STARTED``, so the caller resumes with SubscribeToTask (or reads the
-task with GetTask) instead of resending the message.
+`CallFailed` subclass its decision names, after every event before it was yielded. A stream with
+no event at all (only comments, keep-alives) raises `ReportNeeded` (INVALID_AGENT_RESPONSE, as
+an empty body does). A stream that closes before its task reached a terminal or interrupted
+state (and that was not a single Message) is an interruption, not a success: it raises
+`RetryExhausted` with ``give_up == GiveUp.STREAM_STARTED``, so the caller resumes with
+SubscribeToTask (or reads the task with GetTask) instead of resending the message.
 
 Example::
 
@@ -23,7 +24,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors._guard import failure_for
-from a2a_client_errors._normalize import event_error, event_reader, normalize, stream_error
+from a2a_client_errors._normalize import (
+    event_error,
+    event_reader,
+    no_event_error,
+    normalize,
+    stream_error,
+)
 from a2a_client_errors._outcomes import task_outcome
 from a2a_client_errors._policy import Decision, GiveUp, Policy
 from a2a_client_errors._reasons import Action, TransportFailure
@@ -95,7 +102,13 @@ class _Reader:
         raise self._failure(stream_error(exc)) from None
 
     def closed(self) -> None:
-        """The stream ended: fine after a final state, an interruption otherwise."""
+        """The stream ended: fine after a final state, an interruption otherwise.
+
+        A stream that ended without one event (only comments, say) gave no answer at all:
+        INVALID_AGENT_RESPONSE, as an empty body is.
+        """
+        if not self.events:
+            raise self._failure(no_event_error(self.response.status_code))
         if not self.ended:
             raise interruption(self.operation, http_status=self.response.status_code)
 

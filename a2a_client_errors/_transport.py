@@ -44,6 +44,7 @@ from a2a_client_errors._lookup import (
     Unresolved,
     follow_task,
 )
+from a2a_client_errors._normalize import StreamHead
 from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
 from a2a_client_errors._parsing import parse_json
 from a2a_client_errors._policy import GiveUp
@@ -484,6 +485,17 @@ class _TransportBase:
         response.extensions[RECORD] = call.end()
         return response
 
+    def _head(self, response: httpx.Response) -> StreamHead | None:
+        """What reads a successful event stream up to its first event (None: not a stream).
+
+        A stream whose first event is a result is handed over unread from there; one that
+        holds no event (only comments, ``retry:`` fields, keep-alives) or whose first event
+        is an error (a JSON-RPC error, or the HTTP+JSON ``{"error": ...}`` a2a-go sends) is
+        read whole and judged as any answer: before its first event a stream is a call like
+        any other (retried, degraded, reported).
+        """
+        return StreamHead(self.guard.policy.limits) if self.is_stream(response) else None
+
     @staticmethod
     def is_stream(response: httpx.Response) -> bool:
         """Whether a response is a successful event stream (handed over unread)."""
@@ -608,13 +620,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             held.pop().close()
         self._bound(request, until)
         response = self.inner.handle_request(request)
-        if not self.is_stream(response):
-            # Read here, to be judged; the client finds the content read and does not read
-            # the stream again. A body past max_body is handed on unread (judged by its
-            # status), and closed if another attempt follows.
-            limit = self._max_answer
-            if not read_within(response, limit, deadline_at=until, clock=self.guard.clock):
-                held.append(response)
+        # Read here, to be judged; the client finds the content read and does not read the
+        # stream again. A body past max_body is handed on unread (judged by its status), and
+        # closed if another attempt follows. An event stream is read up to its first event
+        # (`_head`): one of results is handed on unread from there.
+        limit = self._max_answer
+        head = self._head(response)
+        if not read_within(response, limit, deadline_at=until, clock=self.guard.clock, enough=head):
+            held.append(response)
         return response
 
     def _reader(
@@ -692,12 +705,12 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             await held.pop().aclose()
         self._bound(request, until)
         response = await self.inner.handle_async_request(request)
-        if not self.is_stream(response):
-            # Read here, to be judged (see GuardTransport._send).
-            limit = self._max_answer
-            read = await aread_within(response, limit, deadline_at=until, clock=self.guard.clock)
-            if not read:
-                held.append(response)
+        # Read here, to be judged (see GuardTransport._send).
+        limit = self._max_answer
+        head = self._head(response)
+        clock = self.guard.clock
+        if not await aread_within(response, limit, deadline_at=until, clock=clock, enough=head):
+            held.append(response)
         return response
 
     def _reader(

@@ -433,7 +433,7 @@ HTML = b"<html><body><h1>Bad Gateway</h1></body></html>"
         (504, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
         (500, HTML, None, Action.RETRY, ErrorKind.TRANSPORT),
         (408, b"", None, Action.RETRY, ErrorKind.TRANSPORT),
-        (404, b"", Reason.TASK_NOT_FOUND, Action.RECONCILE, ErrorKind.PROTOCOL),
+        (404, HTML, None, Action.FIX_REQUEST, ErrorKind.TRANSPORT),
         (409, b"", Reason.TASK_NOT_CANCELABLE, Action.RECONCILE, ErrorKind.PROTOCOL),
         (415, b"", Reason.CONTENT_TYPE_NOT_SUPPORTED, Action.FIX_REQUEST, ErrorKind.PROTOCOL),
         (401, b"", Reason.UNAUTHENTICATED, Action.AUTH, ErrorKind.AUTH),
@@ -1389,13 +1389,62 @@ def test_a_web_servers_404_to_a_call_without_a_task_is_a_wrong_endpoint(
     assert "wrong URL" in error.message
 
 
-def test_a_web_servers_404_without_an_operation_keeps_the_old_reading() -> None:
-    """The operation unknown: the status alone, as before (and the source says so)."""
-    response = httpx.Response(404, headers={"content-type": "text/html"}, content=NGINX_404)
-    decision = classify(response)
-    assert decision.reason is Reason.TASK_NOT_FOUND
-    assert decision.error is not None
-    assert decision.error.source is Source.STATUS_FALLBACK
+GO_404 = b"404 page not found\n"
+STARLETTE_404 = b"Not Found"
+FASTAPI_404 = b'{"detail":"Not Found"}'
+
+
+@pytest.mark.parametrize(
+    ("page", "content_type"),
+    [
+        (NGINX_404, "text/html"),
+        (EXPRESS_404, "text/html; charset=utf-8"),
+        (GO_404, "text/plain; charset=utf-8"),
+        (STARLETTE_404, "text/plain; charset=utf-8"),
+        (FASTAPI_404, "application/json"),
+        (b"", ""),
+    ],
+    ids=["nginx", "express", "go", "starlette", "fastapi", "empty"],
+)
+@pytest.mark.parametrize("operation", [None, "GetTask", "CancelTask", "SubscribeToTask"])
+def test_a_404_that_is_no_a2a_answer_is_a_wrong_endpoint_for_any_call(
+    page: bytes, content_type: str, operation: str | None
+) -> None:
+    """A web server's page, an empty body or JSON without an error shape: fix the URL.
+
+    Never TASK_NOT_FOUND (which would make an orchestrator drop its task handles), whether
+    the operation is known or not (a GET on a JSON-RPC endpoint, a POST no route serves).
+    """
+    headers = {"content-type": content_type} if content_type else {}
+    response = httpx.Response(404, headers=headers, content=page)
+    for decision in (classify(response, operation=operation), Policy().classify(response)):
+        assert decision.action is Action.FIX_REQUEST
+        assert decision.reason is None
+        error = decision.error
+        assert error is not None
+        assert error.transport is TransportFailure.ENDPOINT
+        assert error.delivery is Delivery.NOT_PROCESSED
+    assert classify(response).error.source is Source.STATUS_FALLBACK  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        jsonrpc_error(-32001, "Task not found"),
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "Task not found"}},
+        status_body(404, "NOT_FOUND", "gone", [error_info("TASK_NOT_FOUND")]),
+        status_body(404, "NOT_FOUND", "gone"),
+        {"type": "https://a2a-protocol.org/errors/task-not-found", "status": 404},
+    ],
+    ids=["jsonrpc", "python-a2a", "status-errorinfo", "status", "problem"],
+)
+@pytest.mark.parametrize("operation", [None, "GetTask"])
+def test_a_404_that_is_an_a2a_answer_keeps_its_reason(
+    body: dict[str, Any], operation: str | None
+) -> None:
+    """A JSON-RPC error, a google.rpc.Status or A2A problem details on 404: TASK_NOT_FOUND."""
+    decision = classify(json_response(404, body), operation=operation)
+    assert (decision.reason, decision.action) == (Reason.TASK_NOT_FOUND, Action.RECONCILE)
 
 
 def test_an_agents_own_not_found_on_get_task_stays_task_not_found() -> None:
@@ -1405,9 +1454,14 @@ def test_an_agents_own_not_found_on_get_task_stays_task_not_found() -> None:
     assert (decision.reason, decision.action) == (Reason.TASK_NOT_FOUND, Action.RECONCILE)
 
 
-def test_a_bare_404_on_get_task_keeps_task_not_found() -> None:
-    """GetTask names a task: a bare 404 there may be the task's."""
-    decision = classify(httpx.Response(404), operation="GetTask")
+def test_a_404_status_kept_by_a_client_exception_keeps_task_not_found() -> None:
+    """No body to judge (an SDK exception kept the status alone): the status table decides."""
+
+    class ClientHTTPError(Exception):
+        __module__ = "a2a.client.errors"
+        status_code = 404
+
+    decision = classify(ClientHTTPError("Not Found"), operation="GetTask")
     assert decision.reason is Reason.TASK_NOT_FOUND
 
 
@@ -2357,3 +2411,52 @@ def test_details_that_are_not_objects_are_left_out_of_the_record() -> None:
     assert error.reason == "TASK_NOT_FOUND"
     assert error.raw_details == tuple(_INFO)
     assert error.metadata == {"taskId": "t-1"}
+
+
+# --- a2a-go's auth codes through an a2a-sdk exception -----------------------------------------
+
+
+class _JSONRPCError:
+    """What a2a-sdk 0.3's ``A2AClientJSONRPCError`` keeps of the error: its code."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        self.message = "unauthenticated"
+
+
+class _ClientJSONRPCError(Exception):
+    """A stand-in of a2a-sdk 0.3's ``A2AClientJSONRPCError`` (``exc.error`` kept)."""
+
+    __module__ = "a2a.client.errors"
+
+    def __init__(self, code: int) -> None:
+        self.error = _JSONRPCError(code)
+        super().__init__(f"JSON-RPC Error {code}: TASK_NOT_FOUND")  # the text never decides
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(-31401, Reason.UNAUTHENTICATED), (-31403, Reason.UNAUTHORIZED)],
+)
+def test_a_kept_go_auth_code_reads_as_auth(code: int, reason: Reason) -> None:
+    """a2a-go's -31401 / -31403, kept by the SDK exception: auth, read from the code."""
+    decision = classify(_ClientJSONRPCError(code))
+    assert (decision.action, decision.reason) == (Action.AUTH, reason)
+    assert decision.error is not None
+    assert decision.error.kind is ErrorKind.AUTH
+    assert decision.error.source is Source.JSONRPC_CODE
+    assert decision.error.jsonrpc_code == code
+
+
+def test_a_kept_code_the_table_does_not_know_decides_nothing() -> None:
+    """A code outside the table is no reason: the exception reads as before (report)."""
+    decision = classify(_ClientJSONRPCError(-32099))
+    assert decision.reason is None
+    assert decision.action is Action.REPORT
+
+
+@pytest.mark.parametrize("code", [-31401, -31403])
+def test_go_auth_codes_on_http_200_read_as_auth(code: int) -> None:
+    """The raw body (HTTP 200, as a2a-go sends it): auth, by the code."""
+    decision = classify(json_response(200, jsonrpc_error(code, "unauthenticated")))
+    assert decision.action is Action.AUTH

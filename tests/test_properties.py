@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallError, Decision, Reason, classify, normalize
-from a2a_client_errors._normalize import NotSentError
+from a2a_client_errors._normalize import NotSentError, StreamHead
 from a2a_client_errors._reasons import A2A_OPERATIONS, ROWS, Delivery
 from a2a_client_errors.types import DEFAULT_LIMITS, Source
 from tests.conftest import (
@@ -539,3 +539,27 @@ def test_any_exception_chain_has_a_delivery(exc: BaseException) -> None:
     proven = any(isinstance(link, NOT_SENT_TYPES) for link in _causes(exc))
     assert (found.delivery is Delivery.NOT_SENT) == proven
     assert found.delivery in (Delivery.NOT_SENT, Delivery.UNKNOWN)
+
+
+sse_lines = st.lists(
+    st.sampled_from([b": keep-alive", b"retry: 10", b"id: 1", b"event: error", b"", b"data:"])
+    | st.binary(max_size=40).map(lambda b: b"data: " + b),
+    max_size=8,
+)
+
+
+@given(sse_lines, st.integers(min_value=1, max_value=16), st.sampled_from([200, 503]))
+def test_any_event_stream_and_its_head(lines: list[bytes], size: int, status: int) -> None:
+    """Any stream body: a decision, never a raise; with no event with data, never ok.
+
+    The head reader (`StreamHead`, fed any chunking of it) never raises either, and says a
+    result at most once (its first event).
+    """
+    body = b"\n".join(lines) + b"\n\n"
+    response = httpx.Response(status, headers={"content-type": "text/event-stream"}, content=body)
+    decision = classify(response)
+    if status == 200 and b"data:" not in body:
+        assert decision.action is Action.REPORT
+    head = StreamHead()
+    said = [head(body[i : i + size]) for i in range(0, len(body), size)]
+    assert said.count(True) <= 1

@@ -44,6 +44,17 @@ The named dialects (module constants, and `trimmed_history` for any length):
 * `HELD`: every message held as ``"hold"`` is (see `EmbeddedPeer`).
 
 `DIALECTS` maps a name to each, for parametrised tests.
+
+Some peers answer in shapes a2a-sdk never writes; their captured wire shapes are module
+constants, for test agents of your own (an ASGI app that answers with them):
+
+* `EMPTY_EVENT_STREAM`: python-a2a 0.5.10, a ``200 text/event-stream`` holding one comment line
+  and no event;
+* `a2a_go_rest_stream_error`: a2a-go 2.3.1's HTTP+JSON stream refused before its first event
+  (``200 text/event-stream``, one ``data: {"error": ...}`` event without an event name);
+* `A2A_GO_NOT_FOUND`: a2a-go's (Go ``net/http``'s) plain-text page for a path no route serves;
+* `A2A_GO_UNAUTHENTICATED_CODE`, `A2A_GO_UNAUTHORIZED_CODE`: a2a-go's JSON-RPC codes for auth
+  failures, sent on HTTP 200.
 """
 
 from __future__ import annotations
@@ -66,8 +77,12 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 
 __all__ = [
+    "A2A_GO_NOT_FOUND",
+    "A2A_GO_UNAUTHENTICATED_CODE",
+    "A2A_GO_UNAUTHORIZED_CODE",
     "A2A_SDK",
     "DIALECTS",
+    "EMPTY_EVENT_STREAM",
     "EMPTY_LIST",
     "HELD",
     "LIST_NEEDS_USER",
@@ -89,6 +104,7 @@ __all__ = [
     "RequestRecorder",
     "SeenRequest",
     "SubtaskEcho",
+    "a2a_go_rest_stream_error",
     "bearer_user",
     "grpc_context_builder",
     "grpc_interceptors",
@@ -110,8 +126,10 @@ _TERMINAL: Final = frozenset(
 _A2A_DOMAIN: Final = "a2a-protocol.org"
 _ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
 _UNAUTHENTICATED: Final = "UNAUTHENTICATED"
-_UNAUTHENTICATED_JSONRPC_CODE: Final = -31401
+A2A_GO_UNAUTHENTICATED_CODE: Final = -31401
 """a2a-go's JSON-RPC code for an unauthenticated caller (sent on HTTP 200)."""
+A2A_GO_UNAUTHORIZED_CODE: Final = -31403
+"""a2a-go's JSON-RPC code for a caller not allowed to (sent on HTTP 200)."""
 _CREDENTIAL_HEADERS: Final = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"}
 )
@@ -280,6 +298,44 @@ DIALECTS: Final[Mapping[str, Dialect]] = MappingProxyType(
     }
 )
 """Every named dialect by its name."""
+
+
+# --- captured wire shapes of other peers ------------------------------------------------------
+
+EMPTY_EVENT_STREAM: Final = b": SSE stream established\n\n"
+"""python-a2a 0.5.10's stream body that holds no event (``200 text/event-stream``)."""
+
+A2A_GO_NOT_FOUND: Final = b"404 page not found\n"
+"""a2a-go's answer to a path no route serves: ``404``, ``text/plain; charset=utf-8``."""
+
+
+def a2a_go_rest_stream_error(
+    reason: str = "UNSUPPORTED_OPERATION",
+    *,
+    code: int = 400,
+    status: str = "FAILED_PRECONDITION",
+    message: str = "streaming is not supported",
+) -> bytes:
+    """The body of a2a-go's HTTP+JSON stream refused before its first event.
+
+    a2a-go answers ``200 text/event-stream`` and writes the error as one SSE event with no
+    event name, its data a ``{"error": google.rpc.Status}`` object whose ErrorInfo is the
+    *last* detail (a2a-sdk 1.3's REST stream parser reads it as an empty event).
+    """
+    error = {
+        "code": code,
+        "status": status,
+        "message": message,
+        "details": [
+            {
+                "@type": _ERROR_INFO_TYPE,
+                "reason": reason,
+                "domain": _A2A_DOMAIN,
+                "metadata": {},
+            }
+        ],
+    }
+    return b"data: " + json.dumps({"error": error}, separators=(",", ":")).encode() + b"\n\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1025,7 +1081,7 @@ def jsonrpc_routes(handler: Any, dialect: Dialect, path: str) -> list[Any]:
                 if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
                     request_id = None
                 error = {
-                    "code": _UNAUTHENTICATED_JSONRPC_CODE,
+                    "code": A2A_GO_UNAUTHENTICATED_CODE,
                     "message": "unauthenticated",
                     "data": [_error_info()],
                 }
