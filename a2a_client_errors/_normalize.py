@@ -42,7 +42,7 @@ from a2a_client_errors._errors import (
     build_call_error,
 )
 from a2a_client_errors._httpx import header_triples, read_content
-from a2a_client_errors._operations import OPERATIONS, ResultShape
+from a2a_client_errors._operations import OPERATIONS, ResultShape, rest_operation
 from a2a_client_errors._parsing import INVALID, parse_json
 from a2a_client_errors._reasons import (
     A2A_DOMAIN,
@@ -50,6 +50,7 @@ from a2a_client_errors._reasons import (
     GRPC_CODES,
     GRPC_NAMES,
     JSONRPC_CODES,
+    NO_TASK_OPERATIONS,
     REASON_NAMES,
     UNKNOWN_DELIVERY_REASONS,
     Delivery,
@@ -1021,11 +1022,14 @@ def _bare(response: httpx.Response, limits: Limits, message: object) -> CallErro
 
     A 404 with no error shape is a web server's page for a URL no route serves (nginx's HTML,
     Go's ``404 page not found``, Starlette's ``Not Found``, FastAPI's ``{"detail": ...}``), an
-    empty body, or a gateway's JSON: a wrong URL, never TASK_NOT_FOUND, which only an A2A
-    answer (a JSON-RPC error, a ``google.rpc.Status`` body, problem details) can say.
+    empty body, or a gateway's JSON: a wrong URL, not TASK_NOT_FOUND, which an A2A answer (a
+    JSON-RPC error, a ``google.rpc.Status`` body, problem details) says. One exception: a JSON
+    object answering an HTTP+JSON route that names a task (``GET /v1/tasks/{id}``) is the
+    agent's own answer there, as a2a-sdk 0.3's REST server gives it (``{"message": "Task not
+    found"}``): read by its status, TASK_NOT_FOUND.
     """
     status = response.status_code
-    if status == _NOT_FOUND:
+    if status == _NOT_FOUND and not _task_route_answer(response):
         return _endpoint(status, None, _WIRE_BARE, _hint(response))
     return _build(
         WireShape.BARE_STATUS,
@@ -1034,6 +1038,18 @@ def _bare(response: httpx.Response, limits: Limits, message: object) -> CallErro
         message=message or response.reason_phrase,
         retry_after=_hint(response),
     )
+
+
+def _task_route_answer(response: httpx.Response) -> bool:
+    """Whether a JSON object answers an HTTP+JSON request on a route that names a task."""
+    if response.content.lstrip()[:1] != b"{":
+        return False
+    try:
+        request = response.request
+    except RuntimeError:  # a response built without its request
+        return False
+    operation = rest_operation(request.method, request.url.path)
+    return operation is not None and operation not in NO_TASK_OPERATIONS
 
 
 def _merge(error: CallError, hint: float | None) -> float | None:
@@ -1435,7 +1451,10 @@ def _sdk_jsonrpc(exc: BaseException, limits: Limits) -> CallError | None:
 
     ``A2AClientJSONRPCError.error`` is the answer's error object (a pydantic model, or any
     object or dict with an int ``code``): its code, message and data are read by the same
-    `_jsonrpc` as a raw JSON-RPC body's, the message never parsed.
+    `_jsonrpc` as a raw JSON-RPC body's, the message never parsed (a code a2a-sdk has no class
+    for, a2a-go's -31401 / -31403, too). a2a-sdk 1.x keeps no code for a code it does not
+    know (only its text says it): that answer is read from the bytes, by
+    `AsyncGuardTransport` under the client.
     """
     error = getattr(exc, "error", None)
     if isinstance(error, dict):
@@ -1484,18 +1503,6 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     if broken and isinstance(cause, ValueError):
         # a2a-sdk raises A2AClientError from a JSONDecodeError when the peer's body is not JSON.
         return _invalid(_message(message, limits))
-    kept = _kept_code(exc)
-    if kept is not None:
-        code, reason = kept
-        return CallError(
-            kind=ErrorKind.AUTH if reason in _AUTH_REASONS else ErrorKind.PROTOCOL,
-            reason=reason,
-            source=Source.JSONRPC_CODE,
-            wire=WireShape.JSONRPC,
-            jsonrpc_code=code,
-            message=_message(message, limits),
-            exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
-        )
     for name in names:
         found_reason = canonical_reason(name)
         if isinstance(found_reason, Reason):
@@ -1519,21 +1526,6 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
         message=_message(message, limits),
         exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
     )
-
-
-def _kept_code(exc: BaseException) -> tuple[int, Reason] | None:
-    """The JSON-RPC code an a2a-sdk exception kept, and the reason it names, if it names one.
-
-    a2a-sdk 0.3's ``A2AClientJSONRPCError`` keeps the error object (``exc.error.code``): a code
-    it has no class for (a2a-go's -31401 / -31403) is read from there, never from the text.
-    a2a-sdk 1.x keeps no code for a code it does not know (only its text says it): that answer
-    is read from the bytes, by `AsyncGuardTransport` under the client.
-    """
-    code = getattr(getattr(exc, "error", None), "code", None)
-    if type(code) is not int:
-        return None
-    reason = _CODE_REASONS.get(code)
-    return None if reason is None else (code, reason)
 
 
 def _string_metadata(data: dict[Any, Any], limits: Limits) -> dict[str, str]:

@@ -1454,6 +1454,45 @@ def test_an_agents_own_not_found_on_get_task_stays_task_not_found() -> None:
     assert (decision.reason, decision.action) == (Reason.TASK_NOT_FOUND, Action.RECONCILE)
 
 
+@pytest.mark.parametrize(
+    ("verb", "url"),
+    [
+        ("GET", "http://a/rest/v1/tasks/t-1"),
+        ("POST", "http://a/rest/v1/tasks/t-1:cancel"),
+        ("GET", "http://a/tasks/t-1"),
+    ],
+)
+def test_a_json_404_on_an_http_json_task_route_is_the_agents_task_not_found(
+    verb: str, url: str
+) -> None:
+    """A JSON 404 on an HTTP+JSON route that names a task is the agent's TASK_NOT_FOUND.
+
+    a2a-sdk 0.3's REST server answers an unknown task ``404 {"message": ...}``.
+    """
+    request = httpx.Request(verb, url)
+    response = httpx.Response(404, json={"message": "Task not found"}, request=request)
+    decision = classify(response)
+    assert (decision.reason, decision.action) == (Reason.TASK_NOT_FOUND, Action.RECONCILE)
+
+
+@pytest.mark.parametrize(
+    ("verb", "url", "content"),
+    [
+        ("POST", "http://a/jsonrpc", b'{"detail": "Not Found"}'),  # JSON-RPC: errors come on 200
+        ("POST", "http://a/rest/v1/message:send", b'{"message": "no route"}'),  # names no task
+        ("GET", "http://a/rest/v1/tasks/t-1", b"<html>Not Found</html>"),  # a web server's page
+        ("GET", "http://a/elsewhere/t-1", b'{"message": "no route"}'),  # no A2A route
+    ],
+)
+def test_a_404_elsewhere_stays_a_wrong_endpoint(verb: str, url: str, content: bytes) -> None:
+    """JSON on a route that names no task, or a page on one that does: fix the URL."""
+    response = httpx.Response(404, content=content, request=httpx.Request(verb, url))
+    decision = classify(response)
+    assert decision.action is Action.FIX_REQUEST
+    assert decision.error is not None
+    assert decision.error.transport is TransportFailure.ENDPOINT
+
+
 def test_a_404_status_kept_by_a_client_exception_keeps_task_not_found() -> None:
     """No body to judge (an SDK exception kept the status alone): the status table decides."""
 
