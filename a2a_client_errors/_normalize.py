@@ -1341,10 +1341,35 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 _SDK_TIMEOUTS: Final = frozenset({"A2AClientTimeoutError"})
+_SDK_BROKEN_ANSWERS: Final = frozenset(
+    # a2a-sdk 0.3: the answer did not parse (JSON), or a stream broke its contract (a Message
+    # after the first event, a second Task, an update before any Task): the peer's doing.
+    {"A2AClientJSONError", "A2AClientInvalidStateError", "A2AClientInvalidArgsError"}
+)
+
+
+def _sdk_jsonrpc(exc: BaseException, limits: Limits) -> CallError | None:
+    """The JSON-RPC error an a2a-sdk 0.3 exception kept (``.error``), read as a body's; or None.
+
+    ``A2AClientJSONRPCError.error`` is the answer's error object (a pydantic model, or any
+    object or dict with an int ``code``): its code, message and data are read by the same
+    `_jsonrpc` as a raw JSON-RPC body's, the message never parsed.
+    """
+    error = getattr(exc, "error", None)
+    if isinstance(error, dict):
+        fields = {name: error.get(name) for name in ("code", "message", "data")}
+    else:
+        fields = {name: getattr(error, name, None) for name in ("code", "message", "data")}
+    if type(fields["code"]) is not int:
+        return None
+    return _jsonrpc(fields, limits, None, None)
 
 
 def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
     """An a2a-sdk client exception: its cause when it kept one, else its class and data."""
+    kept = _sdk_jsonrpc(exc, limits)
+    if kept is not None:
+        return kept
     cause = exc.__cause__
     # A cause that is the peer's data failing to parse (not an OS error such as a certificate
     # failure, which is a ValueError too) says the answer was broken.
@@ -1366,6 +1391,8 @@ def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:
             exception=f"{type(exc).__module__}.{type(exc).__qualname__}",
             transport=TransportFailure.TIMEOUT,
         )
+    if any(name in _SDK_BROKEN_ANSWERS for name in names):
+        return _invalid("the peer's answer is not what the A2A method returns (a2a-sdk)")
     message = getattr(exc, "message", None)
     if not isinstance(message, str):
         message = _text(exc)
