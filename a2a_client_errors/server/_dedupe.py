@@ -50,7 +50,8 @@ When the first attempt fails
       the task as FAILED, then raises): before releasing, the wrapper looks for that task with
       ``on_list_tasks`` (tasks of the caller changed since the attempt began, whose history
       holds the messageId). Found, it is recorded and every resend answers with it (a FAILED
-      task is a result, not an error); not found, the claim is released.
+      task is a result, not an error); not found, the claim is released. a2a-sdk 0.3 has no
+      ``on_list_tasks`` (A2A 0.3 has no ListTasks): there the claim is always released.
     * A streaming attempt that raises or is disconnected after its first event keeps its
       record: the resend resumes that task.
     * A first attempt cancelled before it made anything (its client went away) releases the

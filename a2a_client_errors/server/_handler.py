@@ -28,6 +28,10 @@ What a2a-sdk's HTTP routes cannot carry: they send the ErrorInfo alone (extra de
 on gRPC only), and only the reasons a2a-sdk knows; an `A2AError` of another reason (one of
 your own, RATE_LIMITED...) leaves there as INTERNAL_ERROR with its message and metadata.
 
+On a2a-sdk 0.3 the same wrapper answers through 0.3's ``ServerError`` (JSON-RPC: the code and
+the details in ``data``) and gRPC as above; 0.3's HTTP+JSON routes send a status of their own
+table and no details (``server/_sdk.py`` says what differs between the lines).
+
 It composes with `deduplicate`, in either order. ``with_a2a_errors(deduplicate(handler))``
 is the one to prefer: the deduplicating wrapper then sees a2a-sdk's errors from the handler,
 as it expects, and every error it lets through is answered here.
