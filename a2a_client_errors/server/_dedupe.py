@@ -50,7 +50,8 @@ When the first attempt fails
       the task as FAILED, then raises): before releasing, the wrapper looks for that task with
       ``on_list_tasks`` (tasks of the caller changed since the attempt began, whose history
       holds the messageId). Found, it is recorded and every resend answers with it (a FAILED
-      task is a result, not an error); not found, the claim is released.
+      task is a result, not an error); not found, the claim is released. a2a-sdk 0.3 has no
+      ``on_list_tasks`` (A2A 0.3 has no ListTasks): there the claim is always released.
     * A streaming attempt that raises or is disconnected after its first event keeps its
       record: the resend resumes that task.
     * A first attempt cancelled before it made anything (its client went away) releases the
@@ -84,29 +85,31 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a.server.request_handlers import RequestHandler
-from a2a.types.a2a_pb2 import (
-    AgentExtension,
-    GetTaskRequest,
-    ListTasksRequest,
-    Message,
-    SubscribeToTaskRequest,
-    Task,
-    TaskState,
-)
-from a2a.utils.errors import (
-    InternalError,
-    InvalidParamsError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
-)
-
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
+from a2a_client_errors._reasons import Reason
 from a2a_client_errors.server._dedupe_store import (
     Claim,
     DedupeRecord,
     DedupeStore,
     MemoryDedupeStore,
+)
+from a2a_client_errors.server._encoding import A2AError
+from a2a_client_errors.server._sdk import (
+    MESSAGE_CLASS,
+    SETTLED,
+    TASK_CLASS,
+    RequestHandler,
+    agent_extension,
+    dump_message,
+    fingerprint_part,
+    get_task,
+    list_tasks,
+    load_message,
+    put_extension,
+    sdk_error,
+    sdk_reason,
+    subscribe,
+    tenant_of,
 )
 
 if TYPE_CHECKING:
@@ -120,10 +123,15 @@ if TYPE_CHECKING:
         DeleteTaskPushNotificationConfigRequest,
         GetExtendedAgentCardRequest,
         GetTaskPushNotificationConfigRequest,
+        GetTaskRequest,
         ListTaskPushNotificationConfigsRequest,
         ListTaskPushNotificationConfigsResponse,
+        ListTasksRequest,
         ListTasksResponse,
+        Message,
         SendMessageRequest,
+        SubscribeToTaskRequest,
+        Task,
         TaskPushNotificationConfig,
     )
 
@@ -161,18 +169,9 @@ CREDENTIAL_HEADERS: Final[tuple[str, ...]] = (
 )
 """The headers (and gRPC metadata keys) whose values tell callers apart when no user is set."""
 
-_SETTLED: Final = frozenset(
-    {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_REJECTED,
-        TaskState.TASK_STATE_INPUT_REQUIRED,
-        TaskState.TASK_STATE_AUTH_REQUIRED,
-    }
-)
-"""Terminal and interrupted states: a stream of the task ends there."""
 _LOOKUP_PAGE: Final = 100
+_GONE: Final = frozenset({"UNSUPPORTED_OPERATION", "TASK_NOT_FOUND"})
+"""The errors of a subscription to a task that settled, or runs elsewhere."""
 _CLIENT_CERTIFICATE: Final = "x509_pem_cert"
 """The gRPC auth-context property holding the PEM certificate a TLS peer presented."""
 _FINGERPRINT_FIELDS: Final = ("taskId", "contextId", "parts")
@@ -260,14 +259,20 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
+def _error(reason: Reason, message: str) -> Exception:
+    """The a2a-sdk error of ``reason`` (its routes answer it as that A2A error)."""
+    return sdk_error(A2AError(reason, message))
+
+
 def message_fingerprint(message: Message) -> str:
     """What a resend must share with the first message: its taskId, contextId and parts.
 
     Three SHA-256 digests (their first 128 bits, in hex), joined by ``:``: of the taskId (UTF-8),
     of the contextId (UTF-8), and of the parts, in order, each as its deterministic protobuf
-    encoding (``SerializeToString(deterministic=True)``) preceded by its length (8 bytes,
-    big-endian). A message reads into the same protobuf over JSON-RPC, HTTP+JSON and gRPC, so a
-    resend over another binding has the same fingerprint. The messageId, role, metadata,
+    encoding (``SerializeToString(deterministic=True)``; on a2a-sdk 0.3, its JSON with sorted
+    keys) preceded by its length (8 bytes, big-endian). A message reads into the same object
+    over JSON-RPC, HTTP+JSON and gRPC, so a resend over another binding has the same
+    fingerprint. The messageId, role, metadata,
     extensions and referenced tasks are not part of it.
 
     Args:
@@ -278,13 +283,13 @@ def message_fingerprint(message: Message) -> str:
     """
     parts = hashlib.sha256()
     for part in message.parts:
-        data = part.SerializeToString(deterministic=True)
+        data = fingerprint_part(part)
         parts.update(len(data).to_bytes(8, "big"))
         parts.update(data)
     return ":".join(
         (
-            _digest(message.task_id.encode("utf-8")),
-            _digest(message.context_id.encode("utf-8")),
+            _digest((message.task_id or "").encode("utf-8")),
+            _digest((message.context_id or "").encode("utf-8")),
             parts.hexdigest()[:32],
         )
     )
@@ -303,13 +308,14 @@ def _refuse_if_different(first: str, resent: str) -> None:
     if not first or first == resent:  # no fingerprint known (an unreadable entry): wait
         return
     fields = ", ".join(_differences(first, resent))
-    raise InvalidParamsError(
-        message=f"this messageId was already used for a different message (different {fields}); "
-        "a new message needs a new messageId"
+    raise _error(
+        Reason.INVALID_PARAMS,
+        f"this messageId was already used for a different message (different {fields}); "
+        "a new message needs a new messageId",
     )
 
 
-def dedupe_extension(ttl: float = DEFAULT_TTL) -> AgentExtension:
+def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
     """The card's `DEDUPLICATE_EXTENSION` entry for a handler with this ``ttl``.
 
     Never required: a client that does not know it loses nothing.
@@ -320,30 +326,17 @@ def dedupe_extension(ttl: float = DEFAULT_TTL) -> AgentExtension:
     Returns:
         An a2a-sdk ``AgentExtension`` for ``card.capabilities.extensions``.
     """
-    return AgentExtension(
-        uri=DEDUPLICATE_EXTENSION,
-        description=(
-            "SendMessage is idempotent per caller: a resend with the same messageId within "
-            "ttl seconds is answered with the first send's task and never runs again; a "
-            "different message under a messageId already used is refused (invalid params)."
-        ),
-        required=False,
-        params=DedupeParams(ttl=float(ttl)).to_params(),
+    return agent_extension(
+        DEDUPLICATE_EXTENSION,
+        "SendMessage is idempotent per caller: a resend with the same messageId within "
+        "ttl seconds is answered with the first send's task and never runs again; a "
+        "different message under a messageId already used is refused (invalid params).",
+        DedupeParams(ttl=float(ttl)).to_params(),
     )
 
 
-def _advertise(card: AgentCard, ttl: float) -> None:
-    """Put the extension in ``card`` (replacing an entry of the same URI)."""
-    extension = dedupe_extension(ttl)
-    for existing in card.capabilities.extensions:
-        if existing.uri == DEDUPLICATE_EXTENSION:
-            existing.CopyFrom(extension)
-            return
-    card.capabilities.extensions.append(extension)
-
-
 def _task_id_of(event: object) -> str:
-    if isinstance(event, Task):
+    if isinstance(event, TASK_CLASS):
         return str(event.id)
     return str(getattr(event, "task_id", "") or "")
 
@@ -395,6 +388,11 @@ class DeduplicatingHandler(RequestHandler):
     def __repr__(self) -> str:
         return f"deduplicate({self.inner!r}, store={self.store!r}, ttl={self.ttl:g})"
 
+    @property
+    def _untyped(self) -> Any:
+        """The wrapped handler, for the methods only a2a-sdk 0.3 names (typed on 1.x's)."""
+        return self.inner
+
     # -- the key and the claim ---------------------------------------------------------------
 
     def _anonymous(self) -> str:
@@ -419,7 +417,7 @@ class DeduplicatingHandler(RequestHandler):
         message_id = params.message.message_id
         if not message_id:
             return None
-        tenant = context.tenant or params.tenant
+        tenant = tenant_of(params, context)
         caller = self.caller(context) or self._anonymous()
         return message_key(caller, tenant, message_id)
 
@@ -440,18 +438,18 @@ class DeduplicatingHandler(RequestHandler):
             try:
                 record = await self.store.wait(key, self.wait_timeout)
             except TimeoutError:
-                raise InternalError(
-                    message="a message with this messageId is still being processed; "
-                    "resend it later"
+                raise _error(
+                    Reason.INTERNAL_ERROR,
+                    "a message with this messageId is still being processed; resend it later",
                 ) from None
             if record is not None:
                 _refuse_if_different(record.fingerprint, fingerprint)
                 return Claim(owned=False, record=record, fingerprint=record.fingerprint)
 
     def _record_of(self, result: Task | Message, fingerprint: str) -> DedupeRecord:
-        if isinstance(result, Task):
+        if isinstance(result, TASK_CLASS):
             return DedupeRecord(task_id=str(result.id), fingerprint=fingerprint)
-        answer = result.SerializeToString()
+        answer = dump_message(result)
         kept = answer if len(answer) <= self.max_message_bytes else b""
         return DedupeRecord(fingerprint=fingerprint, message=kept)
 
@@ -464,19 +462,19 @@ class DeduplicatingHandler(RequestHandler):
         context: ServerCallContext,
     ) -> Task:
         """The first attempt's task as it is now, from the task store."""
-        request = GetTaskRequest(id=record.task_id, tenant=params.tenant)
-        if params.configuration.HasField("history_length"):
-            request.history_length = params.configuration.history_length
         task: Task | None
         try:
-            task = await self.inner.on_get_task(request, context)
-        except TaskNotFoundError:
+            task = await get_task(self.inner, record.task_id, params, context)
+        except Exception as exc:
+            if sdk_reason(exc) != Reason.TASK_NOT_FOUND:
+                raise
             task = None
         if task is None:
-            raise InternalError(
-                message="this message was already processed, but its task is not in this "
+            raise _error(
+                Reason.INTERNAL_ERROR,
+                "this message was already processed, but its task is not in this "
                 "agent's task store (replicas must share one task store; a task must outlive "
-                "the deduplication ttl)"
+                "the deduplication ttl)",
             )
         return task
 
@@ -489,17 +487,18 @@ class DeduplicatingHandler(RequestHandler):
         if record.task_id:
             return None
         if not record.message:
-            raise UnsupportedOperationError(
-                message="this message was already processed and answered with a Message "
+            raise _error(
+                Reason.UNSUPPORTED_OPERATION,
+                "this message was already processed and answered with a Message "
                 f"larger than this agent keeps ({self.max_message_bytes} bytes): that answer "
-                "cannot be sent again; send a new message (a new messageId) to ask again"
+                "cannot be sent again; send a new message (a new messageId) to ask again",
             )
-        message = Message()
         try:
-            message.ParseFromString(record.message)
+            message: Message = load_message(record.message)
         except Exception:  # a store's bytes that are not a Message: no answer to repeat
-            raise InternalError(
-                message="this message was already processed; its answer cannot be read back"
+            raise _error(
+                Reason.INTERNAL_ERROR,
+                "this message was already processed; its answer cannot be read back",
             ) from None
         return message
 
@@ -519,21 +518,19 @@ class DeduplicatingHandler(RequestHandler):
             yield saved
             return
         task = await self._current_task(record, params, context)
-        if task.status.state in _SETTLED:
+        if task.status.state in SETTLED:
             yield task
             return
-        subscription = self.inner.on_subscribe_to_task(
-            SubscribeToTaskRequest(id=task.id, tenant=params.tenant), context
-        )
+        subscription = subscribe(self.inner, task.id, params, context)
         started = False
         async with contextlib.aclosing(subscription):
             try:
                 async for event in subscription:
                     started = True
                     yield event
-            except (UnsupportedOperationError, TaskNotFoundError):
+            except Exception as exc:
                 # settled between the read and the subscription, or running elsewhere
-                if started:
+                if started or sdk_reason(exc) not in _GONE:
                     raise
                 yield await self._current_task(record, params, context)
 
@@ -546,19 +543,16 @@ class DeduplicatingHandler(RequestHandler):
         since: datetime.datetime,
     ) -> Task | None:
         """The task a failed unary attempt made, if the task list shows one."""
-        request = ListTasksRequest(tenant=params.tenant, page_size=_LOOKUP_PAGE)
-        request.status_timestamp_after.FromDatetime(since)
-        if params.message.context_id:
-            request.context_id = params.message.context_id
         try:
-            page = await self.inner.on_list_tasks(request, context)
+            tasks = await list_tasks(self.inner, params, context, since, _LOOKUP_PAGE)
         except Exception:  # no listing here: nothing can be found
             _log.debug("task lookup after a failed first attempt failed", exc_info=True)
             return None
         message_id = params.message.message_id
-        for task in page.tasks:
-            if any(message.message_id == message_id for message in task.history):
-                return task
+        for task in tasks:
+            if any(message.message_id == message_id for message in task.history or ()):
+                found: Task = task
+                return found
         return None
 
     # -- SendMessage -------------------------------------------------------------------------
@@ -616,7 +610,9 @@ class DeduplicatingHandler(RequestHandler):
                 self.inner.on_message_send_stream(params, context)
             ) as events:
                 async for event in events:
-                    if recorded is None and (isinstance(event, Message) or _task_id_of(event)):
+                    if recorded is None and (
+                        isinstance(event, MESSAGE_CLASS) or _task_id_of(event)
+                    ):
                         recorded = self._first_record(event, fingerprint)
                         await self.store.record(key, claim.token, recorded, self.ttl, final=False)
                     yield event
@@ -632,7 +628,7 @@ class DeduplicatingHandler(RequestHandler):
         await self.store.record(key, claim.token, recorded, self.ttl)
 
     def _first_record(self, event: object, fingerprint: str) -> DedupeRecord:
-        if isinstance(event, (Message, Task)):
+        if isinstance(event, (MESSAGE_CLASS, TASK_CLASS)):
             return self._record_of(event, fingerprint)
         return DedupeRecord(task_id=_task_id_of(event), fingerprint=fingerprint)
 
@@ -692,6 +688,30 @@ class DeduplicatingHandler(RequestHandler):
         """Delegated."""
         return await self.inner.on_get_extended_agent_card(params, context)
 
+    # -- a2a-sdk 0.3's names for three of them, delegated too ----------------------------------
+
+    async def on_resubscribe_to_task(
+        self, params: Any, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        """Delegated (a2a-sdk 0.3)."""
+        async with contextlib.aclosing(
+            self._untyped.on_resubscribe_to_task(params, context)
+        ) as events:
+            async for event in events:
+                yield event
+
+    async def on_set_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        """Delegated (a2a-sdk 0.3)."""
+        return await self._untyped.on_set_task_push_notification_config(params, context)
+
+    async def on_list_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        """Delegated (a2a-sdk 0.3)."""
+        return await self._untyped.on_list_task_push_notification_config(params, context)
+
 
 def deduplicate(
     handler: RequestHandler,
@@ -742,7 +762,7 @@ def deduplicate(
     if caller is None:
         caller = functools.partial(caller_of, headers=(*CREDENTIAL_HEADERS, *extra))
     if card is not None:
-        _advertise(card, ttl)
+        put_extension(card, dedupe_extension(ttl))
     return DeduplicatingHandler(
         handler,
         store=store if store is not None else MemoryDedupeStore(),

@@ -28,6 +28,10 @@ What a2a-sdk's HTTP routes cannot carry: they send the ErrorInfo alone (extra de
 on gRPC only), and only the reasons a2a-sdk knows; an `A2AError` of another reason (one of
 your own, RATE_LIMITED...) leaves there as INTERNAL_ERROR with its message and metadata.
 
+On a2a-sdk 0.3 the same wrapper answers through 0.3's ``ServerError`` (JSON-RPC: the code and
+the details in ``data``) and gRPC as above; 0.3's HTTP+JSON routes send a status of their own
+table and no details (``server/_sdk.py`` says what differs between the lines).
+
 It composes with `deduplicate`, in either order. ``with_a2a_errors(deduplicate(handler))``
 is the one to prefer: the deduplicating wrapper then sees a2a-sdk's errors from the handler,
 as it expects, and every error it lets through is answered here.
@@ -39,21 +43,13 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from a2a.server.request_handlers import RequestHandler
-from a2a.utils.errors import (
-    A2A_REASON_TO_ERROR,
-    InternalError,
-    InvalidParamsError,
-    JSONParseError,
-)
-from a2a.utils.errors import A2AError as SdkError
-
 from a2a_client_errors.server._encoding import (
     A2AError,
     encode_or_internal,
     grpc_status,
     internal_error,
 )
+from a2a_client_errors.server._sdk import SDK_ERRORS, RequestHandler, sdk_error
 
 if TYPE_CHECKING:
     import logging
@@ -81,21 +77,15 @@ if TYPE_CHECKING:
 
 __all__ = ["A2AErrorHandler", "to_sdk_error", "with_a2a_errors"]
 
-_SDK_CLASSES: dict[str, type[SdkError]] = {**A2A_REASON_TO_ERROR, "PARSE_ERROR": JSONParseError}
 
+def to_sdk_error(error: A2AError) -> Exception:
+    """The a2a-sdk error a2a-sdk's routes encode as ``error`` (its reason, message, details).
 
-def to_sdk_error(error: A2AError) -> SdkError:
-    """The a2a-sdk error a2a-sdk's routes encode as ``error`` (its reason, message, metadata).
-
-    A reason a2a-sdk does not know becomes its ``InternalError`` (-32603 / 500 / INTERNAL).
-    The class is a2a-sdk's own, never a subclass: a2a-sdk looks its codes up by exact type.
+    On a2a-sdk 1.x, a reason a2a-sdk does not know becomes its ``InternalError`` (-32603 / 500
+    / INTERNAL); on 0.3, a ``JSONRPCError`` with the reason's code. The class is a2a-sdk's own,
+    never a subclass: a2a-sdk looks its codes up by exact type.
     """
-    cls = _SDK_CLASSES.get(error.reason, InternalError)
-    data: dict[str, str] = dict(error.metadata)
-    if cls is InvalidParamsError:
-        # a2a-sdk reads data["errors"] as its own list of field violations
-        data.pop("errors", None)
-    return cls(message=error.message, data=data or None)
+    return sdk_error(error)
 
 
 def _grpc_context(context: ServerCallContext) -> Any:
@@ -133,9 +123,14 @@ class A2AErrorHandler(RequestHandler):
     def __repr__(self) -> str:
         return f"with_a2a_errors({self.inner!r})"
 
+    @property
+    def _untyped(self) -> Any:
+        """The wrapped handler, for the methods only a2a-sdk 0.3 names (typed on 1.x's)."""
+        return self.inner
+
     async def _fail(self, exc: Exception, context: ServerCallContext) -> None:
         """Raise the answer to ``exc``; return when ``exc`` is to go on as it is."""
-        if isinstance(exc, SdkError) or _is_abort(exc):
+        if isinstance(exc, SDK_ERRORS) or _is_abort(exc):
             return
         error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=self.logger)
         servicer = _grpc_context(context)
@@ -244,6 +239,30 @@ class A2AErrorHandler(RequestHandler):
         """GetExtendedAgentCard; its errors answered."""
         result: AgentCard = await self._call(self.inner.on_get_extended_agent_card, params, context)
         return result
+
+    # -- a2a-sdk 0.3's names for three of them -------------------------------------------------
+
+    async def on_resubscribe_to_task(
+        self, params: Any, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        """Resubscribe (a2a-sdk 0.3); an error before or after the first event answered."""
+        events = self._untyped.on_resubscribe_to_task(params, context)
+        async for event in self._stream(events, context):
+            yield event
+
+    async def on_set_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        """SetTaskPushNotificationConfig (a2a-sdk 0.3); its errors answered."""
+        return await self._call(self._untyped.on_set_task_push_notification_config, params, context)
+
+    async def on_list_task_push_notification_config(
+        self, params: Any, context: ServerCallContext
+    ) -> Any:
+        """ListTaskPushNotificationConfig (a2a-sdk 0.3); its errors answered."""
+        return await self._call(
+            self._untyped.on_list_task_push_notification_config, params, context
+        )
 
 
 def with_a2a_errors(

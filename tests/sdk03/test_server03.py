@@ -1,0 +1,190 @@
+"""`with_a2a_errors` and `deduplicate` around a real a2a-sdk 0.3 handler, with 0.3's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import pytest
+from a2a.types import Message, Task, TaskState
+
+from a2a_client_errors import Action, Reason, classify
+from a2a_client_errors.server import DEDUPLICATE_EXTENSION
+from a2a_client_errors.types import Source
+from tests.agent03 import SECRET
+from tests.sdk03.client03 import BINDINGS, client03, message, send
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.agent03 import Running03
+
+pytestmark = pytest.mark.a2a_sdk("0.3")
+
+WRAPPED = ["errors", "errors-dedupe", "dedupe-errors"]
+CARRIED = ["jsonrpc", "grpc"]
+"""The bindings on which a2a-sdk 0.3 carries the error's details (its REST routes do not)."""
+
+
+@pytest.mark.parametrize("wrap", WRAPPED)
+@pytest.mark.parametrize("route", [(b, s) for b in CARRIED for s in (False, True)], ids=str)
+@pytest.mark.parametrize("when", ["early", "late"])
+@pytest.mark.parametrize(
+    "reason", [Reason.TASK_NOT_FOUND, Reason.VERSION_NOT_SUPPORTED, Reason.UNSUPPORTED_OPERATION]
+)
+async def test_an_executors_a2a_error_reaches_the_client_with_its_error_info(
+    start_agent03: Callable[..., Running03],
+    wrap: str,
+    route: tuple[str, bool],
+    when: str,
+    reason: Reason,
+) -> None:
+    """JSON-RPC and gRPC: the reason (ErrorInfo) and its metadata reach the 0.3 client."""
+    binding, streaming = route
+    running = start_agent03(wrap=wrap)
+    async with client03(running, binding, streaming=streaming) as client:
+        with pytest.raises(Exception) as raised:  # noqa: PT011 (each binding raises its own)
+            await send(client, f"{when}:{reason.value}")
+    decision = classify(raised.value)
+    assert decision.reason == reason
+    assert decision.error is not None
+    assert decision.error.source is Source.ERROR_INFO
+    assert dict(decision.error.metadata) == {"where": "executor", "n": "1"}
+
+
+async def test_the_jsonrpc_code_is_the_reasons(start_agent03: Callable[..., Running03]) -> None:
+    """The JSON-RPC answer has the reason's code, -32001 for TASK_NOT_FOUND."""
+    running = start_agent03(wrap="errors")
+    async with client03(running, "jsonrpc") as client:
+        with pytest.raises(Exception) as raised:  # noqa: PT011
+            await send(client, "early:TASK_NOT_FOUND")
+    assert raised.value.error.code == -32001  # type: ignore[attr-defined]
+    assert classify(raised.value).action is Action.RECONCILE
+
+
+async def test_over_rest_0_3_carries_the_status_only(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """a2a-sdk 0.3's REST routes answer with their own status: TASK_NOT_FOUND is a 404."""
+    running = start_agent03(wrap="errors")
+    async with client03(running, "rest") as client:
+        with pytest.raises(Exception) as raised:  # noqa: PT011
+            await send(client, "early:TASK_NOT_FOUND")
+    decision = classify(raised.value, operation="SendMessage")
+    assert decision.error is not None
+    assert decision.error.http_status == 404
+
+
+@pytest.mark.parametrize("binding", CARRIED)
+async def test_an_unexpected_exception_is_an_internal_error_without_its_text(
+    start_agent03: Callable[..., Running03], binding: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A RuntimeError leaves as INTERNAL_ERROR with a correlation id, its text kept here."""
+    running = start_agent03(wrap="errors")
+    with caplog.at_level(logging.ERROR, logger="a2a_client_errors.server"):
+        async with client03(running, binding) as client:
+            with pytest.raises(Exception) as raised:  # noqa: PT011
+                await send(client, "early:BUG")
+    decision = classify(raised.value)
+    assert decision.reason == Reason.INTERNAL_ERROR
+    assert decision.error is not None
+    assert "correlationId" in decision.error.metadata
+    assert SECRET not in decision.error.message
+    assert SECRET not in str(raised.value)
+
+
+# --- deduplicate ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrap", ["dedupe", "errors-dedupe", "dedupe-errors"])
+@pytest.mark.parametrize("binding", list(BINDINGS))
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_resend_makes_one_task(
+    start_agent03: Callable[..., Running03], wrap: str, binding: str, streaming: bool
+) -> None:
+    """The same messageId sent twice: one execution, the first task both times."""
+    running = start_agent03(wrap=wrap)
+    async with client03(running, binding, streaming=streaming) as client:
+        first = await send(client, "complete", message_id="once")
+        second = await send(client, "complete", message_id="once")
+    assert isinstance(first, Task)
+    assert isinstance(second, Task)
+    assert second.id == first.id
+    assert second.status.state is TaskState.completed
+    assert running.executor.executions == {"once": 1}
+    assert running.task_count == 1
+
+
+@pytest.mark.parametrize("binding", list(BINDINGS))
+async def test_concurrent_sends_of_one_message_make_one_task(
+    start_agent03: Callable[..., Running03], binding: str
+) -> None:
+    """Three sends of one messageId at once: one execution, one task, every answer its task."""
+    running = start_agent03(wrap="errors-dedupe")
+    async with client03(running, binding) as client:
+        answers = await asyncio.gather(
+            *(send(client, "complete", message_id="same") for _ in range(3))
+        )
+    assert {answer.id for answer in answers} == {answers[0].id}
+    assert running.executor.executions == {"same": 1}
+    assert running.task_count == 1
+
+
+async def test_a_resend_of_a_message_answer_is_that_answer(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """An agent that answered with a Message answers a resend with it, without running."""
+    running = start_agent03(wrap="errors-dedupe")
+    async with client03(running, "jsonrpc") as client:
+        first = await send(client, "message", message_id="asked")
+        second = await send(client, "message", message_id="asked")
+    assert isinstance(first, Message)
+    assert isinstance(second, Message)
+    assert second.message_id == first.message_id
+    assert running.executor.executions == {"asked": 1}
+
+
+async def test_another_message_under_a_used_message_id_is_refused(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """Other parts under a messageId already used: invalid params, nothing runs."""
+    running = start_agent03(wrap="errors-dedupe")
+    async with client03(running, "jsonrpc") as client:
+        await send(client, "complete", message_id="taken")
+        with pytest.raises(Exception) as raised:  # noqa: PT011
+            await send(client, "fail", message_id="taken")
+    assert classify(raised.value).reason == Reason.INVALID_PARAMS
+    assert running.executor.executions == {"taken": 1}
+
+
+async def test_a_streaming_resend_of_a_working_task_resumes_it(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """A resend while the first task works follows that task to its end (0.3 resubscribe)."""
+    running = start_agent03(wrap="errors-dedupe")
+    async with client03(running, "jsonrpc", streaming=True) as client:
+        stream = client.send_message(_held("held"))
+        first = await anext(stream)
+        assert running.executor.holding.wait(10.0)
+        resent = client.send_message(_held("held"))
+        resumed = await anext(resent)
+        running.executor.release.set()
+        last = [event async for event in resent][-1]
+        await stream.aclose()
+    assert first[0].id == resumed[0].id == last[0].id
+    assert last[0].status.state is TaskState.completed
+    assert running.executor.executions == {"held": 1}
+
+
+def _held(message_id: str) -> Message:
+    return message("hold", message_id=message_id)
+
+
+def test_the_card_says_so(start_agent03: Callable[..., Running03]) -> None:
+    """`deduplicate(card=)` puts the extension in the 0.3 card."""
+    running = start_agent03(wrap="dedupe")
+    extensions = running.card.capabilities.extensions or []
+    assert [e.uri for e in extensions] == [DEDUPLICATE_EXTENSION]
+    assert extensions[0].required is False
+    assert extensions[0].params == {"ttl": 86400.0, "perCaller": True}
