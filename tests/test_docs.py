@@ -86,6 +86,7 @@ def test_the_quick_start_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "$ python -m pytest " in readme
     assert "\npython -m pytest\n" in ci
+    assert "\n  python -m pytest --cov-append\n" in ci  # again, under a2a-sdk 0.3
     assert "$ a2a-errors demo " in readme
     assert "a2a-errors demo > /dev/null" in ci
     assert "mkdocs build --strict" in ci
