@@ -1904,6 +1904,7 @@ def test_legacy_body_decides_the_delivery(row: ReasonRow) -> None:
         assert found.delivery is _expected(row.reason)
 
 
+@pytest.mark.a2a_sdk("1")
 @pytest.mark.parametrize(
     "row", [row for row in ROWS if hasattr(sdk, row.error)], ids=lambda row: row.reason.value
 )
@@ -1914,6 +1915,7 @@ def test_sdk_error_class_decides_the_delivery(row: ReasonRow) -> None:
     assert found.delivery is _expected(row.reason)
 
 
+@pytest.mark.a2a_sdk("1")
 def test_every_sdk_error_class_is_in_the_delivery_table() -> None:
     """The a2a-sdk error classes the table covers are all the sdk's A2A errors."""
     covered = {row.error for row in ROWS if hasattr(sdk, row.error)}
@@ -2026,6 +2028,7 @@ def test_sdk_timeout_is_unknown() -> None:
     assert _error(A2AClientTimeoutError("timed out")).delivery is UNKNOWN
 
 
+@pytest.mark.a2a_sdk("1")
 def test_sdk_error_with_a_status_code_has_the_status_delivery() -> None:
     """An a2a-sdk error carrying an HTTP status has that status's delivery."""
     from a2a.client.errors import AgentCardResolutionError
