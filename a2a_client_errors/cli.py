@@ -219,9 +219,13 @@ def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from a2a_client_errors.integrations.a2a_sdk._compat import (  # noqa: PLC0415
+        UnsupportedSdkError,
+    )
+
     try:
         from a2a_client_errors.demo import run_demo  # noqa: PLC0415 (needs the a2a extra)
-    except ImportError as exc:
+    except (ImportError, UnsupportedSdkError) as exc:
         print(f"a2a-errors demo: {exc}", file=sys.stderr)
         return 2
     return run_demo(json_output=args.json, out=out)

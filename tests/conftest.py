@@ -1,4 +1,12 @@
-"""Builders for the wire shapes the unit tests feed to `normalize` and `classify`.
+"""The a2a-sdk line of each test, and builders for the wire shapes fed to `normalize`.
+
+The suite runs against each a2a-sdk line (0.3 and 1.x), each in its own environment (CI makes
+both). A test that needs one line says so: ``@pytest.mark.a2a_sdk("1")`` (or ``"0.3"``) on the
+test or class, ``pytestmark = pytest.mark.a2a_sdk("1")`` at the top of a module, or that same
+line in a directory's ``conftest.py`` (``tests/e2e`` is for 1.x). Where another line is
+installed, such tests are deselected, never skipped (a module or directory marked for another
+line is not even imported), and the summary says how many and why. Unmarked tests, the most,
+run on both lines. The hooks below; the rules in ``tests/sdk_lines.py``.
 
 Everything here builds real objects: ``httpx.Response`` values (sent through an
 ``httpx.MockTransport`` when a test needs a request behind them), google.rpc details in JSON as
@@ -17,8 +25,90 @@ import pytest
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
+from tests.sdk_lines import (
+    LeftOut,
+    asked_for,
+    common_lines,
+    count_tests,
+    directory_lines,
+    installed,
+    item_lines,
+    source_lines,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
+
+# --- the a2a-sdk line of a test --------------------------------------------------------------
+
+LEFT_OUT = pytest.StashKey[LeftOut]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Read the installed a2a-sdk once."""
+    config.stash[LEFT_OUT] = LeftOut(installed())
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A directory whose conftest marks it for another line is not collected."""
+    lines = source_lines(collection_path / "conftest.py") if collection_path.is_dir() else None
+    left = config.stash[LEFT_OUT]
+    if lines is None or left.runs(lines):
+        return None
+    if asked_for(collection_path, config):
+        for module in sorted(collection_path.rglob("test_*.py")):
+            left.leave_module(lines, count_tests(module))
+    return True
+
+
+class NotCollected(pytest.File):
+    """A module marked for another a2a-sdk line: not imported, no tests."""
+
+    def collect(self) -> list[pytest.Item]:
+        """Nothing."""
+        return []
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """A module marked for another line (itself or by its directory) is not imported."""
+    marks = [source_lines(module_path), directory_lines(module_path.parent, parent.config.rootpath)]
+    lines = common_lines([mark for mark in marks if mark is not None], str(module_path))
+    left = parent.config.stash[LEFT_OUT]
+    if lines is None or left.runs(lines):
+        return None
+    if asked_for(module_path, parent.config):
+        left.leave_module(lines, count_tests(module_path))
+    return NotCollected.from_parent(parent, path=module_path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests marked for another line."""
+    left = config.stash[LEFT_OUT]
+    kept, deselected = [], []
+    for item in items:
+        lines = item_lines(item, config.rootpath)
+        if lines is None or left.runs(lines):
+            kept.append(item)
+        else:
+            deselected.append(item)
+            left.leave_tests(lines, 1)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which tests for another a2a-sdk line were not run, and why."""
+    said = terminalreporter.config.stash[LEFT_OUT].summary()
+    if said:
+        terminalreporter.section("a2a-sdk lines")
+        for line in said:
+            terminalreporter.write_line(line)
+
+
+# --- wire shapes ------------------------------------------------------------------------------
 
 A2A_DOMAIN = "a2a-protocol.org"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"

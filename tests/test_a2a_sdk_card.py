@@ -11,6 +11,9 @@ from a2a.types import a2a_pb2
 from a2a_client_errors import Guard
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 
+# guard_client over a2a-sdk 1.x clients and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 
 class Inner:
     """An a2a-sdk client stand-in: a card and nothing else."""

@@ -59,6 +59,9 @@ from a2a_client_errors.testing.peer import EmbeddedPeer
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
+# The names _compat reads in a2a-sdk 1.x, against the embedded peer.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 PACKAGE = Path(compat.__file__).resolve().parents[2]
 COMPAT = Path(compat.__file__).resolve()
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")

@@ -24,6 +24,9 @@ from a2a_client_errors._lookup import (
 from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
 from a2a_client_errors.testing import FakeClock
 
+# guard_client over a2a-sdk 1.x clients and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 USER, AGENT = a2a_pb2.Role.ROLE_USER, a2a_pb2.Role.ROLE_AGENT
 
 

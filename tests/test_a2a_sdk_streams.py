@@ -21,6 +21,9 @@ from a2a_client_errors.testing import RecordingHook
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+# guard_client over a2a-sdk 1.x clients and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 WORKING = a2a_pb2.TaskStatus(state=a2a_pb2.TASK_STATE_WORKING)
 
 

@@ -12,8 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "data" / "bench_run.json"
+
+# The benchmarks are built on a2a-sdk 1.x.
+pytestmark = pytest.mark.a2a_sdk("1")
 
 
 def _render(source: Path, out: Path) -> subprocess.CompletedProcess[str]:

@@ -25,9 +25,7 @@ from a2a_client_errors._engine import recording
 from a2a_client_errors._lookup import Found, Resolution
 from a2a_client_errors.hooks import CallRecord, Hook
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
-from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock, RecordingHook
-from tests.test_a2a_sdk_streams import Scripted, _request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -156,8 +154,12 @@ def test_the_record_says_how_a_lost_answer_was_resolved() -> None:
 # --- told once, counted once ------------------------------------------------------------------
 
 
+@pytest.mark.a2a_sdk("1")
 async def test_a_stream_given_up_after_its_resubscriptions_is_one_failed_call() -> None:
     """Every resubscription cut: RetryExhausted, told to on_give_up and on_call once, counted."""
+    from a2a_client_errors.integrations.a2a_sdk import guard_client
+    from tests.test_a2a_sdk_streams import Scripted, _request
+
     registry = CollectorRegistry()
     hook = RecordingHook()
     guard = Guard(sleep=lambda _: None, hooks=[hook, PrometheusHook(registry=registry)])

@@ -32,6 +32,9 @@ from a2a_client_errors.server import CREDENTIAL_HEADERS, caller_of, dedupe_exten
 from a2a_client_errors.server._dedupe import ANONYMOUS, message_fingerprint
 from tests.test_server_dedupe import FakeHandler, Named, drain
 
+# deduplicate over a2a-sdk 1.x request handlers.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 SECRET = "secret-key-0123456789"
 
 

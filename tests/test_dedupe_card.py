@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
 from a2a_client_errors.server import dedupe_extension
 
+# a2a-sdk 1.x cards (and its 0.3 conversions).
+pytestmark = pytest.mark.a2a_sdk("1")
+
 OTHER = {"uri": "urn:example:other", "required": True}
 
 

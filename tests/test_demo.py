@@ -15,7 +15,8 @@ from a2a_client_errors.cli import main
 if TYPE_CHECKING:
     from a2a_client_errors.demo import DemoRow
 
-pytestmark = pytest.mark.e2e
+# The demo runs the embedded peer (a2a-sdk 1.x).
+pytestmark = [pytest.mark.e2e, pytest.mark.a2a_sdk("1")]
 demo = pytest.importorskip("a2a_client_errors.demo", reason="needs the a2a extra")
 
 GROUPS = ("JSON-RPC", "HTTP+JSON", "gRPC")

@@ -55,7 +55,8 @@ from a2a_client_errors.testing.peer import BINDINGS, GRPC, HOLD, JSONRPC, REST, 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-pytestmark = pytest.mark.e2e
+# The embedded peer (a2a-sdk 1.x).
+pytestmark = [pytest.mark.e2e, pytest.mark.a2a_sdk("1")]
 
 VERSION = {"A2A-Version": "1.0"}
 TIMEOUT = 10.0

@@ -25,6 +25,9 @@ BLOCKS = [
     )
 ]
 RUN_ON_THEIR_OWN = [(page, index, source) for page, index, source in BLOCKS if page != TUTORIAL]
+# The pages show a2a-sdk 1.x: a block that imports it, or the embedded peer (built on it),
+# runs where a2a-sdk 1.x is installed.
+FOR_1_X = re.compile(r"^\s*(?:from|import) a2a[. ]|a2a_client_errors\.testing\.peer", re.MULTILINE)
 # Pages that show no Python: reference, figures, console sessions, or a page owned elsewhere.
 WITHOUT_PYTHON = {
     "architecture.md",
@@ -83,6 +86,7 @@ def test_the_quick_start_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "$ python -m pytest " in readme
     assert "\npython -m pytest\n" in ci
+    assert "\n  python -m pytest --cov-append\n" in ci  # again, under a2a-sdk 0.3
     assert "$ a2a-errors demo " in readme
     assert "a2a-errors demo > /dev/null" in ci
     assert "mkdocs build --strict" in ci
@@ -90,8 +94,15 @@ def test_the_quick_start_is_what_ci_runs() -> None:
 
 @pytest.mark.parametrize(
     ("page", "source"),
-    [(page, source) for page, _, source in RUN_ON_THEIR_OWN],
-    ids=[f"{page.stem}-{index}" for page, index, _ in RUN_ON_THEIR_OWN],
+    [
+        pytest.param(
+            page,
+            source,
+            id=f"{page.stem}-{index}",
+            marks=[pytest.mark.a2a_sdk("1")] if FOR_1_X.search(source) else [],
+        )
+        for page, index, source in RUN_ON_THEIR_OWN
+    ],
 )
 def test_block_runs(page: Path, source: str) -> None:
     """A block runs without error (its asserts included)."""

@@ -55,6 +55,9 @@ from tests.relay import refused_port
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+# guard_client over a2a-sdk 1.x clients and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 JSONRPC_URL = "http://agent.test/jsonrpc"
 REST_URL = "http://agent.test/rest"
 OTHER_JSONRPC_URL = "http://backup.test/jsonrpc"

@@ -19,6 +19,9 @@ from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, op
 from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import Unknowns
 
+# Guard_client against the embedded peer (a2a-sdk 1.x).
+pytestmark = pytest.mark.a2a_sdk("1")
+
 TASK_ID = "task-follow-7"
 MESSAGE_ID = "msg-follow-up-1"
 

@@ -52,6 +52,9 @@ from tests.relay import Relay, refused_port, silent_port
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
 
+# A gRPC server of the 1.0 proto (a2a-sdk 1.x's a2a_pb2).
+pytestmark = pytest.mark.a2a_sdk("1")
+
 SERVICE = "lf.a2a.v1.A2AService"
 LEGACY_SERVICE = "a2a.v1.A2AService"
 OTHER_SERVICE = "other.v1.Other"

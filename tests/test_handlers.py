@@ -20,6 +20,9 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE, DecisionHandlers, Situation
 
+# The decision handlers over a2a-sdk 1.x types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 
 class FakeClient:
     """Answers GetTask with a completed task; has a public card, or not."""

@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 import pytest
-from a2a.types import a2a_pb2
 from google.api import annotations_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -124,7 +123,12 @@ def test_the_flags_read_from_the_rows() -> None:
 
 # --- the table against the proto a2a-sdk is built from -------------------------------------------
 
-_SERVICE = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"]
+
+def _service() -> Any:
+    """The ``A2AService`` of the 1.0 proto, as a2a-sdk 1.x ships it."""
+    from a2a.types import a2a_pb2
+
+    return a2a_pb2.DESCRIPTOR.services_by_name["A2AService"]
 
 
 def _camel(match: re.Match[str]) -> str:
@@ -133,11 +137,13 @@ def _camel(match: re.Match[str]) -> str:
     return "{" + first + "".join(part.title() for part in rest) + "}"
 
 
+@pytest.mark.a2a_sdk("1")
 def test_the_rows_are_the_rpcs_of_the_1_0_proto() -> None:
     """Names, messages and streaming, as in a2a-sdk's ``lf.a2a.v1`` descriptor."""
-    assert _SERVICE.full_name == GRPC_SERVICE
-    assert {method.name for method in _SERVICE.methods} == set(BY_NAME)
-    for method in _SERVICE.methods:
+    service = _service()
+    assert service.full_name == GRPC_SERVICE
+    assert {method.name for method in service.methods} == set(BY_NAME)
+    for method in service.methods:
         op = BY_NAME[method.name]
         assert method.input_type.name == op.grpc_request
         response = method.output_type
@@ -146,9 +152,11 @@ def test_the_rows_are_the_rpcs_of_the_1_0_proto() -> None:
         assert method.server_streaming is op.streams
 
 
-@pytest.mark.parametrize("method", list(_SERVICE.methods), ids=lambda m: m.name)
-def test_each_route_is_the_protos_http_binding(method: Any) -> None:
+@pytest.mark.a2a_sdk("1")
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_each_route_is_the_protos_http_binding(name: str) -> None:
     """The 1.0 route and its verb are the proto's ``google.api.http`` binding (and tenant's)."""
+    method = _service().methods_by_name[name]
     rule = method.GetOptions().Extensions[annotations_pb2.http]
     verb = rule.WhichOneof("pattern")
     route = re.sub(r"\{(\w+)=\*\}", _camel, getattr(rule, verb))

@@ -1544,6 +1544,7 @@ def test_a_grpc_interface_without_grpcio_says_what_to_install(
     assert report.ok
 
 
+@pytest.mark.a2a_sdk("1")  # the probe's gRPC calls are of the 1.0 proto (a2a-sdk 1.x)
 def test_an_unreachable_grpc_interface_is_inconclusive_and_left_alone() -> None:
     """TLS gRPC on a closed port: the first check gets no answer, the others are not sent."""
     with socket.socket() as sock:

@@ -294,6 +294,7 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+@pytest.mark.a2a_sdk("1")
 @FEW
 @given(st.dictionaries(st.text(max_size=5), json_values | st.floats(), max_size=6))
 def test_sdk_exception_data_becomes_str_metadata(data: dict[str, Any]) -> None:

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
     from tests.redis_server import RedisServer
 
+# deduplicate over a2a-sdk 1.x request handlers.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = {"A2A-Version": "1.0", "X-API-Key": "fleet-caller"}
 COMPLETED = TaskState.TASK_STATE_COMPLETED

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
     from starlette.responses import JSONResponse
 
+# The server side over a2a-sdk 1.x handlers and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 SECRET = "password=hunter2"  # what an unexpected exception says; no caller may see it
 
 

@@ -45,6 +45,9 @@ from a2a_client_errors.server._dedupe import caller_of, message_key
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator
 
+# deduplicate over a2a-sdk 1.x request handlers.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 WORKING = TaskState.TASK_STATE_WORKING
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 

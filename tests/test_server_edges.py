@@ -46,6 +46,9 @@ from tests.asgi import serve
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
+# The server side over a2a-sdk 1.x handlers and types.
+pytestmark = pytest.mark.a2a_sdk("1")
+
 SECRET = "api_key=sk-live-42"
 ROUNDS = 20
 

@@ -23,7 +23,8 @@ from a2a_client_errors.testing.peer import EmbeddedPeer
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-pytestmark = pytest.mark.e2e
+# The tutorial runs against the embedded peer (a2a-sdk 1.x).
+pytestmark = [pytest.mark.e2e, pytest.mark.a2a_sdk("1")]
 
 TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
 PLACEHOLDER = '"http://127.0.0.1:9999"'

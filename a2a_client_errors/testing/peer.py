@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import httpx
 
 from a2a_client_errors._operations import BY_NAME, STREAMING_OPERATIONS, rest_request
+from a2a_client_errors.integrations.a2a_sdk._compat import UnsupportedSdkError, installed_version
 from a2a_client_errors.testing.dialects import (
     A2A_SDK,
     Dialect,
@@ -74,9 +75,11 @@ __all__ = [
     "GRPC",
     "HOLD",
     "JSONRPC",
+    "PEER_SDK",
     "REST",
     "SCENARIOS",
     "EmbeddedPeer",
+    "PeerSdkError",
     "Scenario",
     "capture",
     "capture_grpc",
@@ -108,6 +111,8 @@ EXTENSIONS_HEADER: Final = "A2A-Extensions"
 DEFAULT_INPUT_MODES: Final[tuple[str, ...]] = ("text/plain", "application/json")
 
 _INSTALL_HINT: Final = "pip install 'a2a-client-errors[a2a]'"
+PEER_SDK: Final = ">=1.0,<2"
+"""The a2a-sdk versions the peer's servers are built on: the 1.x line."""
 _JSONRPC_PATH: Final = "/jsonrpc"
 _REST_PREFIX: Final = "/rest"
 _CARD_PATH: Final = "/.well-known/agent-card.json"
@@ -363,6 +368,17 @@ def _missing(exc: ImportError, what: str) -> ImportError:
     )
 
 
+class PeerSdkError(UnsupportedSdkError):
+    """The installed a2a-sdk is not of the line the peer is built on (`PEER_SDK`, 1.x)."""
+
+    def __init__(self, version: str, what: str) -> None:
+        super().__init__(version)
+        self.args = (
+            f"{what} is built on a2a-sdk 1.x servers and a2a-sdk {version} is installed: "
+            f"pip install 'a2a-sdk[http-server,grpc]{PEER_SDK}'",
+        )
+
+
 def require_dependencies(what: str = "the embedded a2a-sdk peer") -> None:
     """Import the optional dependencies of the peer, or say how to install them.
 
@@ -370,10 +386,14 @@ def require_dependencies(what: str = "the embedded a2a-sdk peer") -> None:
         what: Who needs them, for the error message.
 
     Raises:
+        PeerSdkError: If the installed a2a-sdk is not 1.x (`PEER_SDK`): the message names it.
         ImportError: If a2a-sdk (with its http-server and grpc extras), grpcio or uvicorn is
             missing; the message names the module and the ``pip install`` line.
 
     """
+    version = installed_version()
+    if version is not None and version.split(".", 1)[0] != "1":
+        raise PeerSdkError(version, what)
     try:
         import a2a.server.request_handlers  # noqa: PLC0415
         import a2a.server.routes  # noqa: F401, PLC0415

@@ -12,6 +12,10 @@ import pytest
 
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
+# The embedded peer is built on a2a-sdk 1.x: the whole directory is for that line (its tests
+# against an a2a-sdk 0.3 agent are under tests/sdk03).
+pytestmark = pytest.mark.a2a_sdk("1")
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
