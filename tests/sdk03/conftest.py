@@ -1,14 +1,13 @@
 """Fixtures for the tests against a2a-sdk 0.3: the agent of ``tests/agent03.py`` on 127.0.0.1.
 
-The modules here run only when a2a-sdk 0.3 is installed (each says so with
-``pytestmark = pytest.mark.a2a_sdk("0.3")``); under any other a2a-sdk they are not collected,
-since they import a2a-sdk 0.3's names.
+The modules here run only when a2a-sdk 0.3 is installed: the directory is marked for that
+line (``pytestmark`` below), so under a2a-sdk 1.x they are not collected (they import 0.3's
+names), and the run's summary counts them.
 """
 
 from __future__ import annotations
 
 import contextlib
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,20 +18,8 @@ if TYPE_CHECKING:
     from tests.agent03 import Running03
 
 
-def _is_03() -> bool:
-    try:
-        return metadata.version("a2a-sdk").startswith("0.3.")
-    except metadata.PackageNotFoundError:
-        return False
-
-
-collect_ignore_glob = [] if _is_03() else ["test_*.py"]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Know the ``a2a_sdk`` mark (until the suite's own conftest declares it)."""
-    if not any(line.startswith("a2a_sdk") for line in config.getini("markers")):
-        config.addinivalue_line("markers", "a2a_sdk(line): runs only with this a2a-sdk line")
+# The a2a-sdk 0.3 line: the whole directory (see tests/conftest.py).
+pytestmark = pytest.mark.a2a_sdk("0.3")
 
 
 @pytest.fixture
