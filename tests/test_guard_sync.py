@@ -218,7 +218,11 @@ def test_raise_for_status_errors_are_classified(clock: FakeClock) -> None:
     assert make_guard(clock).call(fetch) is OK
     assert len(clock.sleeps) == 2
     with pytest.raises(ReconcileNeeded) as caught:
-        make_guard(clock).call(lambda: httpx.Response(404, request=request).raise_for_status())
+        make_guard(clock).call(
+            lambda: httpx.Response(
+                404, json={"message": "no task"}, request=request
+            ).raise_for_status()
+        )
     assert isinstance(caught.value.__cause__, httpx.HTTPStatusError)
 
 
