@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from a2a_client_errors.integrations.a2a_sdk._compat import client_factory_class
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -37,9 +39,8 @@ def wrapping_factory(config: Any, wrap: Callable[[Any], Any]) -> Any:
 @functools.cache
 def _factory_class() -> type[Any]:
     """The ``ClientFactory`` subclass, made once a2a-sdk is imported."""
-    from a2a.client import ClientFactory  # noqa: PLC0415 (a2a-sdk is optional)
 
-    class WrappingClientFactory(ClientFactory):
+    class WrappingClientFactory(client_factory_class()):  # type: ignore[misc]
         """A ``ClientFactory`` whose clients are handed to ``wrap`` (see `wrapping_factory`)."""
 
         wrap: Callable[[Any], Any]
