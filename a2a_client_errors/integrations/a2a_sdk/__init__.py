@@ -72,6 +72,7 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     set_client_card,
 )
 from a2a_client_errors.integrations.a2a_sdk._connect import connect_first, connecting
+from a2a_client_errors.integrations.a2a_sdk._factory import wrapping_factory
 from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers, Situation
 from a2a_client_errors.integrations.a2a_sdk._interfaces import (
     MAX_INTERFACES,
@@ -90,7 +91,13 @@ if TYPE_CHECKING:
 
     from a2a_client_errors._policy import Decision
 
-__all__ = ["GuardedClient", "Interface", "UnsupportedSdkError", "guard_client"]
+__all__ = [
+    "GuardedClient",
+    "Interface",
+    "UnsupportedSdkError",
+    "guard_client",
+    "guarded_factory",
+]
 
 _TASKS_REMEMBERED: Final = 1024
 WELL_KNOWN_CARD_PATH: Final = "/.well-known/agent-card.json"
@@ -164,6 +171,33 @@ def guard_client(
         failover_origins=failover_origins,
         max_interfaces=max_interfaces,
     )
+
+
+def guarded_factory(config: Any = None, guard: Guard | None = None, **options: Any) -> Any:
+    """An a2a-sdk ``ClientFactory`` whose ``create`` returns `guard_client` clients.
+
+    For frameworks that take a factory and build their clients themselves (google-adk's
+    ``RemoteA2aAgent(a2a_client_factory=...)``). Every client it creates runs under the one
+    ``guard`` (one retry budget and breaker per peer). It is a subclass of a2a-sdk's
+    ``ClientFactory`` (see `a2a_client_errors.integrations.a2a_sdk._factory`).
+
+    Args:
+        config: the a2a-sdk ``ClientConfig`` (its ``httpx_client``, bindings, streaming);
+            default: a2a-sdk's default configuration.
+        guard: the Guard every client runs under (default: one ``Guard()`` for the factory).
+        **options: more keyword arguments of `guard_client` (``handlers``, ``max_reconnects``,
+            ``failover``, ``failover_origins``, ``max_interfaces``).
+
+    Raises:
+        ImportError: a2a-sdk is not installed.
+        TypeError: ``options`` names ``peer``, ``card_url`` or ``factory`` (each client's own,
+            read from its card), or what `guard_client` does not take.
+    """
+    per_client = sorted({"peer", "card_url", "factory"} & options.keys())
+    if per_client:
+        raise TypeError(f"guarded_factory sets no {per_client}: each client has its own")
+    every = guard or Guard()
+    return wrapping_factory(config, lambda client: guard_client(client, every, **options))
 
 
 class GuardedClient:

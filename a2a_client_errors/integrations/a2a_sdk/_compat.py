@@ -56,6 +56,7 @@ __all__ = [
     "client_card",
     "client_config",
     "client_factory",
+    "client_factory_class",
     "client_interceptors",
     "client_transport",
     "fetch_card",
@@ -528,6 +529,14 @@ def client_factory(config: Any) -> Any:
     from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
 
     return ClientFactory(config)
+
+
+def client_factory_class() -> type[Any]:
+    """a2a-sdk's ``ClientFactory`` class, to subclass (the same name on 0.3 and 1.x)."""
+    from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
+
+    factory: type[Any] = ClientFactory
+    return factory
 
 
 def single_interface_card(
