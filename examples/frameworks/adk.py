@@ -3,9 +3,8 @@
 ``RemoteA2aAgent`` builds its a2a-sdk clients with the ``ClientFactory`` it is given
 (``a2a_client_factory=``). `guarded_factory` is one whose every client is `guard_client`'s:
 each call to the remote agent goes through the Guard, streams and look-ups included. ADK calls
-the remote agent itself: no model is needed. google-adk 2.13 runs on a2a-sdk 0.3 and 1.x;
-`guard_client` needs 1.x today, so on 0.3 this example guards the httpx client of a plain
-factory instead (``AsyncGuardTransport``: every request, the card's included).
+the remote agent itself: no model is needed. google-adk 2.13 runs on a2a-sdk 0.3 and 1.x, and
+so does this example.
 
 The local agent answers the first message with 503 (overloaded, ``Retry-After: 0``); the
 Guard sends the same message again, and the run ends with the agent's answer, executed once.
@@ -19,12 +18,12 @@ import asyncio
 import warnings
 
 import httpx
-from _agent import LINE, LocalAgent, check
-from a2a.client import ClientConfig, ClientFactory
+from _agent import LocalAgent, check
+from a2a.client import ClientConfig
 from google.adk.agents.remote_a2a_agent import AGENT_CARD_WELL_KNOWN_PATH, RemoteA2aAgent
 from google.adk.runners import InMemoryRunner
 
-from a2a_client_errors import AsyncGuardTransport, Guard
+from a2a_client_errors import Guard
 from a2a_client_errors.integrations.a2a_sdk import guarded_factory
 
 warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")  # ADK's A2A is experimental
@@ -32,13 +31,9 @@ warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")  # ADK's A2A is e
 
 async def ask(agent_url: str) -> list[str]:
     """Run a RemoteA2aAgent on one message; the texts of the events it yields."""
-    guard = Guard()
-    transport = AsyncGuardTransport(guard) if LINE == "v03" else None
-    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
-        if LINE == "v03":  # a2a-sdk 0.3: the httpx level
-            factory = ClientFactory(ClientConfig(httpx_client=http))
-        else:  # a2a-sdk 1.x: every client the factory makes is guard_client's
-            factory = guarded_factory(ClientConfig(httpx_client=http), guard)
+    async with httpx.AsyncClient(timeout=30) as http:
+        # Every client the factory makes is guard_client's, under one Guard.
+        factory = guarded_factory(ClientConfig(httpx_client=http), Guard())
         remote = RemoteA2aAgent(
             name="echo",
             agent_card=agent_url + AGENT_CARD_WELL_KNOWN_PATH,
