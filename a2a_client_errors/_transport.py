@@ -11,11 +11,13 @@ be replayed, or a SendMessage without a messageId, is never resent.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 from pydantic_core import from_json
 
+from a2a_client_errors._card_claims import CARD_PATHS, asks_for_push, keys_of
 from a2a_client_errors._engine import (
     NO_KWARGS,
     AttemptOutcome,
@@ -382,11 +384,26 @@ class _TransportBase:
     def _describe(
         self, request: httpx.Request, sent_at: float, deadline_at: float | None
     ) -> CallShape:
-        """The operation, why a resend would be unsafe (if it would be), and the look-up.
+        """The operation, why a resend would be unsafe (if it would be), the look-up, the card.
 
+        The card: what the agent's card says, when this Guard learnt it (`Guard.learn_card`).
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
+        shape = self._shape(request, sent_at, deadline_at)
+        guard = self.guard
+        if not guard.cards_known:
+            return shape
+        for key in keys_of(str(request.url)):
+            card = guard.card_claims(key)
+            if card is not None:
+                asks_push = shape.makes_work and asks_for_push(_json_body(request))
+                return replace(shape, card=card, asks_push=asks_push)
+        return shape
+
+    def _shape(
+        self, request: httpx.Request, sent_at: float, deadline_at: float | None
+    ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
             operation = operation_of(request, body={})
             return CallShape(operation, GiveUp.NOT_REPLAYABLE)
@@ -418,6 +435,21 @@ class _TransportBase:
         self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
     ) -> Lookup:
         raise NotImplementedError
+
+    def _learn_card(self, request: httpx.Request, response: httpx.Response) -> None:
+        """Learn the agent card a GET of ``/.well-known/agent-card.json`` was answered with.
+
+        An a2a-sdk client fetches its card through the same httpx client: guarding that
+        client teaches the Guard what the card says (`Guard.learn_card`). Only such a GET
+        pays for this; a body not read (past ``max_body``) teaches nothing.
+        """
+        if not (200 <= response.status_code < 300 and request.url.path.endswith(CARD_PATHS)):
+            return
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:
+            return
+        self.guard.learn_card(parse_json(content))
 
     @property
     def _max_answer(self) -> int:
@@ -628,6 +660,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         head = self._head(response)
         if not read_within(response, limit, deadline_at=until, clock=self.guard.clock, enough=head):
             held.append(response)
+        elif request.method == "GET":
+            self._learn_card(request, response)
         return response
 
     def _reader(
@@ -711,6 +745,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         clock = self.guard.clock
         if not await aread_within(response, limit, deadline_at=until, clock=clock, enough=head):
             held.append(response)
+        elif request.method == "GET":
+            self._learn_card(request, response)
         return response
 
     def _reader(
