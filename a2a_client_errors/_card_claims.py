@@ -63,6 +63,8 @@ _PUSH_KEYS: Final = (
     "push_notification",
 )
 _INTERNAL_GRPC: Final = frozenset({"INTERNAL", "UNKNOWN"})
+_NOT_OBJECTS: Final = (str, bytes, bytearray, list, tuple, int, float)
+"""What a card, or its capabilities, cannot be (a pydantic model is iterable: that is no test)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +111,10 @@ def read_card_claims(card: object) -> CardClaims | None:
         The `CardClaims`; a flag counts only when it is exactly ``true``.
     """
     try:
-        if isinstance(card, (str, bytes, bytearray)) or (
-            not isinstance(card, Mapping) and isinstance(card, Iterable)
-        ):
+        if isinstance(card, _NOT_OBJECTS):
             return None
         capabilities = _field(card, "capabilities")
-        if capabilities is None or isinstance(capabilities, (str, bytes, bytearray, list)):
+        if capabilities is None or isinstance(capabilities, _NOT_OBJECTS):
             return None
         extended = _field(capabilities, "extendedAgentCard", "extended_agent_card")
         if extended is not True:  # 0.3 kept it at the top level
