@@ -176,10 +176,11 @@ class CallShape:
             (and an open breaker's `PeerUnavailable` tells no ``on_give_up``: the call goes on).
         answered: told the successful answer of a call whose shape is known by then (for a
             door to learn what the agent answers sends with, see `AgentFacts`).
-        card: what the agent's card says it supports, when the door knows it (default: what
-            the Guard learnt for the call's peer, `Guard.learn_card`). An internal error
-            answering an operation the card says is not supported is decided as the card's
-            reason (`a2a_client_errors._card_claims.read_against_card`).
+        card: what the agent's card says it supports, or what finds it (called only when an
+            attempt failed), when the door knows (default: what the Guard learnt for the
+            call's peer, `Guard.learn_card`). An internal error answering an operation the
+            card says is not supported is decided as the card's reason
+            (`a2a_client_errors._card_claims.read_against_card`).
         asks_push: whether the call (a send) asks for push notifications: read against a
             card without them, its internal error is PUSH_NOTIFICATION_NOT_SUPPORTED. Only a
             door that reads the request can tell (the httpx transports do); `Guard.call`
@@ -194,7 +195,7 @@ class CallShape:
     lookup: Lookup | None = None
     failover: bool = False
     answered: Callable[[Any], None] | None = None
-    card: CardClaims | None = None
+    card: CardClaims | Callable[[], CardClaims | None] | None = None
     asks_push: bool = False
 
     @property
@@ -1061,6 +1062,8 @@ class GuardedCall:
         """``error`` read against the agent's card, when one is known (see `CallShape.card`)."""
         shape = self.shape
         card = shape.card
+        if callable(card):
+            card = card()
         if card is None:
             card = self.guard.card_claims(self.peer)
         return read_against_card(error, card, self.operation, asks_push=shape.asks_push)

@@ -11,7 +11,6 @@ be replayed, or a SendMessage without a messageId, is never resent.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
@@ -54,6 +53,8 @@ from a2a_client_errors._reading import aread_within, read_within
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from a2a_client_errors._card_claims import CardClaims
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 
@@ -390,46 +391,62 @@ class _TransportBase:
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
-        shape = self._shape(request, sent_at, deadline_at)
-        guard = self.guard
-        if not guard.cards_known:
-            return shape
-        for key in keys_of(str(request.url)):
-            card = guard.card_claims(key)
-            if card is not None:
-                asks_push = shape.makes_work and asks_for_push(_json_body(request))
-                return replace(shape, card=card, asks_push=asks_push)
-        return shape
+        card = self._card_finder(request) if self.guard.cards_known else None
+        return self._shape(request, sent_at, deadline_at, card)
 
     def _shape(
-        self, request: httpx.Request, sent_at: float, deadline_at: float | None
+        self,
+        request: httpx.Request,
+        sent_at: float,
+        deadline_at: float | None,
+        card: Callable[[], CardClaims | None] | None,
     ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
             operation = operation_of(request, body={})
-            return CallShape(operation, GiveUp.NOT_REPLAYABLE)
+            return CallShape(operation, GiveUp.NOT_REPLAYABLE, card=card)
         body = _json_body(request)
         operation = operation_of(request, body)
         if isinstance(body, list):
             # A batch holding a SendMessage creates work, and is not looked up as a whole.
             if any(_sends(item) for item in body):
-                return CallShape(operation, creates_work=True, lookup=_cannot_look)
-            return CallShape(operation)
+                return CallShape(operation, creates_work=True, lookup=_cannot_look, card=card)
+            return CallShape(operation, card=card)
         if not _message_id(operation, body):
-            return CallShape(operation, GiveUp.NO_MESSAGE_ID)
+            return CallShape(operation, GiveUp.NO_MESSAGE_ID, card=card)
         if operation not in WORK_OPERATIONS:
-            return CallShape(operation)
+            return CallShape(operation, card=card)
         peer = _peer_of(request)
         sent = sent_message(body, sent_at)
         answered = _learn(self.guard, agent_of(request))
+        push = card is not None and asks_for_push(body)
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
-            return CallShape(operation, sent=sent, answered=answered)
+            return CallShape(operation, sent=sent, answered=answered, card=card, asks_push=push)
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
         reader = self._reader(finder, sent, peer, deadline_at)
-        return CallShape(operation, sent=sent, lookup=reader, answered=answered)
+        return CallShape(
+            operation, sent=sent, lookup=reader, answered=answered, card=card, asks_push=push
+        )
+
+    def _card_finder(self, request: httpx.Request) -> Callable[[], CardClaims | None]:
+        """What finds the card learnt for the interface ``request`` went to (asked on failure).
+
+        The request's URL and each of its parents: an HTTP+JSON route lives under its
+        interface's URL.
+        """
+        guard = self.guard
+
+        def find() -> CardClaims | None:
+            for key in keys_of(str(request.url)):
+                card = guard.card_claims(key)
+                if card is not None:
+                    return card
+            return None
+
+        return find
 
     def _reader(
         self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
