@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 from a2a_client_errors._breaker import Admission, Verdict, verdict_of
+from a2a_client_errors._card_claims import read_against_card
 from a2a_client_errors._errors import CallError, ErrorKind
 from a2a_client_errors._failures import (
     AuthFailed,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Iterator
 
     from a2a_client_errors._breaker import CircuitBreakerLike
+    from a2a_client_errors._card_claims import CardClaims
     from a2a_client_errors._lookup import (
         AgentFacts,
         CardQuery,
@@ -118,6 +120,7 @@ class Configured(Protocol):
 
     def budget_for(self, peer: str) -> RetryBudgetLike: ...
     def facts(self, agent: str) -> AgentFacts: ...
+    def card_claims(self, agent: str) -> CardClaims | None: ...
     def sleep(self, seconds: float) -> None: ...
     async def asleep(self, seconds: float) -> None: ...
     def run_reads(
@@ -173,6 +176,15 @@ class CallShape:
             (and an open breaker's `PeerUnavailable` tells no ``on_give_up``: the call goes on).
         answered: told the successful answer of a call whose shape is known by then (for a
             door to learn what the agent answers sends with, see `AgentFacts`).
+        card: what the agent's card says it supports, or what finds it (called only when an
+            attempt failed), when the door knows (default: what the Guard learnt for the
+            call's peer, `Guard.learn_card`). An internal error answering an operation the
+            card says is not supported is decided as the card's reason
+            (`a2a_client_errors._card_claims.read_against_card`).
+        asks_push: whether the call (a send) asks for push notifications: read against a
+            card without them, its internal error is PUSH_NOTIFICATION_NOT_SUPPORTED. Only a
+            door that reads the request can tell (the httpx transports do); `Guard.call`
+            cannot, and leaves it False.
 
     """
 
@@ -183,6 +195,8 @@ class CallShape:
     lookup: Lookup | None = None
     failover: bool = False
     answered: Callable[[Any], None] | None = None
+    card: CardClaims | Callable[[], CardClaims | None] | None = None
+    asks_push: bool = False
 
     @property
     def makes_work(self) -> bool:
@@ -1021,8 +1035,9 @@ class GuardedCall:
             self._verdict(Verdict.HEALTHY)
             self._succeeded(outcome.value)
             return None
-        self._verdict(verdict_of(error), error)
         self._know()
+        error = self._against_card(error)
+        self._verdict(verdict_of(error), error)
         if error.delivery is Delivery.UNKNOWN:
             self.maybe_processed = True
         now = self.now = guard.clock()
@@ -1042,6 +1057,16 @@ class GuardedCall:
             # The peer answered (a result, or a call error it meant): it is up.
             self.budget_now().credit()
         return decision
+
+    def _against_card(self, error: CallError) -> CallError:
+        """``error`` read against the agent's card, when one is known (see `CallShape.card`)."""
+        shape = self.shape
+        card = shape.card
+        if callable(card):
+            card = card()
+        if card is None:
+            card = self.guard.card_claims(self.peer)
+        return read_against_card(error, card, self.operation, asks_push=shape.asks_push)
 
     def _settle(self, decision: Decision) -> bool:
         """Record ``decision`` and tell the hooks; True when a retry follows."""

@@ -18,9 +18,16 @@ import asyncio
 import inspect
 import logging
 import random as _random
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
+from a2a_client_errors._card_claims import (
+    CardClaims,
+    card_interfaces,
+    interface_key,
+    read_card_claims,
+)
 from a2a_client_errors._engine import (
     NO_SHAPE,
     TESTING,
@@ -94,6 +101,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _NO_SHAPE: Final = NO_SHAPE
+_MAX_CARDS: Final = 1024
+"""Interfaces whose card a Guard keeps at most (the oldest learnt goes first)."""
 
 
 class Guard:
@@ -181,6 +190,11 @@ class Guard:
         # Whether some agent was learnt unlisted: until then a send's fast path asks nothing
         # of the facts (see `mark_unlisted`).
         self.unlisted_known = False
+        # What cards say, per interface: kept until replaced or crowded out (see `learn_card`).
+        self._cards: dict[str, CardClaims] = {}
+        self._cards_lock = threading.Lock()
+        self.cards_known = False
+        """Whether some card was learnt: until then a door asks nothing of `card_claims`."""
         self.observers = Observers(self.hooks)
         """The hooks' methods, by name (for doors: ask before building an event)."""
         self.breaker = breaker
@@ -211,6 +225,47 @@ class Guard:
         """Learn that ``agent``'s tasks cannot be listed for this caller (see `AgentFacts`)."""
         self._facts.get(agent).unlisted = True
         self.unlisted_known = True
+
+    def learn_card(self, card: object, *, peer: str | None = None) -> CardClaims | None:
+        """Learn what an agent's card says the agent supports; returns it (None: no card).
+
+        An internal error (JSON-RPC -32603, or HTTP 500 / gRPC INTERNAL with no reason) that
+        answers an operation the card says is not supported is then decided as the card's
+        reason (PUSH_NOTIFICATION_NOT_SUPPORTED, UNSUPPORTED_OPERATION: ``degrade``, source
+        ``agent_card``), not retried: some agents (a2a-sdk 0.3) refuse so.
+
+        The card is kept for each interface it lists (the transports find it there; they
+        learn every card they fetch themselves), and for ``peer`` when given (the key of
+        `call`/`acall`). Kept until a newer card of the interface replaces it, not forgotten
+        when the agent goes idle; at most 1024 interfaces, the oldest learnt going first.
+
+        Args:
+            card: the card's JSON object (1.0 or 0.3 layout), or an a2a-sdk ``AgentCard``
+                (1.x or 0.3).
+            peer: the peer key of calls to the agent made with `call`/`acall`, if any.
+
+        """
+        claims = read_card_claims(card)
+        if claims is None:
+            return None
+        keys = [interface_key(url) for url in card_interfaces(card)]
+        if peer is not None:
+            keys.append(peer)
+        cards = self._cards
+        with self._cards_lock:
+            for key in keys:
+                if key is None:
+                    continue
+                cards.pop(key, None)  # a key learnt again is the newest
+                cards[key] = claims
+            while len(cards) > _MAX_CARDS:
+                del cards[next(iter(cards))]
+            self.cards_known = bool(cards)
+        return claims
+
+    def card_claims(self, agent: str) -> CardClaims | None:
+        """What the card learnt for ``agent`` (an interface, or a peer key) says, if any."""
+        return self._cards.get(agent)
 
     def run_reads(
         self,

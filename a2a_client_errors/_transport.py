@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 from pydantic_core import from_json
 
+from a2a_client_errors._card_claims import CARD_PATHS, asks_for_push, keys_of
 from a2a_client_errors._engine import (
     NO_KWARGS,
     AttemptOutcome,
@@ -52,6 +53,8 @@ from a2a_client_errors._reading import aread_within, read_within
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from a2a_client_errors._card_claims import CardClaims
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 
@@ -382,42 +385,88 @@ class _TransportBase:
     def _describe(
         self, request: httpx.Request, sent_at: float, deadline_at: float | None
     ) -> CallShape:
-        """The operation, why a resend would be unsafe (if it would be), and the look-up.
+        """The operation, why a resend would be unsafe (if it would be), the look-up, the card.
 
+        The card: what the agent's card says, when this Guard learnt it (`Guard.learn_card`).
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
+        card = self._card_finder(request) if self.guard.cards_known else None
+        return self._shape(request, sent_at, deadline_at, card)
+
+    def _shape(
+        self,
+        request: httpx.Request,
+        sent_at: float,
+        deadline_at: float | None,
+        card: Callable[[], CardClaims | None] | None,
+    ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
             operation = operation_of(request, body={})
-            return CallShape(operation, GiveUp.NOT_REPLAYABLE)
+            return CallShape(operation, GiveUp.NOT_REPLAYABLE, card=card)
         body = _json_body(request)
         operation = operation_of(request, body)
         if isinstance(body, list):
             # A batch holding a SendMessage creates work, and is not looked up as a whole.
             if any(_sends(item) for item in body):
-                return CallShape(operation, creates_work=True, lookup=_cannot_look)
-            return CallShape(operation)
+                return CallShape(operation, creates_work=True, lookup=_cannot_look, card=card)
+            return CallShape(operation, card=card)
         if not _message_id(operation, body):
-            return CallShape(operation, GiveUp.NO_MESSAGE_ID)
+            return CallShape(operation, GiveUp.NO_MESSAGE_ID, card=card)
         if operation not in WORK_OPERATIONS:
-            return CallShape(operation)
+            return CallShape(operation, card=card)
         peer = _peer_of(request)
         sent = sent_message(body, sent_at)
         answered = _learn(self.guard, agent_of(request))
+        push = card is not None and asks_for_push(body)
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
-            return CallShape(operation, sent=sent, answered=answered)
+            return CallShape(operation, sent=sent, answered=answered, card=card, asks_push=push)
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
         reader = self._reader(finder, sent, peer, deadline_at)
-        return CallShape(operation, sent=sent, lookup=reader, answered=answered)
+        return CallShape(
+            operation, sent=sent, lookup=reader, answered=answered, card=card, asks_push=push
+        )
+
+    def _card_finder(self, request: httpx.Request) -> Callable[[], CardClaims | None]:
+        """What finds the card learnt for the interface ``request`` went to (asked on failure).
+
+        The request's URL and each of its parents: an HTTP+JSON route lives under its
+        interface's URL.
+        """
+        guard = self.guard
+
+        def find() -> CardClaims | None:
+            for key in keys_of(str(request.url)):
+                card = guard.card_claims(key)
+                if card is not None:
+                    return card
+            return None
+
+        return find
 
     def _reader(
         self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
     ) -> Lookup:
         raise NotImplementedError
+
+    def _learn_card(self, request: httpx.Request, response: httpx.Response) -> None:
+        """Learn the agent card a GET of ``/.well-known/agent-card.json`` was answered with.
+
+        An a2a-sdk client fetches its card through the same httpx client: guarding that
+        client teaches the Guard what the card says (`Guard.learn_card`). Only such a GET
+        pays for this; a body not read (past ``max_body``) teaches nothing.
+        """
+        if not (200 <= response.status_code < 300 and request.url.path.endswith(CARD_PATHS)):
+            return
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:
+            return
+        self.guard.learn_card(parse_json(content))
 
     @property
     def _max_answer(self) -> int:
@@ -628,6 +677,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         head = self._head(response)
         if not read_within(response, limit, deadline_at=until, clock=self.guard.clock, enough=head):
             held.append(response)
+        elif request.method == "GET":
+            self._learn_card(request, response)
         return response
 
     def _reader(
@@ -711,6 +762,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         clock = self.guard.clock
         if not await aread_within(response, limit, deadline_at=until, clock=clock, enough=head):
             held.append(response)
+        elif request.method == "GET":
+            self._learn_card(request, response)
         return response
 
     def _reader(

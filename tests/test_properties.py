@@ -16,6 +16,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallError, Decision, Reason, classify, normalize
+from a2a_client_errors._card_claims import (
+    CardClaims,
+    asks_for_push,
+    card_interfaces,
+    keys_of,
+    read_against_card,
+    read_card_claims,
+)
 from a2a_client_errors._normalize import NotSentError, StreamHead
 from a2a_client_errors._reasons import A2A_OPERATIONS, ROWS, Delivery
 from a2a_client_errors.types import DEFAULT_LIMITS, Source
@@ -564,3 +572,54 @@ def test_any_event_stream_and_its_head(lines: list[bytes], size: int, status: in
     head = StreamHead()
     said = [head(body[i : i + size]) for i in range(0, len(body), size)]
     assert said.count(True) <= 1
+
+
+CARD_KEYS = [
+    "capabilities",
+    "streaming",
+    "pushNotifications",
+    "extendedAgentCard",
+    "supportsAuthenticatedExtendedCard",
+    "url",
+    "supportedInterfaces",
+    "additionalInterfaces",
+    "params",
+    "configuration",
+    "pushNotificationConfig",
+    "method",
+]
+card_values = st.recursive(
+    scalars | st.sampled_from(["http://h:1/a", "https://[::1]:x/", "grpc:1"]),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(CARD_KEYS) | keys, children, max_size=5)
+    ),
+    max_leaves=25,
+)
+
+
+@PROPERTY
+@given(card_values, st.sampled_from([*sorted(A2A_OPERATIONS), None]), st.booleans())
+def test_any_json_read_as_a_card_never_raises(
+    card: Any, operation: str | None, asks_push: bool
+) -> None:
+    """Any JSON as a card, a send's body or a URL: an answer, never a raise.
+
+    What is read is well typed, and an error read against it keeps everything but its reason
+    and source; only an internal error changes, and only to the card's reason.
+    """
+    claims = read_card_claims(card)
+    assert claims is None or isinstance(claims, CardClaims)
+    urls = card_interfaces(card)
+    assert all(isinstance(u, str) and u for u in urls)
+    assert len(urls) <= 16
+    assert isinstance(asks_for_push(card), bool)
+    for url in urls:
+        assert all(isinstance(key, str) for key in keys_of(url))
+    error = normalize({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "x"}})
+    assert error is not None
+    read = read_against_card(error, claims, operation, asks_push=asks_push)
+    if read is not error:
+        assert read.source is Source.AGENT_CARD
+        assert read.reason in (Reason.PUSH_NOTIFICATION_NOT_SUPPORTED, Reason.UNSUPPORTED_OPERATION)
+        assert (read.delivery, read.jsonrpc_code) == (error.delivery, error.jsonrpc_code)
