@@ -16,6 +16,7 @@ from a2a_client_errors._breaker import (
     Verdict,
     peer_unwell,
 )
+from a2a_client_errors._card_claims import CardClaims
 from a2a_client_errors._engine import (
     AttemptCutShortError,
     AttemptOutcome,
@@ -67,6 +68,7 @@ __all__ = [
     "BudgetRegistryLike",
     "BudgetState",
     "CallShape",
+    "CardClaims",
     "CircuitBreakerLike",
     "Deduplicates",
     "ErrorKind",

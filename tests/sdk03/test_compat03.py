@@ -95,7 +95,7 @@ async def test_every_name_the_0_3_line_reaches_exists() -> None:
         await client.close()
 
 
-def test_a_0_3_card_lists_its_interfaces_and_capabilities() -> None:
+def test_a_0_3_card_lists_its_interfaces() -> None:
     """``url`` with ``preferred_transport`` first, then ``additional_interfaces``."""
     sdk = line()
     read = sdk.interfaces(card(supports_authenticated_extended_card=True))
@@ -105,11 +105,7 @@ def test_a_0_3_card_lists_its_interfaces_and_capabilities() -> None:
         ("GRPC", "127.0.0.1:2"),
     ]
     assert {i.protocol_version for i in read} == {"0.3.0"}
-    found = sdk.capabilities(card(supports_authenticated_extended_card=True))
-    assert found is not None
-    assert (found.streaming, found.push_notifications, found.extended_card) == (True, False, True)
     assert sdk.interfaces(None) == []
-    assert sdk.capabilities(None) is None
 
 
 def test_the_factory_s_interface_is_the_last_of_its_binding() -> None:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from a2a_client_errors._card_claims import read_card_claims
 from a2a_client_errors._engine import Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
@@ -525,7 +526,7 @@ class GuardedClient:
 
         Such a call is not sent: the decision is made from the card (source ``agent_card``).
         """
-        capabilities = line().capabilities(self.card)
+        capabilities = read_card_claims(self.card)
         if capabilities is None:
             return None
         reason: Reason | None = None
@@ -556,7 +557,7 @@ class GuardedClient:
     def _streams(self) -> bool:
         """Whether the wrapped client sends messages as streams (its config and the card)."""
         config = client_config(self.client)
-        capabilities = line().capabilities(self.card)
+        capabilities = read_card_claims(self.card)
         streams = True if capabilities is None else capabilities.streaming
         return bool(getattr(config, "streaming", True) and streams)
 

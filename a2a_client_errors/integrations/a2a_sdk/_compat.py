@@ -44,7 +44,6 @@ __all__ = [
     "REACHES_1",
     "SUPPORTED",
     "TRANSPORT_BINDINGS",
-    "Capabilities",
     "CardInterface",
     "Line",
     "Reach",
@@ -591,15 +590,6 @@ class CardInterface:
     protocol_version: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What an agent card says the agent can do, as either line writes it."""
-
-    streaming: bool
-    push_notifications: bool
-    extended_card: bool
-
-
 JSONRPC: Final = "JSONRPC"
 
 
@@ -624,10 +614,6 @@ class Line:
     # cards
     def interfaces(self, card: Any) -> list[CardInterface]:  # pragma: no cover (abstract)
         """The interfaces ``card`` lists, in its order (none for no card)."""
-        raise NotImplementedError
-
-    def capabilities(self, card: Any) -> Capabilities | None:  # pragma: no cover (abstract)
-        """What ``card`` says the agent can do (None for no card, or one without them)."""
         raise NotImplementedError
 
     def client_bindings(self, config: Any) -> frozenset[str]:  # pragma: no cover (abstract)
@@ -766,14 +752,6 @@ class _Line1(Line):
             CardInterface(i.protocol_binding, i.url, i.tenant, i.protocol_version)
             for i in getattr(card, "supported_interfaces", None) or ()
         ]
-
-    def capabilities(self, card: Any) -> Capabilities | None:
-        found = getattr(card, "capabilities", None)
-        if found is None:
-            return None
-        return Capabilities(
-            bool(found.streaming), bool(found.push_notifications), bool(found.extended_agent_card)
-        )
 
     def client_bindings(self, config: Any) -> frozenset[str]:
         named = getattr(config, "supported_protocol_bindings", None) or ()
@@ -937,16 +915,6 @@ class _Line03(Line):
         preferred = CardInterface(str(card.preferred_transport or JSONRPC), card.url, "", version)
         others = getattr(card, "additional_interfaces", None) or ()
         return [preferred, *(CardInterface(str(i.transport), i.url, "", version) for i in others)]
-
-    def capabilities(self, card: Any) -> Capabilities | None:
-        found = getattr(card, "capabilities", None)
-        if found is None:
-            return None
-        return Capabilities(
-            bool(found.streaming),
-            bool(found.push_notifications),
-            bool(getattr(card, "supports_authenticated_extended_card", False)),
-        )
 
     def client_bindings(self, config: Any) -> frozenset[str]:
         named = getattr(config, "supported_transports", None) or ()
