@@ -11,7 +11,6 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-import grpc.aio
 import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
@@ -36,7 +35,7 @@ from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
 from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE
 from a2a_client_errors.testing.lossy import LossyProxy, Seen
 from tests.agent03 import Unavailable
-from tests.sdk03.client03 import BINDINGS, message
+from tests.sdk03.client03 import BINDINGS, client03, message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -58,21 +57,14 @@ async def guarded03(
     guard: Guard | None = None,
     raw: bool = False,
 ) -> AsyncIterator[GuardedClient]:
-    """A guarded 0.3 client on one binding, closed after."""
-    async with httpx.AsyncClient(timeout=10.0) as http:
-        config = ClientConfig(
-            streaming=streaming,
-            httpx_client=http,
-            grpc_channel_factory=grpc.aio.insecure_channel,
-            supported_transports=[BINDINGS[binding]],
-        )
-        client = ClientFactory(config).create(card if card is not None else running.card)
+    """A guarded 0.3 client on one binding (`client03`'s), closed after."""
+    async with client03(running, binding, streaming=streaming, card=card) as client:
         handlers: Any = {"handlers": None} if raw else {}
         guarded = guard_client(client, guard or Guard(sleep=lambda _: None), **handlers)
         try:
             yield guarded
         finally:
-            await guarded.close()
+            await guarded.close()  # and the clients built for other interfaces
 
 
 async def last_of(events: AsyncIterator[Any]) -> Any:

@@ -6,10 +6,12 @@ the gRPC metadata a transport sends. Each is one small function here, and only h
 of the integration calls these functions and imports nothing from a2a-sdk itself.
 
 `SUPPORTED` says once which a2a-sdk versions the integration supports; `guard_client` refuses
-any other (`require_supported`). Every private name read here is listed in `REACHES`, and was
-read in the source of a2a-sdk 1.0.0, 1.0.1, 1.0.2, 1.0.3, 1.1.0 and 1.2.0 and run against 1.3.0
-(the tests' version): ``tests/test_a2a_sdk_compat.py`` holds the installed a2a-sdk to `REACHES`,
-so an upgrade that renames one fails there, not in a user's call. Should an a2a-sdk object lack
+any other (`require_supported`). Every private name read here is listed per line
+(`REACHES_1`, `REACHES_03`; `REACHES` is the installed line's): 1.x's were read in the source of
+a2a-sdk 1.0.0 to 1.2.0 and run against 1.3.0, 0.3's read in 0.3.20 and run against 0.3.26 (the
+tests' versions). ``tests/test_a2a_sdk_compat.py`` and ``tests/sdk03/test_compat03.py`` hold
+the installed a2a-sdk to them, so an upgrade that renames one fails there, not in a user's
+call. Should an a2a-sdk object lack
 one all the same, the function raises `UnsupportedSdkError`, naming the a2a-sdk version found
 and `SUPPORTED`, never an ``AttributeError`` deep in a call. An object that is not a2a-sdk's (a
 stand-in for a client) and lacks it reads as None: it has no card, no configuration.
