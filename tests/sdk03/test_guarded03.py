@@ -458,3 +458,18 @@ async def test_a_call_fails_over_to_the_card_s_next_interface(agent03: Running03
     assert serving is not None
     assert serving.binding == "HTTP+JSON"
     assert agent03.executor.executions == {"m-fo": 1}
+
+
+async def test_the_other_line_s_methods_are_the_client_s_attribute_errors(
+    agent03: Running03,
+) -> None:
+    """1.x's names on a guarded 0.3 client fail as on the client itself, before any call."""
+    async with guarded03(agent03, "jsonrpc") as client:
+        with pytest.raises(AttributeError):
+            await client.list_tasks(None)
+        with pytest.raises(AttributeError):
+            await client.get_extended_agent_card()
+        with pytest.raises(AttributeError):
+            async for _ in client.subscribe(TaskIdParams(id="t")):
+                pass
+    assert agent03.executor.total == 0

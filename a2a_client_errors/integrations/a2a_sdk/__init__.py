@@ -764,6 +764,7 @@ class GuardedClient:
     async def _subscribed(
         self, name: str, request: Any, context: Any, options: dict[str, Any]
     ) -> AsyncIterator[Any]:
+        getattr(self.client, name)  # the other line's name: its AttributeError, not a call's
         context = self._prepared(context)
         stream = _Stream(
             self,
