@@ -1,15 +1,17 @@
 """The card reader of `a2a_client_errors._card_claims` on a2a-sdk 1.x's own ``AgentCard``.
 
-The core reads it duck-typed (it never imports a2a-sdk): the same answer as the
-compatibility layer's (`_compat.line().capabilities`). The 0.3 line: ``tests/sdk03``.
+The core reads it duck-typed (it never imports a2a-sdk). The 0.3 line: ``tests/sdk03``.
 """
 
 from __future__ import annotations
 
+import pytest
 from a2a.types import a2a_pb2
 
 from a2a_client_errors import Guard
 from a2a_client_errors._card_claims import CardClaims, card_interfaces, read_card_claims
+
+pytestmark = pytest.mark.a2a_sdk("1")  # a2a-sdk 1.x protobuf cards (0.3: tests/sdk03)
 
 
 def _card(**capabilities: bool) -> a2a_pb2.AgentCard:
