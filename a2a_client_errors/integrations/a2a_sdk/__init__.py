@@ -1,9 +1,10 @@
 """Guard every operation of an a2a-sdk ``Client``, streaming included (extra ``a2a``).
 
-`guard_client` wraps a client built by a2a-sdk's ``ClientFactory`` (any binding: JSON-RPC,
-HTTP+JSON, gRPC) in a `GuardedClient` with the same methods. Each call goes through a
-`Guard`: transient failures are retried with the same request, every other decision is raised
-as the `CallFailed` subclass that names it, chained from a2a-sdk's own exception.
+`guard_client` wraps a client built by a2a-sdk's ``ClientFactory`` (either line, 1.x or 0.3;
+any binding: JSON-RPC, HTTP+JSON, gRPC) in a `GuardedClient` with the same methods; what
+differs between the lines is asked of the compatibility layer's ``line()``. Each call goes
+through a `Guard`: transient failures are retried with the same request, every other decision
+is raised as the `CallFailed` subclass that names it, chained from a2a-sdk's own exception.
 
 Streams (``send_message``, ``subscribe``) follow the protocol's advice (§3.5.2, §3.1.6):
 
@@ -21,7 +22,8 @@ official A2A server deduplicates by it): when an attempt of ``send_message`` may
 processed (its answer lost, a timeout, an internal error), the task it may have made is looked
 for first with the client's own ``get_task``/``list_tasks`` (see `a2a_client_errors._lookup`).
 Found, it is the answer (a stream resumes it by subscription); not there, the same message is
-resent; the look-up impossible, `OutcomeUnknown` is raised and nothing is resent.
+resent; the look-up impossible (a new message to an A2A 0.3 agent: no ListTasks),
+`OutcomeUnknown` is raised and nothing is resent.
 
 When the agent card lists several interfaces (JSON-RPC, HTTP+JSON, gRPC, other URLs), each
 is its own peer (its own budget and breaker), and a call that cannot go over the preferred
