@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors._card_claims import read_card_claims
+from a2a_client_errors._card_claims import CardClaims, read_card_claims
 from a2a_client_errors._engine import Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
@@ -250,6 +250,7 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
+        self._claims_of: tuple[Any, CardClaims | None] = (_NO_REQUEST, None)  # (card, claims)
         line().prepare_client(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
@@ -528,7 +529,7 @@ class GuardedClient:
 
         Such a call is not sent: the decision is made from the card (source ``agent_card``).
         """
-        capabilities = read_card_claims(self.card)
+        capabilities = self._claims()
         if capabilities is None:
             return None
         reason: Reason | None = None
@@ -556,10 +557,23 @@ class GuardedClient:
         failure.record = record
         return failure
 
+    def _claims(self) -> CardClaims | None:
+        """What the card held says the agent supports: read once per card object held.
+
+        A card the client is given anew (`read_card`, a2a-sdk 0.3's ``get_card``) is read
+        again; reading one costs microseconds that every call would otherwise pay.
+        """
+        card = self.card
+        held, claims = self._claims_of
+        if card is not held:
+            claims = read_card_claims(card)
+            self._claims_of = (card, claims)
+        return claims
+
     def _streams(self) -> bool:
         """Whether the wrapped client sends messages as streams (its config and the card)."""
         config = client_config(self.client)
-        capabilities = read_card_claims(self.card)
+        capabilities = self._claims()
         streams = True if capabilities is None else capabilities.streaming
         return bool(getattr(config, "streaming", True) and streams)
 
