@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from a2a_client_errors._errors import ErrorKind, Source
+from a2a_client_errors._operations import params_of
 from a2a_client_errors._reasons import Reason
 
 if TYPE_CHECKING:
@@ -206,10 +207,8 @@ def asks_for_push(body: object) -> bool:
     It does when its ``configuration`` carries a push notification config (1.0
     ``taskPushNotificationConfig``; 0.3 ``pushNotificationConfig``, ``pushNotification``).
     """
-    if not isinstance(body, dict):
-        return False
-    params = body.get("params") if "method" in body else body
-    configuration = params.get("configuration") if isinstance(params, dict) else None
+    params = params_of(body)
+    configuration = None if params is None else params.get("configuration")
     if not isinstance(configuration, dict):
         return False
     return any(configuration.get(key) for key in _PUSH_KEYS)

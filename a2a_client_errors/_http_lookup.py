@@ -37,7 +37,7 @@ from a2a_client_errors._lookup import (
     parse_timestamp,
 )
 from a2a_client_errors._normalize import INVALID, normalize_body
-from a2a_client_errors._operations import BY_NAME, OPERATION_OF_METHOD, OPERATIONS
+from a2a_client_errors._operations import BY_NAME, OPERATION_OF_METHOD, OPERATIONS, params_of
 from a2a_client_errors._outcomes import task_outcome
 from a2a_client_errors._parsing import parse_json
 from a2a_client_errors._reasons import Reason
@@ -74,10 +74,8 @@ class CannotLookError(Exception):
 
 
 def _message_of(body: object) -> dict[str, Any] | None:
-    if not isinstance(body, dict):
-        return None
-    params = body.get("params") if "method" in body else body
-    message = params.get("message") if isinstance(params, dict) else None
+    params = params_of(body)
+    message = None if params is None else params.get("message")
     return message if isinstance(message, dict) else None
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "WORK_OPERATIONS",
     "Operation",
     "ResultShape",
+    "params_of",
     "rest_operation",
     "rest_request",
 ]
@@ -251,6 +252,17 @@ def _routes() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 _ROUTES, _NAMES = _routes()
+
+
+def params_of(body: object) -> dict[str, Any] | None:
+    """A request body's parameters: a JSON-RPC request's ``params``, or an HTTP+JSON body itself.
+
+    None when there are none to read (not an object, or ``params`` that is not one).
+    """
+    if not isinstance(body, dict):
+        return None
+    params = body.get("params") if "method" in body else body
+    return params if isinstance(params, dict) else None
 
 
 def rest_operation(verb: str, path: str) -> str | None:

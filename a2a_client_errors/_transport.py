@@ -11,6 +11,7 @@ be replayed, or a SendMessage without a messageId, is never resent.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx
@@ -46,7 +47,7 @@ from a2a_client_errors._lookup import (
     follow_task,
 )
 from a2a_client_errors._normalize import StreamHead
-from a2a_client_errors._operations import OPERATION_OF_METHOD, rest_operation
+from a2a_client_errors._operations import OPERATION_OF_METHOD, params_of, rest_operation
 from a2a_client_errors._parsing import parse_json
 from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reading import aread_within, read_within
@@ -98,10 +99,8 @@ def _message_id(operation: str | None, body: object) -> bool:
     """Whether a SendMessage body names its message's messageId (other operations: True)."""
     if operation not in WORK_OPERATIONS:
         return True
-    if not isinstance(body, dict):
-        return False
-    params = body.get("params") if "method" in body else body
-    message = params.get("message") if isinstance(params, dict) else None
+    params = params_of(body)
+    message = None if params is None else params.get("message")
     if not isinstance(message, dict):
         return False
     message_id = message.get("messageId", message.get("message_id"))
@@ -391,45 +390,41 @@ class _TransportBase:
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
-        card = self._card_finder(request) if self.guard.cards_known else None
-        return self._shape(request, sent_at, deadline_at, card)
+        shape = self._shape(request, sent_at, deadline_at)
+        if not self.guard.cards_known:
+            return shape
+        return replace(shape, card=self._card_finder(request))
 
     def _shape(
-        self,
-        request: httpx.Request,
-        sent_at: float,
-        deadline_at: float | None,
-        card: Callable[[], CardClaims | None] | None,
+        self, request: httpx.Request, sent_at: float, deadline_at: float | None
     ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
             operation = operation_of(request, body={})
-            return CallShape(operation, GiveUp.NOT_REPLAYABLE, card=card)
+            return CallShape(operation, GiveUp.NOT_REPLAYABLE)
         body = _json_body(request)
         operation = operation_of(request, body)
         if isinstance(body, list):
             # A batch holding a SendMessage creates work, and is not looked up as a whole.
             if any(_sends(item) for item in body):
-                return CallShape(operation, creates_work=True, lookup=_cannot_look, card=card)
-            return CallShape(operation, card=card)
+                return CallShape(operation, creates_work=True, lookup=_cannot_look)
+            return CallShape(operation)
         if not _message_id(operation, body):
-            return CallShape(operation, GiveUp.NO_MESSAGE_ID, card=card)
+            return CallShape(operation, GiveUp.NO_MESSAGE_ID)
         if operation not in WORK_OPERATIONS:
-            return CallShape(operation, card=card)
+            return CallShape(operation)
         peer = _peer_of(request)
         sent = sent_message(body, sent_at)
         answered = _learn(self.guard, agent_of(request))
-        push = card is not None and asks_for_push(body)
+        push = asks_for_push(body)  # read against a card without push (see `CallShape.card`)
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
-            return CallShape(operation, sent=sent, answered=answered, card=card, asks_push=push)
+            return CallShape(operation, sent=sent, answered=answered, asks_push=push)
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
         reader = self._reader(finder, sent, peer, deadline_at)
-        return CallShape(
-            operation, sent=sent, lookup=reader, answered=answered, card=card, asks_push=push
-        )
+        return CallShape(operation, sent=sent, lookup=reader, answered=answered, asks_push=push)
 
     def _card_finder(self, request: httpx.Request) -> Callable[[], CardClaims | None]:
         """What finds the card learnt for the interface ``request`` went to (asked on failure).

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
-from a2a_client_errors._card_claims import CardClaims, read_card_claims
+from a2a_client_errors._card_claims import CardClaims, read_card_claims, unsupported_by_card
 from a2a_client_errors._engine import Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
@@ -109,6 +109,7 @@ _log = logging.getLogger("a2a_client_errors")
 
 _DEFAULT_HANDLERS: Final = DecisionHandlers()
 _NO_REQUEST: Final = object()  # a method called without a request (a2a-sdk 0.3's get_card)
+_UNREAD: Final = object()  # no card read yet (None is a card held: none)
 NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
@@ -250,7 +251,7 @@ class GuardedClient:
         self.max_reconnects = max_reconnects
         self.handlers = handlers
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
-        self._claims_of: tuple[Any, CardClaims | None] = (_NO_REQUEST, None)  # (card, claims)
+        self._claims_of: tuple[Any, CardClaims | None] = (_UNREAD, None)  # (card, its claims)
         line().prepare_client(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
@@ -532,16 +533,12 @@ class GuardedClient:
         capabilities = self._claims()
         if capabilities is None:
             return None
-        reason: Reason | None = None
-        if operation == "SubscribeToTask" and not capabilities.streaming:
-            reason = Reason.UNSUPPORTED_OPERATION
-        elif not capabilities.push_notifications and (
-            "PushNotificationConfig" in operation
-            or (operation == "SendMessage" and self._asks_for_push(request, options))
-        ):
-            reason = Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
-        elif operation == "GetExtendedAgentCard" and not capabilities.extended_card:
-            reason = Reason.UNSUPPORTED_OPERATION
+        asks_push = (
+            operation == "SendMessage"
+            and not capabilities.push_notifications
+            and self._asks_for_push(request, options)
+        )
+        reason = unsupported_by_card(capabilities, operation, asks_push=asks_push)
         if reason is None:
             return None
         error = CallError(

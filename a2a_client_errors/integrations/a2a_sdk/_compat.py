@@ -527,9 +527,7 @@ def call_context(
 
 def client_factory(config: Any) -> Any:
     """a2a-sdk's ``ClientFactory`` with ``config`` (a ``ClientConfig``)."""
-    from a2a.client import ClientFactory  # noqa: PLC0415 (the extra is installed here)
-
-    return ClientFactory(config)
+    return client_factory_class()(config)
 
 
 def client_factory_class() -> type[Any]:
