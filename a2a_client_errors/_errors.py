@@ -205,6 +205,7 @@ _CALL_ERROR_FIELDS = (
     "exception",
     "transport",
     "delivery",
+    "location",
 )
 
 
@@ -260,6 +261,10 @@ class CallError(CallErrorSlots):
         delivery: what reached the agent: ``not_sent``, ``not_processed``, or ``unknown`` (it
             may have been processed: a call that creates work is looked up, never resent
             blindly). Derived from the other fields when not given.
+        location: where a redirect (a 3xx answer) pointed, as kept of the peer's
+            ``Location``: ``scheme://host:port/path``, percent-encoded, without user info,
+            query or fragment (see `a2a_client_errors._redirects.safe_location`); None for
+            any other answer. Render it with `escape`, as any peer text.
 
     """
 
@@ -281,6 +286,7 @@ class CallError(CallErrorSlots):
     exception: str | None = field()
     transport: TransportFailure | None = field()
     delivery: Delivery = field()
+    location: str | None = field()
 
     def __new__(  # noqa: PLR0917 (every field is a keyword; positions serve the hot path)
         cls,
@@ -300,6 +306,7 @@ class CallError(CallErrorSlots):
         exception: str | None = None,
         transport: TransportFailure | None = None,
         delivery: Delivery | None = None,
+        location: str | None = None,
     ) -> CallError:
         """A new record, filled, then frozen."""
         return build_call_error(
@@ -320,6 +327,7 @@ class CallError(CallErrorSlots):
             exception,
             transport,
             delivery,
+            location,
         )
 
     def __reduce__(self) -> tuple[type[CallError], tuple[Any, ...]]:
@@ -382,6 +390,7 @@ class CallError(CallErrorSlots):
             "exception": self.exception,
             "transport": None if self.transport is None else self.transport.value,
             "delivery": self.delivery.value,
+            "location": self.location,
         }
 
     def __str__(self) -> str:
@@ -399,7 +408,8 @@ class CallError(CallErrorSlots):
         )
         if codes:
             head += f" [{codes}]"
-        return f"{head}: {escape(self.message)}" if self.message else head
+        text = f"{head}: {escape(self.message)}" if self.message else head
+        return f"{text} (to {escape(self.location)})" if self.location is not None else text
 
 
 def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywords, on the hot path)
@@ -420,6 +430,7 @@ def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywor
     exception: str | None,
     transport: TransportFailure | None,
     delivery: Delivery | None,
+    location: str | None = None,
 ) -> CallError:
     """``cls(...)`` with every field given in order: what `CallError` builds, with no class call.
 
@@ -463,6 +474,7 @@ def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywor
                 wire, source, reason, http_status, grpc_status, raw_details, retry_after
             )
     self.delivery = delivery
+    self.location = location
     self.__class__ = cls  # from here on, frozen
     return self  # type: ignore[no-any-return]
 

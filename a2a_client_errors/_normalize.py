@@ -62,6 +62,12 @@ from a2a_client_errors._reasons import (
     status_reason,
     status_row,
 )
+from a2a_client_errors._redirects import (
+    REFUSED,
+    crosses_origin,
+    followed_elsewhere,
+    location_of,
+)
 from a2a_client_errors._sse import (
     DEFAULT_MAX_EVENT,
     DEFAULT_MAX_LINE,
@@ -795,8 +801,16 @@ def from_response(
     Raises whatever a hostile input makes it raise: `normalize_into` is the caller that never
     raises.
     """
+    if response.history:
+        # An httpx client followed redirects: an answer from another origin is not the agent's.
+        carried = followed_elsewhere(response)
+        if carried is not None:
+            return _redirected(carried, limits, _FOLLOWED_ELSEWHERE)
     status = response.status_code
     ok = status // 100 == 2  # 200 <= status < 300, in fewer steps
+    if status // 100 == 3 and (REFUSED in response.extensions or crosses_origin(response)):
+        # A redirect to another origin: whatever its body says, the call was not served here.
+        return _redirected(response, limits, response.reason_phrase)
     body = read_content(response)
     if body is None:
         # A stream nobody has read: its events are classified one by one, as they come.
@@ -986,6 +1000,7 @@ def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls betwee
     self.exception = None
     self.transport = None
     self.delivery = _UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else _NOT_PROCESSED
+    self.location = None
     self.__class__ = CallError  # from here on, frozen
     return self  # type: ignore[no-any-return]
 
@@ -1031,6 +1046,8 @@ def _bare(response: httpx.Response, limits: Limits, message: object) -> CallErro
     status = response.status_code
     if status == _NOT_FOUND and not _task_route_answer(response):
         return _endpoint(status, None, _WIRE_BARE, _hint(response))
+    if status // 100 == 3:
+        return _redirected(response, limits, message or response.reason_phrase)
     return _build(
         WireShape.BARE_STATUS,
         limits,
@@ -1038,6 +1055,27 @@ def _bare(response: httpx.Response, limits: Limits, message: object) -> CallErro
         message=message or response.reason_phrase,
         retry_after=_hint(response),
     )
+
+
+_FOLLOWED_ELSEWHERE: Final = "the HTTP client followed the redirect to another origin"
+
+
+def _redirected(response: httpx.Response, limits: Limits, message: object) -> CallError:
+    """A 3xx answer with no A2A body, or one to another origin: ``fix_request``, its location.
+
+    What is kept of its ``Location`` (`a2a_client_errors._redirects.location_of`) is the
+    record's ``location``; its delivery is its status's (307 and 308 *not processed*, 301,
+    302 and 303 *unknown*: see `Delivery`).
+    """
+    error = _build(
+        WireShape.BARE_STATUS,
+        limits,
+        http_status=response.status_code,
+        message=message or response.reason_phrase,
+        retry_after=_hint(response),
+    )
+    location = location_of(response)
+    return error if location is None else replace(error, location=location)
 
 
 def _task_route_answer(response: httpx.Response) -> bool:

@@ -51,6 +51,7 @@ from a2a_client_errors._operations import OPERATION_OF_METHOD, params_of, rest_o
 from a2a_client_errors._parsing import parse_json
 from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reading import aread_within, read_within
+from a2a_client_errors._redirects import FOLLOWED, refuse
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -645,6 +646,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
     the last transport exception) as the client would have seen it without a guard, so the
     client's own error handling runs; hooks have seen every decision. With
     ``raise_failures=True`` it raises the `CallFailed` instead.
+
+    No redirect carries a request to another origin: a 3xx answer whose ``Location`` points
+    elsewhere (301, 302, 303, 307, 308) is a ``fix_request`` naming it
+    (``decision.error.location``), raised as `FixRequestNeeded` with ``raise_failures=True``;
+    without, it is handed back with its ``Location`` taken out, so that a client with
+    ``follow_redirects=True`` answers with it instead of following it (see
+    `a2a_client_errors._redirects`). A redirect on the request's own origin is handed back
+    as it came: the client follows it or not, as it would without a guard.
     """
 
     def __init__(
@@ -664,6 +673,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             held.pop().close()
         self._bound(request, until)
         response = self.inner.handle_request(request)
+        if response.status_code in FOLLOWED:
+            refuse(response, request)  # to another origin: the client never follows it
         # Read here, to be judged; the client finds the content read and does not read the
         # stream again. A body past max_body is handed on unread (judged by its status), and
         # closed if another attempt follows. An event stream is read up to its first event
@@ -751,6 +762,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             await held.pop().aclose()
         self._bound(request, until)
         response = await self.inner.handle_async_request(request)
+        if response.status_code in FOLLOWED:
+            refuse(response, request)  # see GuardTransport._send
         # Read here, to be judged (see GuardTransport._send).
         limit = self._max_answer
         head = self._head(response)

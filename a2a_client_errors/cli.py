@@ -103,6 +103,7 @@ def _decision_lines(decision: Decision) -> list[tuple[str, str]]:
             ("grpc status", error.grpc_status),
             ("retry after", error.retry_after),
             ("transport", error.transport and error.transport.value),
+            ("location", error.location),
         ):
             if value is not None:
                 rows.append((label, str(value)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import runpy
 import subprocess
 import sys
@@ -116,6 +117,17 @@ def test_classify_shows_hints_and_versions() -> None:
     assert "problem_type" in out
     assert "0.3, 1.0" in out
     assert "retry after         3.0" in out
+
+
+def test_classify_names_where_a_redirect_points() -> None:
+    """A captured 307 prints fix_request and its location, without user info or query."""
+    raw = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: https://u:pw@b.example/a2a?token=t\r\n\r\n"
+    code, out = _run(["classify"], raw)
+    assert code == 0
+    assert "fix_request" in out
+    assert re.search(r"^location +https://b\.example/a2a$", out, flags=re.MULTILINE)
+    assert "pw" not in out
+    assert "token" not in out
 
 
 def test_classify_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
