@@ -44,6 +44,7 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     client_transport,
     fetch_card,
     grpc_metadata,
+    http_clients,
     install_grpc_metadata,
     installed_version,
     is_supported,
@@ -265,6 +266,26 @@ async def test_a_factory_made_client_is_read_as_it_was_built(
         assert type(base_transport(client)).__name__ in TRANSPORT_BINDINGS
     finally:
         await client.close()
+
+
+async def test_the_httpx_clients_a_client_sends_with_are_each_named_once(
+    peer: EmbeddedPeer, http: httpx.AsyncClient
+) -> None:
+    """The configuration's client (the transport's too); gRPC: the configuration's only."""
+    for binding in BINDINGS:
+        client = ClientFactory(_config(http, binding)).create(peer.agent_card)
+        try:
+            assert http_clients(client) == [http]
+        finally:
+            await client.close()
+    own = ClientFactory(ClientConfig(streaming=False)).create(peer.agent_card)
+    try:
+        (made,) = http_clients(own)  # the one ClientFactory built for its transport
+        assert isinstance(made, httpx.AsyncClient)
+        assert made is base_transport(own).httpx_client
+    finally:
+        await own.close()
+    assert http_clients(object()) == []
 
 
 async def test_a_tenant_s_transport_is_read_under_its_decorator(

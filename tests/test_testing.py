@@ -367,6 +367,22 @@ def test_losing_transport_forwards_loses_and_drops_by_its_plan() -> None:
     assert [seen.path for seen in losing.seen] == ["/a", "/b", "/c"]
 
 
+def test_losing_transport_reads_a_request_rebuilt_to_follow_a_redirect() -> None:
+    """A 307 followed by the client: the plan reads the resent body, the same bytes."""
+
+    def agent(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/old":
+            return httpx.Response(307, headers={"Location": "/new"})
+        return httpx.Response(200, json={"ok": True})
+
+    losing = LosingTransport(inner=httpx.MockTransport(agent))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}
+    with httpx.Client(transport=losing, follow_redirects=True) as client:
+        assert client.post("http://agent.test/old", json=body).json() == {"ok": True}
+    assert [seen.path for seen in losing.seen] == ["/old", "/new"]
+    assert losing.seen[0].body == losing.seen[1].body
+
+
 async def test_losing_transport_async_loses_a_send_by_lose_sends() -> None:
     """The async side, with lose_sends: the first send's answer is lost once."""
 

@@ -330,7 +330,9 @@ class LosingTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self.counts: Counter[str] = Counter()
 
     def _action(self, request: httpx.Request) -> str:
-        body = request.content if isinstance(request.stream, httpx.ByteStream) else b""
+        # read(), not content: a request httpx rebuilt to follow a redirect holds its bytes
+        # in a stream not read yet.
+        body = request.read() if isinstance(request.stream, httpx.ByteStream) else b""
         seen = Seen(request.method, request.url.path, body)
         self.seen.append(seen)
         action = self.plan(seen)

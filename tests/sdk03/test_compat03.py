@@ -30,6 +30,7 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     SUPPORTED,
     CardInterface,
     client_card,
+    http_clients,
     installed_version,
     line,
     line_name,
@@ -239,3 +240,17 @@ async def test_a_guarded_0_3_client_holds_the_wrapped_client_s_card() -> None:
         assert [i.binding for i in guarded.interfaces] == ["JSONRPC", "HTTP+JSON"]
         assert guarded.card_url == "http://127.0.0.1:1/.well-known/agent-card.json"
         await guarded.close()
+
+
+async def test_the_httpx_clients_a_0_3_client_sends_with_are_each_named_once() -> None:
+    """The configuration's client, which the 0.3 transport sends with too: named once."""
+    async with httpx.AsyncClient() as http:
+        for binding in ("JSONRPC", "HTTP+JSON"):
+            config = ClientConfig(httpx_client=http, supported_transports=[binding])
+            client = ClientFactory(config).create(card())
+            assert http_clients(client) == [http]
+            await client.close()
+    own = ClientFactory(ClientConfig()).create(card())
+    (made,) = http_clients(own)  # the one ClientFactory built for its transport
+    assert isinstance(made, httpx.AsyncClient)
+    await own.close()

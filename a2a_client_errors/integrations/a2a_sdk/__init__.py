@@ -33,6 +33,12 @@ preferred one. Only interfaces on the preferred one's origin (or on an origin th
 are failed over to, so the client's credentials go only where the caller meant them to, and a
 call goes over at most ``max_interfaces`` of them (see
 `a2a_client_errors.integrations.a2a_sdk._interfaces`).
+
+No redirect carries a call to another origin either, whatever the httpx client's
+``follow_redirects``: the httpx clients the a2a-sdk client sends with get a response hook that
+refuses every redirect elsewhere (``_interfaces.keep_home``), and the call ends in
+`FixRequestNeeded` naming where the redirect pointed (``error.location``). A redirect on the
+agent's own origin is followed when the httpx client follows redirects.
 """
 
 from __future__ import annotations
@@ -82,6 +88,7 @@ from a2a_client_errors.integrations.a2a_sdk._interfaces import (
     Interface,
     LeftOut,
     Route,
+    keep_home,
     named_origins,
 )
 from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
@@ -127,6 +134,10 @@ def guard_client(
     max_interfaces: int = MAX_INTERFACES,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
+
+    The httpx clients ``client`` sends with get one response hook, from then on: no redirect
+    they receive is followed to another origin (one on the request's own origin is followed
+    when the httpx client follows redirects). Nothing else of theirs changes.
 
     Args:
         client: the a2a-sdk client (``ClientFactory(config).create(card)``).
@@ -253,6 +264,7 @@ class GuardedClient:
         self._card_url = card_url  # None: derived from the card held (see `card_url`)
         self._claims_of: tuple[Any, CardClaims | None] = (_UNREAD, None)  # (card, its claims)
         line().prepare_client(client)
+        keep_home(client)  # no redirect carries a call to another origin
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -274,8 +286,9 @@ class GuardedClient:
     async def read_card(self, timeout: float = 10.0) -> Any:
         """Read the agent card again from `card_url`, and hold it from now on.
 
-        A card that cannot be read (no URL, a transport error, a body that is not a card) is
-        logged, and the card held so far is returned: the caller decides with what it has.
+        A card that cannot be read (no URL, a transport error, a body that is not a card, a
+        redirect to another origin, which is never followed) is logged, and the card held so
+        far is returned: the caller decides with what it has.
 
         Args:
             timeout: the longest the read may take, in seconds.
@@ -284,7 +297,8 @@ class GuardedClient:
         if not urls or not urls[0]:
             return self.card
         shared = getattr(client_config(self.client), "httpx_client", None)
-        http = shared if shared is not None else httpx.AsyncClient()
+        # The shared client refuses redirects elsewhere (`keep_home`); one of its own follows none.
+        http = shared if shared is not None else httpx.AsyncClient(follow_redirects=False)
         card = None
         try:
             for url in urls:  # where the card came from first, then the origin's well-known

@@ -62,6 +62,7 @@ __all__ = [
     "client_transport",
     "fetch_card",
     "grpc_metadata",
+    "http_clients",
     "install_grpc_metadata",
     "installed_version",
     "is_supported",
@@ -359,6 +360,28 @@ def base_transport(client: Any) -> Any:
     if type(transport).__name__ == "TenantTransportDecorator" and _of_sdk(transport):
         return _read(transport, "_base")
     return transport
+
+
+def http_clients(client: Any) -> list[httpx.AsyncClient]:
+    """The httpx clients an a2a-sdk ``Client`` sends with, each once.
+
+    Its configuration's ``httpx_client`` (documented: the one the caller built, which card
+    reads use too), and its binding's transport's ``httpx_client`` (a public attribute of
+    the JSON-RPC and HTTP+JSON transports, read in a2a-sdk 1.3.0 and 0.3.26; the client
+    ``ClientFactory`` builds when the configuration has none). A gRPC client, or a stand-in,
+    has none of the second.
+
+    Raises:
+        UnsupportedSdkError: an a2a-sdk client without its configuration or transport.
+    """
+    import httpx  # noqa: PLC0415 (a type check; httpx is imported by whoever calls this)
+
+    found: list[httpx.AsyncClient] = []
+    owners = (client_config(client), base_transport(client))
+    for http in (getattr(owner, "httpx_client", None) for owner in owners):
+        if isinstance(http, httpx.AsyncClient) and all(http is not seen for seen in found):
+            found.append(http)
+    return found
 
 
 def client_binding(client: Any) -> str:

@@ -13,6 +13,9 @@ own origin (`origin_of`: scheme, host and port) are failed over to, unless the c
 another origin (``failover_origins``); and a call goes over at most ``max_interfaces``
 interfaces (`MAX_INTERFACES`), the preferred one counted, whatever the card lists. The
 interfaces left out are `LeftOut` records, logged once (INFO) when the route is drawn.
+Nor does a redirect carry a call elsewhere: every client of a route, the wrapped one
+included, refuses redirects to another origin (`keep_home`), whatever its httpx client's
+``follow_redirects``.
 
 `Route` builds a client for each other interface once, the way the first one was built (the
 same ``ClientFactory`` configuration and interceptors), from a copy of the card that lists
@@ -29,6 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from a2a_client_errors._errors import safe_peer
+from a2a_client_errors._redirects import refuse_redirects_of
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     CardInterface,
     UnsupportedSdkError,
@@ -37,6 +41,7 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     client_card,
     client_config,
     client_factory,
+    http_clients,
     line,
 )
 
@@ -48,6 +53,7 @@ __all__ = [
     "Interface",
     "LeftOut",
     "Route",
+    "keep_home",
     "named_origins",
     "origin_of",
     "route_of",
@@ -114,6 +120,21 @@ def _host_port(host: str, port: int | None) -> str:
     if ":" in host:
         host = f"[{host}]"
     return host if port is None else f"{host}:{port}"
+
+
+def keep_home(client: Any) -> None:
+    """Make ``client`` refuse every redirect to another origin (done twice, once).
+
+    On each httpx client the a2a-sdk client sends with (`http_clients`), a response hook
+    (`a2a_client_errors._redirects.refuse_redirects`): with ``follow_redirects=True``, a
+    redirect on the request's own origin is followed as before, one to another origin is
+    answered as the redirect itself (its ``Location`` taken out), which `normalize` reads as a
+    ``fix_request`` naming where it pointed. The hook is the httpx client's from then on, for
+    every request sent with it, guarded or not. A gRPC client has no httpx client to send
+    with (but its configuration's, which card reads use).
+    """
+    for http in http_clients(client):
+        refuse_redirects_of(http)
 
 
 def named_origins(names: Iterable[str]) -> frozenset[str]:
@@ -417,7 +438,9 @@ class Route:
                     interface.binding, interface.url, interface.tenant, interface.protocol_version
                 ),
             )
-            return sdk.create(factory, card, client)
+            built = sdk.create(factory, card, client)
+            keep_home(built)
+            return built
         except UnsupportedSdkError:
             raise  # the installed a2a-sdk's fault, not this interface's: said as it is
         except Exception as exc:  # not one it can speak after all: left out of the route
