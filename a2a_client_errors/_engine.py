@@ -57,7 +57,7 @@ from a2a_client_errors._lookup import (
     SentMessage,
     TaskReader,
     Unresolved,
-    card_says_deduplicates,
+    card_dedupe,
     find_sent,
 )
 from a2a_client_errors._normalize import normalize
@@ -123,6 +123,7 @@ class Configured(Protocol):
     def card_claims(self, agent: str) -> CardClaims | None: ...
     def sleep(self, seconds: float) -> None: ...
     async def asleep(self, seconds: float) -> None: ...
+    def allowance_for(self, peer: str) -> RetryBudgetLike: ...
     def run_reads(
         self,
         search: Generator[Query, Any, LookupResult],
@@ -131,7 +132,7 @@ class Configured(Protocol):
         peer: str,
         deadline_at: float | None = None,
         agent: str | None = None,
-    ) -> LookupResult | Unresolved: ...
+    ) -> LookupResult: ...
     async def arun_reads(
         self,
         search: Generator[Query, Any, LookupResult],
@@ -140,7 +141,7 @@ class Configured(Protocol):
         peer: str,
         deadline_at: float | None = None,
         agent: str | None = None,
-    ) -> LookupResult | Unresolved: ...
+    ) -> LookupResult: ...
 
 
 Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
@@ -148,12 +149,11 @@ Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaita
 
 A `TaskReader` (how to ask one GetTask or ListTasks of the agent): the Guard runs the search
 (`a2a_client_errors._lookup.find_sent`) with it, each read retried as any read, paid for from
-the peer's budget and ended by the deadline. Or a function of your own: given the seconds it
-may take (None: no bound), it returns `Found` (the call's answer), `NotFound` (absence
-proven: a resend is safe) or `Unresolved`; it may be a coroutine function in ``acall``, and
-what it raises counts as `Unresolved`. Either way the look-up is paid for with one retry
-token of the peer's budget first (it is one more request caused by a failure): a spent
-budget leaves it unmade (`Unresolved`)."""
+the peer's look-up allowance and ended by the deadline; it looks again and again until it
+finds the task or the time is up. Or a function of your own: given the seconds it may take
+(None: no bound), it returns `Found` (the call's answer), `NotFound` (your look-up proves
+the task absent: a resend is safe; return it only where it can prove that) or `Unresolved`;
+it may be a coroutine function in ``acall``, and what it raises counts as `Unresolved`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,7 +399,7 @@ _NEVER_RESENT: Final = frozenset(
 )
 _NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
 _NO_TIME: Final = Unresolved("the deadline left no time to look")
-_NO_BUDGET: Final = Unresolved("the retry budget is spent: no look-up was made")
+_NO_BUDGET: Final = "the retry budget is spent: nothing was resent"
 _DEDUPLICATES: Final = Deduplicates()
 _ELSEWHERE: Final = Unresolved(
     "not there on another interface of the agent, which may keep its own task store"
@@ -812,13 +812,12 @@ class GuardedCall:
 
     def _judge(self, decision: Decision) -> Generator[Effect, Any, bool]:
         """Settle a failure's decision (look-up, budget): True when a retry follows."""
-        if self._must_look(decision):
-            looked = yield from self._look()
-            settled = self._looked(decision, looked)
+        if self._unknown_work(decision):
+            settled = yield from self._resolve(decision)
             if settled is None:
-                return False
+                return False  # found: the call's answer
             decision = settled
-        if decision.will_retry:
+        elif decision.will_retry:
             spent = self.held = bool((yield SPEND))
             decision = decision if spent else decision.given_up(GiveUp.BUDGET)
         self._resolved(decision)
@@ -874,14 +873,12 @@ class GuardedCall:
 
     # --- unknown outcomes of calls that create work ------------------------------------------
 
-    def _must_look(self, decision: Decision) -> bool:
-        """Whether a resend (or a give-up) must wait for a look-up.
+    def _unknown_work(self, decision: Decision) -> bool:
+        """Whether the failure is an unknown outcome of a call that may have made a task.
 
-        It must when the attempt may have made a task. A peer that deduplicates (declared,
-        or said in its card) is resent at once, when a resend follows; when none does (no
-        attempt left), it is looked up as any other: the task it may have made is the answer.
-        A broken answer (``report``: INVALID_AGENT_RESPONSE, a stream with no event) is looked
-        up too, though never resent.
+        Such a call is resent only on the agent's word (see `_resolve`); a broken answer
+        (``report``: INVALID_AGENT_RESPONSE, a stream with no event) is never resent, and is
+        looked up where a look-up exists, for the task it may be.
         """
         error = decision.error
         if (
@@ -892,21 +889,54 @@ class GuardedCall:
             or decision.give_up in _NEVER_RESENT
         ):
             return False
-        if decision.action is not Action.RETRY:
-            # Never resent: looked up only where a look-up exists, for the task it may be.
-            return self.shape.lookup is not None
-        guard = self.guard
-        lookup = self.shape.lookup
-        agent = lookup.agent if isinstance(lookup, TaskReader) else self.peer
-        deduplicates = guard.exactly_once.deduplicates(self.peer) or guard.facts(agent).deduplicates
-        if deduplicates and decision.will_retry:
+        return decision.action is Action.RETRY or self.shape.lookup is not None
+
+    def _resolve(self, decision: Decision) -> Generator[Effect, Any, Decision | None]:
+        """An unknown outcome: resent on the agent's word, found, or `OutcomeUnknown`.
+
+        A resend follows at once only where the agent's deduplication covers it (declared;
+        or advertised, confirmed by its answers, and inside the advertised ttl) and the
+        budget pays for it. Otherwise the task is looked for (always, budget or not: the
+        look-up draws on its own allowance), until found or the time is up. None when found
+        (the call's answer); else the decision that stands: a resend the agent's word allows
+        (a listing contract, a card read meanwhile), or the give-up ``outcome_unknown``.
+        """
+        self.delay = decision.delay or 0.0  # the pause before a resend, should one follow
+        if decision.will_retry and self._dedupe_covers(decision) and (yield SPEND):
+            self.held = True
             self.resolution = Resolution.DEDUPLICATING
-            return False
+            return decision
         self.resends = decision.will_retry
-        return True
+        for _ in range(2):
+            result = yield from self._look()
+            settled = self._looked(decision, result)
+            if settled is None or not settled.will_retry:
+                return settled
+            if (yield SPEND):
+                self.held = True
+                return settled
+            if not isinstance(result, Deduplicates):
+                break
+            self.resends = False  # no resend can be paid for: the task is looked for instead
+        self.resolution = Resolution.UNRESOLVED
+        self.why = _NO_BUDGET
+        return decision.given_up(GiveUp.OUTCOME_UNKNOWN)
+
+    def _dedupe_covers(self, decision: Decision) -> bool:
+        """Whether the agent's deduplication covers a resend after ``decision``'s pause."""
+        guard = self.guard
+        if guard.exactly_once.deduplicates(self.peer):
+            return True
+        facts = guard.facts(self._agent())
+        return facts.dedupe_covers(guard.clock() - self.start + (decision.delay or 0.0))
+
+    def _agent(self) -> str:
+        """The key what is learnt of the agent is kept under (`AgentFacts`)."""
+        lookup = self.shape.lookup
+        return lookup.agent if isinstance(lookup, TaskReader) else self.peer
 
     def _look(self) -> Generator[Effect, Any, LookupResult]:
-        """The look-up, paid for with one retry token, within the deadline or its own time."""
+        """The look-up, within the deadline (or its own time), drawing on its allowance."""
         lookup = self.shape.lookup
         if lookup is None:
             return _NO_LOOKUP
@@ -916,9 +946,8 @@ class GuardedCall:
         if self.deadline_at is not None:
             if self.deadline_at <= now:
                 return _NO_TIME
-            until = min(until, self.deadline_at)
-        if not (yield SPEND):
-            return _NO_BUDGET
+            until = self.deadline_at
+        guard.allowance_for(self.peer).credit()  # each look-up adds its share of a read
         search = self._search(lookup) if isinstance(lookup, TaskReader) else None
         result: LookupResult = yield Look(lookup, until, search)
         return result
@@ -926,22 +955,29 @@ class GuardedCall:
     def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
         """The look-up: the agent's card first (once per agent), then the search.
 
-        An agent whose card advertises deduplication needs no search when a resend follows
-        (`Deduplicates`). The search knows what the agent answers messages with.
+        An agent whose card advertises deduplication, confirmed by its answers, needs no
+        search when a resend follows inside the ttl (`Deduplicates`). The search knows what
+        the agent answers messages with, and the listing contract declared for the peer.
         """
-        facts = self.guard.facts(reader.agent)
+        guard = self.guard
+        facts = guard.facts(reader.agent)
         if not facts.card_read:
             facts.card_read = True
-            if (yield from card_says_deduplicates()):
+            params = yield from card_dedupe()
+            if params is not None:
                 facts.deduplicates = True
-                if self.resends:  # else its task is looked for: no resend follows
-                    return _DEDUPLICATES
+                facts.dedupe_ttl = params.ttl
+        if self.resends and facts.dedupe_covers(guard.clock() - self.start + self.delay):
+            return _DEDUPLICATES
+        lost_at = self.now
         return (
             yield from find_sent(
                 reader.sent,
-                self.guard.exactly_once,
+                guard.exactly_once,
                 reader.view,
                 answers_with_messages=facts.answers_with_messages,
+                listed_within=guard.exactly_once.listing_contract(self.peer),
+                since_lost=lambda: guard.clock() - lost_at,
             )
         )
 
@@ -961,10 +997,10 @@ class GuardedCall:
             if observers["on_decision"]:  # the call ended well: it answered
                 observers.tell("on_decision", self._event(found, guard.clock()))
             return None
-        if isinstance(result, NotFound):
+        if isinstance(result, NotFound):  # by the caller's word (a listing contract, its own)
             self.resolution = Resolution.RESENT  # or NOT_FOUND, once the retry is settled
             return decision
-        if isinstance(result, Deduplicates):  # its card says so: resent as any retry
+        if isinstance(result, Deduplicates):  # its card says so, its answers confirm it
             self.resolution = Resolution.DEDUPLICATING
             return decision
         self.resolution = Resolution.UNRESOLVED

@@ -49,7 +49,7 @@ from a2a_client_errors._lookup import (
     ListTasksQuery,
     Query,
     ReadFailedError,
-    Unresolved,
+    Unanswered,
     adrive,
     drive,
     reading,
@@ -62,6 +62,7 @@ from a2a_client_errors._retry import (
     BudgetRegistry,
     BudgetRegistryLike,
     IdlePeers,
+    RetryBudget,
     RetryBudgetLike,
 )
 from a2a_client_errors.hooks import (
@@ -101,6 +102,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _NO_SHAPE: Final = NO_SHAPE
+_NO_CARD: Final = Unanswered("the agent's card could not be read", final=True)
 _MAX_CARDS: Final = 1024
 """Interfaces whose card a Guard keeps at most (the oldest learnt goes first)."""
 
@@ -187,6 +189,13 @@ class Guard:
         self.override = override
         self.exactly_once = exactly_once if exactly_once is not None else ExactlyOnce()
         self._facts: IdlePeers[AgentFacts] = IdlePeers(lambda _peer: AgentFacts(), clock=self.clock)
+        settings = self.exactly_once
+        self._allowances: IdlePeers[RetryBudget] = IdlePeers(
+            lambda _peer: RetryBudget(
+                settings.allowance, success_credit=settings.allowance_per_call
+            ),
+            clock=self.clock,
+        )
         # Whether some agent was learnt unlisted: until then a send's fast path asks nothing
         # of the facts (see `mark_unlisted`).
         self.unlisted_known = False
@@ -267,6 +276,15 @@ class Guard:
         """What the card learnt for ``agent`` (an interface, or a peer key) says, if any."""
         return self._cards.get(agent)
 
+    def allowance_for(self, peer: str) -> RetryBudget:
+        """The look-up allowance of ``peer`` (see `ExactlyOnce.allowance`): its reads' tokens.
+
+        A read of a look-up takes one token; a read the agent answers gives it back; each
+        look-up adds ``allowance_per_call``. Kept per peer in this process, forgotten when
+        the peer goes idle (then full again).
+        """
+        return self._allowances.get(peer)
+
     def run_reads(
         self,
         search: Generator[Query, Any, R],
@@ -275,19 +293,30 @@ class Guard:
         peer: str,
         deadline_at: float | None = None,
         agent: str | None = None,
-    ) -> R | Unresolved:
+        wait: bool = False,
+    ) -> R:
         """Run a sans-IO search of an agent's tasks, each query a read under this Guard.
 
-        For doors: ``search`` is `a2a_client_errors._lookup.find_sent` or
-        `a2a_client_errors._lookup.follow_task`; ``ask`` asks one query (one request, no retry;
-        a raised `ReadFailedError` or transport error is judged). A failed read is retried as the
-        policy retries any read of ``peer``, each retry paid for from its budget, and nothing
-        waits past ``deadline_at`` (this Guard's clock): the search then ends `Unresolved`. A
-        ListTasks the agent refuses marks ``agent`` (default: ``peer``) unlisted.
+        For doors: ``search`` is `a2a_client_errors._lookup.find_sent` (a look-up) or
+        `a2a_client_errors._lookup.follow_task` (a wait: ``wait=True``); ``ask`` asks one
+        query (one request, no retry; a raised `ReadFailedError` or transport error is
+        judged). A look-up's failed read is retried as the policy retries any read of
+        ``peer``, each read drawn from the peer's look-up allowance (`allowance_for`); a
+        wait's read is retried until ``deadline_at`` whatever its attempts. Nothing waits
+        past ``deadline_at`` (this Guard's clock). A ListTasks the agent refuses marks
+        ``agent`` (default: ``peer``) unlisted.
         """
-        judge = self._read_judge(peer, agent or peer, deadline_at)
-        effects = reading(search, judge, clock=self.clock, deadline_at=deadline_at)
-        return drive(effects, ask, self.sleep, self.budget_for(peer).try_spend)
+        judge = self._read_judge(agent or peer, deadline_at)
+        effects = reading(
+            search,
+            judge,
+            clock=self.clock,
+            deadline_at=deadline_at,
+            rationed=not wait,
+            patient=self.exactly_once if wait else None,
+        )
+        allowance = self.allowance_for(peer)
+        return drive(effects, ask, self.sleep, allowance.try_spend, allowance.refund)
 
     async def arun_reads(
         self,
@@ -297,30 +326,39 @@ class Guard:
         peer: str,
         deadline_at: float | None = None,
         agent: str | None = None,
-    ) -> R | Unresolved:
-        """`run_reads`, awaiting ``ask`` (a coroutine function), the sleep and the budget."""
-        judge = self._read_judge(peer, agent or peer, deadline_at)
-        effects = reading(search, judge, clock=self.clock, deadline_at=deadline_at)
-        budget = self.budget_for(peer)
-        spend = getattr(budget, "atry_spend", None) or budget.try_spend
-        return await adrive(effects, ask, self.asleep, spend)
+        wait: bool = False,
+    ) -> R:
+        """`run_reads`, awaiting ``ask`` (a coroutine function) and the sleep."""
+        judge = self._read_judge(agent or peer, deadline_at)
+        effects = reading(
+            search,
+            judge,
+            clock=self.clock,
+            deadline_at=deadline_at,
+            rationed=not wait,
+            patient=self.exactly_once if wait else None,
+        )
+        allowance = self.allowance_for(peer)
+        return await adrive(effects, ask, self.asleep, allowance.try_spend, allowance.refund)
 
     def _read_judge(
-        self, peer: str, agent: str, deadline_at: float | None
-    ) -> Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | str]:
+        self, agent: str, deadline_at: float | None
+    ) -> Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | Unanswered]:
         """How a failed read of a search is judged: the pause before its retry, or why not."""
 
         def judge(
             query: GetTaskQuery | ListTasksQuery | CardQuery, exc: Exception, asked: int
-        ) -> float | str:
+        ) -> float | Unanswered:
             if isinstance(query, CardQuery):
-                return "the agent's card could not be read"  # then it is not known to
+                return _NO_CARD  # then it is not known to deduplicate
             operation = "GetTask" if isinstance(query, GetTaskQuery) else "ListTasks"
             error = exc.error if isinstance(exc, ReadFailedError) else None
             if error is None and not isinstance(exc, ReadFailedError):
                 error = normalize(exc, limits=self.policy.limits, operation=operation)
             if error is None:
-                return f"the look-up's {operation} was not answered as asked ({exc})"
+                # The agent answered, not as asked (another shape, too large): it will again.
+                why = f"the look-up's {operation} was not answered as asked ({exc})"
+                return Unanswered(why, final=True)
             time_left = None if deadline_at is None else deadline_at - self.clock()
             decision = self.policy.decide(
                 error,
@@ -332,9 +370,11 @@ class Guard:
             )
             if decision.will_retry:
                 return decision.delay or 0.0
-            if operation == "ListTasks" and decision.action is not Action.RETRY:
+            refused = decision.action is not Action.RETRY
+            if operation == "ListTasks" and refused:
                 self.mark_unlisted(agent)  # refused, not unwell: it will not list
-            return f"the look-up's {operation} failed ({error.reason or error.kind})"
+            why = f"the look-up's {operation} failed ({error.reason or error.kind})"
+            return Unanswered(why, final=refused)
 
         return judge
 

@@ -1,32 +1,34 @@
 """Finding what an attempt with an unknown outcome made, before anything is sent again.
 
 A SendMessage whose answer was lost may have made a task: no official A2A server
-deduplicates by messageId, so resending it blindly makes a second one. Before a resend, the
-guarded doors look for the task the first attempt made, and resend only when its absence is
-*proven*:
+deduplicates by messageId, so resending it blindly makes a second one. And no snapshot of an
+agent proves that a message made nothing: the agent may still be working (a task recorded
+only when its work ends), may have rewritten its history, may page unstably, may keep no
+history at all. So the look-up *finds*; it never concludes absence on its own:
 
-* a follow-up (the message names a ``taskId``): ``GetTask`` of that task. Found when the
-  messageId is in its history; not there only when the history starts with a user message
-  (it was not trimmed);
+* a follow-up (the message names a ``taskId``): ``GetTask`` of that task; found when the
+  messageId is in its history as the user's;
 * a new task: ``ListTasks`` (by the message's ``contextId`` when it has one), artifacts left
-  out, every page to the end. The task the message *started* (its first history entry is the
-  user message with that messageId) is the one. "Not there" needs every task that could be
-  it (updated since the first attempt, less a clock skew allowance, or with no status
-  timestamp at all) to show how it started (a user message first in its history), and a
-  listing that works (it shows some task, honours its filter, and is read to its end).
+  out, history bounded, pages sized to the bytes left (the first page one task: the newest,
+  which the lost send just made). The task the message *started* (its first history entry is
+  the user message with that messageId) is the one; in a context made new for the message
+  (its ``contextId`` is its ``messageId``), the one task of that context is, history or not.
 
-Each look is made twice, a pause apart (the first attempt may still be landing). Anything
-less than a proof is `Unresolved`, with why: a task without history or with trimmed history,
-a sub-task holding the messageId without having been started by it, two tasks started by it,
-a stub listing, a listing that stops early or is too large, an agent that answers messages
-with a Message (which leaves nothing to find). Nothing is resent then (`OutcomeUnknown`).
+The search looks again and again, pauses from ``recheck_after`` doubling up to ``poll_max``,
+until it finds the task, the call's deadline ends, or ``max_looks`` looks were made: then it
+is `Unresolved`, saying why, and nothing is resent (`OutcomeUnknown`). A look that shows
+absence, read to its end, is `NotFound` only for an agent the caller declared a listing
+contract for (`ExactlyOnce.listed_within`: it lists each task with its user message within
+N seconds of receiving it), once N seconds have passed since the answer was lost.
 
 The search is sans-IO. `find_sent` is a generator that yields `GetTaskQuery`,
-`ListTasksQuery` and `Pause` and is sent their answers; `follow_task` waits for a task to
-settle the same way. `reading` wraps either so that each query is an `Ask` whose failures are
-judged (retried after a `Pause`, each retry paid for with a `Spend`) and every pause ends by
-the deadline; `drive` and `adrive` carry the effects out with sync or async I/O. The doors
-(the httpx transports, the a2a-sdk client) only say how to ask one query (`TaskReader`).
+`ListTasksQuery` and `Pause` and is sent their answers (a pause: whether it was taken; a
+query: its answer, or `Unanswered`); `follow_task` waits for a task to settle the same way.
+`reading` wraps either so that each query is an `Ask` whose failures are judged (retried
+after a `Pause`), a look-up's reads drawn from the peer's look-up allowance (`Take`, given
+back by an answer: `GiveBack`), and every pause ends by the deadline; `drive` and `adrive`
+carry the effects out with sync or async I/O. The doors (the httpx transports, the a2a-sdk
+client) only say how to ask one query (`TaskReader`).
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, runt
 from a2a_client_errors._operations import WORK_OPERATIONS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Generator
+    from collections.abc import Callable, Collection, Generator, Mapping
 
+    from a2a_client_errors._dedupe_card import DedupeParams
     from a2a_client_errors._errors import CallError
 
 __all__ = [
+    "DEDUPE_MARGIN",
     "WORK_OPERATIONS",
     "AgentFacts",
     "Ask",
@@ -55,6 +59,7 @@ __all__ = [
     "Failed",
     "Found",
     "GetTaskQuery",
+    "GiveBack",
     "ListTasksQuery",
     "LookupResult",
     "NotFound",
@@ -63,18 +68,22 @@ __all__ = [
     "ReadFailedError",
     "Resolution",
     "SentMessage",
-    "Spend",
+    "Take",
     "TaskPage",
     "TaskReader",
     "TaskView",
+    "Unanswered",
     "Unresolved",
     "adrive",
-    "card_says_deduplicates",
+    "card_dedupe",
     "drive",
     "find_sent",
     "follow_task",
+    "learn_mark",
+    "own_context",
     "parse_timestamp",
     "reading",
+    "within_ttl",
 ]
 
 R = TypeVar("R")
@@ -86,42 +95,70 @@ class Resolution(str, enum.Enum):
     FOUND = "found"
     """The task the first attempt made was found: it is the answer; nothing was resent."""
     RESENT = "resent"
-    """Its absence was proven: the same message was sent again."""
+    """Absent by the caller's listing contract (`ExactlyOnce.listed_within`): sent again."""
     NOT_FOUND = "not_found"
-    """Its absence was proven, and the call gave up (no attempt or time left)."""
+    """Absent by the caller's listing contract, and the call gave up (no attempt left)."""
     UNRESOLVED = "unresolved"
-    """Neither found nor proven absent: nothing was resent (`OutcomeUnknown`)."""
+    """Not found by the end of the look-up: nothing was resent (`OutcomeUnknown`)."""
     DEDUPLICATING = "deduplicating"
-    """The peer deduplicates by messageId (declared, or advertised in its agent card):
-    resent at once, without a look-up."""
+    """The peer deduplicates by messageId (declared, or advertised in its agent card and
+    confirmed by its answers, the resend inside the advertised ttl): resent at once."""
 
     def __str__(self) -> str:
         return self.value
 
 
+def _per_peer(
+    declared: Mapping[str, float] | Callable[[str], float | None] | None, peer: str
+) -> float | None:
+    if declared is None:
+        return None
+    if callable(declared):
+        return declared(peer)
+    return declared.get(peer)
+
+
 @dataclass(frozen=True, slots=True)
 class ExactlyOnce:
-    """How a guarded call makes an unknown outcome known before it resends (see the module).
+    """How a guarded call makes an unknown outcome known, and when it may resend (see the module).
+
+    After an unknown outcome of a call that creates work, the same message is sent again only
+    when the agent's word covers the resend: it is declared to deduplicate
+    (``deduplicating``), or its card advertises deduplication, its answers carry the mark of
+    it, and the resend falls inside the advertised ttl; or the caller declared a listing
+    contract for it (``listed_within``) and a look read to its end shows the task absent once
+    that time has passed. Otherwise the task is looked for until found or the deadline, then
+    `OutcomeUnknown`.
 
     Attributes:
         deduplicating: the peers (their keys, as the Guard names them) known to deduplicate by
             messageId, or a function of the peer's key saying whether it does. Their unknown
-            outcomes are resent at once, as any other retry. (An agent whose card advertises
-            the deduplication extension is known without being named here.)
-        max_pages: the most ListTasks pages read per look; a listing that goes on is
-            inconclusive.
-        page_size: the tasks asked for per page (A2A allows 1 to 100).
+            outcomes are resent at once, as any other retry, whenever they happen.
+        listed_within: per peer key (a mapping, or a function of the key giving None for no
+            contract), the seconds within which the agent lists each task it received, with
+            the user's message first in its history: "this agent shows each task within N
+            seconds of receiving it". Only for such a peer, and only once N seconds have
+            passed since the answer was lost, does a look that read the listing to its end
+            and found nothing allow a resend. Declare it only where the agent's code
+            promises it.
+        max_pages: the most ListTasks pages read per look.
+        page_size: the most tasks asked for per page (A2A allows 1 to 100). The first page
+            asks for one (the newest task, which a lost send just made), the next ones as
+            many as the bytes left are likely to hold.
         history_length: the most history entries asked for per listed task (A2A keeps the
             most recent ones). A task the message started has only a few entries when it is
-            looked for, so a bound costs nothing in proof; None asks for the agent's default.
-        max_bytes: the most bytes one look-up may read, every page together (an answer is
-            never read past it: a look-up that would is inconclusive).
-        recheck_after: seconds to wait before looking a second time (the first attempt may
-            still be landing). 0 looks once.
+            looked for; None asks for the agent's default.
+        max_bytes: the most bytes one look through the listing may read, its pages together:
+            a page is never read past the bytes left, whatever the agent does with
+            ``includeArtifacts`` and ``historyLength``.
+        recheck_after: seconds before the second look; the pauses double up to ``poll_max``.
+            0 looks again at once.
+        max_looks: the most looks one look-up makes (however much time is left).
         clock_skew: seconds taken off the time of the first attempt for the window of tasks
-            that could be the one: a task whose status changed before is too old to be it.
-        timeout: the longest one look-up may take, in seconds (under a deadline, at most the
-            time left).
+            that could be the one, under a listing contract: a task whose status changed before
+            is too old to be it. Timestamps without an offset never count.
+        timeout: the longest a look-up (or a wait for a task) may take, in seconds, when the
+            call has no deadline; under a deadline, it may take all the time left.
         reserve: the share of a call's deadline kept for the look-up: an attempt of a call
             that creates work may use the time left less this share of the deadline (all of
             it when less than twice that share is left), so that a lost answer can still be
@@ -132,29 +169,39 @@ class ExactlyOnce:
             default) only to agents whose tasks cannot be looked up (no ListTasks, or not for
             this caller), where a lost answer could otherwise never be resolved.
         poll_initial: the first pause, in seconds, between two reads of a task waited for.
-        poll_max: the longest pause between two reads (the pauses double up to it).
+        poll_max: the longest pause between two reads or two looks (the pauses double up to
+            it).
+        allowance: the reads a peer's look-ups may leave unanswered before they are rationed:
+            a read the agent answers gives its share back, so look-ups of an agent that
+            answers them are never rationed, while an outage costs at most
+            ``allowance_per_call`` reads per call once it is spent.
+        allowance_per_call: the share of a read each look-up adds to its peer's allowance.
         wall_clock: the wall clock, in seconds since the epoch (``time.time``), for the
-            window of candidate tasks.
+            record of when a message was sent.
 
     """
 
     deduplicating: Collection[str] | Callable[[str], bool] = ()
+    listed_within: Mapping[str, float] | Callable[[str], float | None] | None = None
     max_pages: int = 5
     page_size: int = 50
     history_length: int | None = 20
-    max_bytes: int = 1024 * 1024
+    max_bytes: int = 64 * 1024
     recheck_after: float = 0.5
+    max_looks: int = 16
     clock_skew: float = 300.0
-    timeout: float = 10.0
+    timeout: float = 30.0
     reserve: float = 0.2
     non_blocking: bool | None = None
     poll_initial: float = 0.5
     poll_max: float = 5.0
+    allowance: float = 10.0
+    allowance_per_call: float = 0.1
     wall_clock: Callable[[], float] = field(default=time.time, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_pages < 1:
-            msg = "max_pages must be at least 1"
+        if self.max_pages < 1 or self.max_looks < 1:
+            msg = "max_pages and max_looks must be at least 1"
             raise ValueError(msg)
         if not 1 <= self.page_size <= 100:
             msg = "page_size must be from 1 to 100 (the A2A limits of ListTasks)"
@@ -174,6 +221,9 @@ class ExactlyOnce:
         if not 0 < self.poll_initial <= self.poll_max:
             msg = "poll_initial must be > 0 and at most poll_max"
             raise ValueError(msg)
+        if self.allowance < 1 or not 0 <= self.allowance_per_call <= 1:
+            msg = "allowance must be at least 1, allowance_per_call from 0 to 1"
+            raise ValueError(msg)
 
     def deduplicates(self, peer: str) -> bool:
         """Whether ``peer`` is declared to deduplicate resent messageIds."""
@@ -181,6 +231,13 @@ class ExactlyOnce:
         if callable(declared):
             return bool(declared(peer))
         return peer in declared
+
+    def listing_contract(self, peer: str) -> float | None:
+        """The seconds within which ``peer`` is declared to list each task, or None."""
+        seconds = _per_peer(self.listed_within, peer)
+        if seconds is None or isinstance(seconds, bool) or not seconds >= 0:
+            return None  # NaN and nonsense declare nothing
+        return float(seconds)
 
     def attempt_time(self, left: float, limit: float | None) -> float:
         """The time an attempt of a call that creates work may use, of ``left`` seconds.
@@ -192,24 +249,36 @@ class ExactlyOnce:
         return max(left - reserve if left > 2 * reserve else left, 0.0)
 
 
+DEDUPE_MARGIN: Final = 0.1
+"""The share of an advertised dedupe ttl a resend keeps clear of (at least 1 s): a resend
+must reach the agent before its record may go."""
+
+
+def within_ttl(elapsed: float, ttl: float) -> bool:
+    """Whether a resend ``elapsed`` seconds after the first send falls inside ``ttl``."""
+    return elapsed < ttl - max(1.0, DEDUPE_MARGIN * ttl)
+
+
 @dataclass(slots=True)
 class AgentFacts:
     """What the doors have learnt of one agent from its answers and its card.
 
     Kept by the Guard per agent (`Guard.facts`: the interface a message goes to, as a
-    `TaskReader` names it), forgotten when it goes idle. Each fact is learnt once and only
-    ever turns True.
+    `TaskReader` names it), forgotten when it goes idle. The flags are learnt once and only
+    ever turn True.
 
     Attributes:
-        answers_with_messages: it answered a message with a Message, which leaves no task: a
-            look-up that finds nothing then proves nothing.
+        answers_with_messages: it answered a message with a Message, which leaves no task.
         answers_with_tasks: it answered a message with a task.
         unlisted: its tasks cannot be listed for this caller (no ListTasks: A2A 0.3; refused:
             a store that lists only for an authenticated user), so a lost answer can only be
             found through a follow-up's task: sends to it go without blocking when
             `ExactlyOnce.non_blocking` is None.
         deduplicates: its agent card advertises the deduplication extension
-            (`a2a_client_errors._dedupe_card`): a resend is safe.
+            (`a2a_client_errors._dedupe_card`), with ``dedupe_ttl``.
+        dedupe_ttl: the ttl the card advertises, in seconds (None: none advertised).
+        dedupe_confirmed: an answer of the agent to a send carried the extension's mark: the
+            agent itself deduplicates, not only a card that may be stale.
         card_read: its card was read for that (once; again after the peer is forgotten).
 
     """
@@ -218,7 +287,33 @@ class AgentFacts:
     answers_with_tasks: bool = False
     unlisted: bool = False
     deduplicates: bool = False
+    dedupe_ttl: float | None = None
+    dedupe_confirmed: bool = False
     card_read: bool = False
+
+    def dedupe_covers(self, elapsed: float) -> bool:
+        """Whether the agent's own deduplication covers a resend ``elapsed`` s after the send."""
+        ttl = self.dedupe_ttl
+        return (self.deduplicates and self.dedupe_confirmed and ttl is not None) and within_ttl(
+            elapsed, ttl
+        )
+
+
+def learn_mark(facts: AgentFacts, answer: object) -> None:
+    """Learn from a send's answer whether it carries the deduplication mark (never raises).
+
+    The mark (`a2a_client_errors._dedupe_card.read_dedupe_mark`) is the agent's own word
+    that it deduplicated this message: it confirms a card's claim, and its ttl bounds it.
+    """
+    from a2a_client_errors._dedupe_card import read_dedupe_mark  # noqa: PLC0415 (small, pure)
+
+    mark = read_dedupe_mark(answer)
+    if mark is None:
+        return
+    facts.dedupe_confirmed = True
+    facts.deduplicates = True
+    ttl = facts.dedupe_ttl
+    facts.dedupe_ttl = mark.ttl if ttl is None else min(ttl, mark.ttl)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +389,8 @@ class ListTasksQuery:
         page_token: where the page starts ("" for the first).
         page_size: how many tasks to ask for.
         history_length: the most history entries per task (None: the agent's default).
+        max_bytes: the most bytes the answer may take (None: the door's own bound): a door
+            reads no further, and an answer that would take more fails the read.
 
     """
 
@@ -301,6 +398,7 @@ class ListTasksQuery:
     page_token: str
     page_size: int
     history_length: int | None = None
+    max_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +408,7 @@ class CardQuery:
 
 @dataclass(frozen=True, slots=True)
 class Pause:
-    """Wait ``seconds`` before going on (the answer is ignored)."""
+    """Wait ``seconds`` before going on. Answer: whether it was taken (False: no time left)."""
 
     seconds: float
 
@@ -364,6 +462,22 @@ class Unresolved:
     """
 
     why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    """A query the agent did not answer as asked, sent to the search in place of its answer.
+
+    Attributes:
+        why: for humans: what failed (never peer text).
+        final: whether asking again cannot help (the agent refused: no such method, not
+            authorised, the look-up's allowance spent); else the read's retries or time ran
+            out, and a later look may be answered.
+
+    """
+
+    why: str
+    final: bool = False
 
 
 LookupResult: TypeAlias = "Found | NotFound | Unresolved | Deduplicates"
@@ -430,6 +544,18 @@ class TaskReader(Protocol):
 
 # --- the search ---------------------------------------------------------------------------------
 
+_Look: TypeAlias = "tuple[Found | NotFound | Unresolved, bool]"
+"""One look's result, and whether looking again cannot help (the look-up ends with it)."""
+
+
+def own_context(sent: SentMessage) -> bool:
+    """Whether ``sent`` went in a context made new for it: its contextId is its messageId.
+
+    Such a context holds only what this message made, so its one task is the message's task,
+    whatever its history shows (an agent that keeps no history, or rewrites it).
+    """
+    return bool(sent.context_id) and sent.context_id == sent.message_id
+
 
 def find_sent(
     sent: SentMessage,
@@ -437,75 +563,130 @@ def find_sent(
     view: Callable[[Any], TaskView],
     *,
     answers_with_messages: bool = False,
+    listed_within: float | None = None,
+    since_lost: Callable[[], float] | None = None,
 ) -> Generator[Query, Any, LookupResult]:
-    """Look for the task that ``sent`` made: yields queries, returns what was found.
+    """Look for the task that ``sent`` made, again and again: yields queries, returns the end.
+
+    `Found` as soon as a look finds it. `NotFound` only under a listing contract: a look that
+    read the listing to its end shows the task absent, ``listed_within`` seconds or more after
+    the answer was lost (``since_lost()``). Otherwise `Unresolved` once the pauses find no
+    more time (the deadline), ``max_looks`` looks were made, or a look showed that looking
+    again cannot help (the agent refuses the reads, or keeps no record to find a task by).
 
     Args:
         sent: the message to look for.
-        settings: pages, bytes, the second look's pause, the clock skew.
+        settings: pages, bytes, pauses, looks, the clock skew.
         view: what the look-up reads of a task as the binding gives it.
-        answers_with_messages: whether the agent is known to answer messages with a Message:
-            then nothing found proves nothing.
+        answers_with_messages: whether the agent is known to answer messages with a Message
+            (which leaves nothing to find): then absence proves nothing, contract or not.
+        listed_within: the agent's listing contract, in seconds (None: none declared).
+        since_lost: seconds since the attempt's answer was lost, by the Guard's clock (needed
+            with ``listed_within``).
 
     """
-    looks = 2 if settings.recheck_after > 0 else 1
+    own = own_context(sent)
+    pause = settings.recheck_after
     doubt = ""
-    for look in range(looks):
-        if look:
-            yield Pause(settings.recheck_after)
+    looks = 0
+    while True:
+        looks += 1
         if sent.task_id:
-            result = yield from _look_in_task(sent, view)
+            result, final = yield from _look_in_task(sent, view)
         else:
-            result = yield from _look_in_listing(sent, settings, view)
-        if isinstance(result, Found) or result is NO_START_SHOWN:
-            return result  # an agent that shows no start will not show one a pause later
-        if isinstance(result, Unresolved):
-            doubt = doubt or result.why
-    if doubt:
-        return Unresolved(doubt)
-    if answers_with_messages:
-        return Unresolved("the agent answers messages with a Message, which leaves nothing to find")
-    return NOT_FOUND
+            result, final = yield from _look_in_listing(sent, settings, view, own=own)
+        if isinstance(result, Found):
+            return result
+        wait = pause
+        if isinstance(result, NotFound):
+            if listed_within is None:
+                doubt = ""  # absent for now: the agent may record its task later
+            elif answers_with_messages:
+                doubt = _MESSAGES
+            else:
+                waited = 0.0 if since_lost is None else since_lost()
+                if waited >= listed_within:
+                    return NOT_FOUND
+                wait = min(pause, listed_within - waited)
+        else:
+            doubt = result.why
+            if final:
+                return Unresolved(doubt)
+        if looks >= settings.max_looks:
+            return Unresolved(_not_found(looks, doubt, "the most looks were made"))
+        if not (yield Pause(wait)):
+            return Unresolved(_not_found(looks, doubt, "the deadline came"))
+        pause = min(pause * 2, settings.poll_max)
+
+
+_TRIMMED: Final = Unresolved("the task's history does not go back to its start (trimmed or absent)")
+_MESSAGES: Final = "the agent answers messages with a Message, which leaves nothing to find"
+
+
+def _not_found(looks: int, doubt: str, end: str) -> str:
+    """Why a look-up ended without the task: for humans, never peer text."""
+    why = (
+        f"the task was not found in {looks} look{'s' if looks > 1 else ''} ({end}); "
+        "no listing proves that a message made nothing, so nothing was resent"
+    )
+    return f"{why}; the last look: {doubt}" if doubt else why
 
 
 def _look_in_task(
     sent: SentMessage, view: Callable[[Any], TaskView]
-) -> Generator[Query, Any, LookupResult]:
-    """One look at a follow-up's task: the messageId in its history, or proof it is not."""
+) -> Generator[Query, Any, _Look]:
+    """One look at a follow-up's task: the messageId in its history, or its absence there."""
     assert sent.task_id is not None  # noqa: S101 (a follow-up)
     task = yield GetTaskQuery(sent.task_id)
+    if isinstance(task, Unanswered):
+        return Unresolved(task.why), task.final
     if task is None:
-        return NOT_FOUND  # the agent says the task is not there: nothing was added to it
+        return NOT_FOUND, False  # the agent says the task is not there: nothing added, yet
     seen = view(task)
     if seen.holds_users(sent.message_id):
-        return Found(task)
+        return Found(task), False
     if not seen.shows_start:
-        return Unresolved("the task's history does not go back to its start (trimmed or absent)")
-    return NOT_FOUND
+        return Unresolved(
+            "the task's history does not go back to its start (trimmed or absent)"
+        ), False
+    return NOT_FOUND, False
 
 
 def _look_in_listing(
-    sent: SentMessage, settings: ExactlyOnce, view: Callable[[Any], TaskView]
-) -> Generator[Query, Any, LookupResult]:
-    """One look through the listing, to its end: the task the message started, or a proof."""
+    sent: SentMessage, settings: ExactlyOnce, view: Callable[[Any], TaskView], *, own: bool
+) -> Generator[Query, Any, _Look]:
+    """One look through the listing, to its end: the task the message started, or absence.
+
+    Pages are sized to the bytes left: the first asks for one task (the newest: a lost send
+    just made it), the next as many as the bytes left are likely to hold at the size the
+    tasks read so far took, so that no page is read past ``max_bytes``.
+    """
     mid = sent.message_id
     since = None if sent.sent_at is None else sent.sent_at - settings.clock_skew
     started: list[Any] = []
-    holding = blind = listed = read = shown = 0
+    in_context: list[Any] = []
+    holding = blind = listed = read = shown = foreign = 0
     token = ""
+    size = 1
     for _ in range(settings.max_pages):
-        page = yield ListTasksQuery(
-            sent.context_id, token, settings.page_size, settings.history_length
-        )
+        left = settings.max_bytes - read
+        page = yield ListTasksQuery(sent.context_id, token, size, settings.history_length, left)
+        if isinstance(page, Unanswered):
+            return Unresolved(page.why), page.final
         read += page.size
         for task in page.tasks:
             listed += 1
             seen = view(task)
             shown += seen.shows_start
             if sent.context_id and seen.context_id and seen.context_id != sent.context_id:
-                return Unresolved("the listing does not keep to the contextId it was asked for")
+                foreign += 1  # the listing does not keep to its filter: this one is not it
+                if seen.started_by(mid):
+                    started.append(task)
+                continue
             if seen.started_by(mid):
                 started.append(task)  # whatever its timestamp says: clocks differ
+            elif own:
+                in_context.append(task)
             elif since is not None and seen.updated_at is not None and seen.updated_at < since:
                 continue  # its status changed before the message was sent: not the one
             elif seen.holds(mid):
@@ -513,61 +694,84 @@ def _look_in_listing(
             elif not seen.shows_start:
                 blind += 1
         if len(started) > 1:
-            return Unresolved("more than one task was started by this messageId")
+            return Unresolved("more than one task was started by this messageId"), True
         if started:
-            return Found(started[0])
-        if listed >= settings.page_size and not shown:
-            return NO_START_SHOWN  # a page without one user's message first: none will have
-        if read > settings.max_bytes:
-            return Unresolved(f"the listing is larger than {settings.max_bytes} bytes")
+            return Found(started[0]), False
+        if listed >= settings.page_size and not shown and not own:
+            return NO_START_SHOWN, True  # a page without one user's message first: none will
         token = page.next_page_token
         if not token:
             if page.total_size is not None and page.total_size > listed:
-                return Unresolved("the listing ended before the tasks it counts")
+                return Unresolved("the listing ended before the tasks it counts"), False
             break
+        if read >= settings.max_bytes:
+            return Unresolved(f"the listing is larger than {settings.max_bytes} bytes"), False
+        per_task = max(read // max(listed, 1), 1)
+        size = max(1, min(settings.page_size, (settings.max_bytes - read) // (2 * per_task)))
     else:
-        return Unresolved(f"more than {settings.max_pages} pages of tasks to search")
+        return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
+    if foreign:
+        return Unresolved("the listing does not keep to the contextId it was asked for"), False
+    if in_context:
+        if len(in_context) == 1:
+            return Found(in_context[0]), False  # the one task of the message's own context
+        return Unresolved(f"{len(in_context)} tasks in the message's own context"), True
     if holding:
-        return Unresolved("a task holds the messageId without having been started by it")
+        return Unresolved("a task holds the messageId without having been started by it"), False
     if blind:
         return Unresolved(
             f"{blind} task(s) that could be the one do not show how they started "
             "(no history, or history without the user's message)"
-        )
+        ), False
     if listed:
-        return NOT_FOUND
+        return NOT_FOUND, False
     if sent.context_id:
         # An empty context may be new; a listing that shows nothing anywhere proves nothing.
-        control = yield ListTasksQuery(None, "", 1, 1)
-        if control.tasks:
-            return NOT_FOUND
-    return Unresolved("the agent lists no task at all (an empty listing proves nothing)")
+        control = yield ListTasksQuery(None, "", 1, 1, settings.max_bytes - read)
+        if isinstance(control, TaskPage) and control.tasks:
+            return NOT_FOUND, False
+    return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
 
 
-def card_says_deduplicates() -> Generator[Query, Any, bool]:
-    """Read the agent's card: whether it advertises deduplication (a resend is then safe)."""
+def card_dedupe() -> Generator[Query, Any, DedupeParams | None]:
+    """Read the agent's card: the deduplication it advertises, if any."""
     from a2a_client_errors._dedupe_card import read_dedupe_params  # noqa: PLC0415 (small, pure)
 
     card = yield CardQuery()
-    return card is not None and read_dedupe_params(card) is not None
+    if card is None or isinstance(card, Unanswered):
+        return None
+    return read_dedupe_params(card)
 
 
 def follow_task(
-    task: Any, settings: ExactlyOnce, view: Callable[[Any], TaskView]
+    task: Any,
+    settings: ExactlyOnce,
+    view: Callable[[Any], TaskView],
+    *,
+    reread: bool = False,
+    follow: bool = True,
 ) -> Generator[Query, Any, Any]:
     """Wait until ``task`` settles (terminal or interrupted) with GetTask; returns the task.
 
-    Reads with pauses from ``poll_initial`` doubling up to ``poll_max``; a task the agent no
-    longer knows ends the wait with the last one read. The deadline, carried by `reading`,
-    ends it too.
+    Reads with pauses from ``poll_initial`` doubling up to ``poll_max``. The wait ends with
+    the latest task read when the deadline comes (a pause that does not fit), when the agent
+    no longer knows the task, or when a read is refused; a read that fails is retried until
+    then (see `reading`'s ``patient``), so an unsettled task never ends the wait early.
+    With ``reread`` (a task found in a listing, without artifacts, its history bounded) the
+    task is read once whole at once, settled or not; without ``follow``, that read is all.
     """
     pause = settings.poll_initial
     seen = view(task)
-    while not seen.settled and seen.task_id:
-        yield Pause(pause)
+    if reread and seen.task_id:
+        latest = yield GetTaskQuery(seen.task_id)
+        if latest is not None and not isinstance(latest, Unanswered):
+            task, seen = latest, view(latest)
+    while follow and not seen.settled and seen.task_id:
+        if not (yield Pause(pause)):
+            break
         pause = min(pause * 2, settings.poll_max)
         latest = yield GetTaskQuery(seen.task_id)
-        if latest is None:
+        if latest is None or isinstance(latest, Unanswered):
             break
         task, seen = latest, view(latest)
     return task
@@ -595,16 +799,28 @@ class Failed:
 
 
 @dataclass(frozen=True, slots=True)
-class Spend:
-    """Take one retry token from the peer's budget. Answer: whether one was taken."""
+class Take:
+    """Take one read from the peer's look-up allowance. Answer: whether one was taken."""
 
 
-Effect: TypeAlias = "Ask | Pause | Spend"
+@dataclass(frozen=True, slots=True)
+class GiveBack:
+    """Give back the read taken: the agent answered it (the answer is ignored)."""
+
+
+TAKE: Final = Take()
+GIVE_BACK: Final = GiveBack()
+Effect: TypeAlias = "Ask | Pause | Take | GiveBack"
 Judge: TypeAlias = (
-    "Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | str]"
+    "Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | Unanswered]"
 )
 """Given a query, what asking it raised and how many times it was asked: the seconds to wait
-before asking again, or why not (a str: the search ends `Unresolved` with it)."""
+before asking again, or `Unanswered` saying why not."""
+
+_RATIONED: Final = Unanswered(
+    "the look-up allowance is spent: the agent did not answer its recent look-ups", final=True
+)
+_NO_TIME: Final = Unanswered("the deadline came before the read was answered")
 
 
 def reading(
@@ -613,44 +829,84 @@ def reading(
     *,
     clock: Callable[[], float],
     deadline_at: float | None,
-) -> Generator[Effect, Any, R | Unresolved]:
-    """``search`` with each query asked as a read: failures judged, retried, paid for.
+    rationed: bool = True,
+    patient: ExactlyOnce | None = None,
+) -> Generator[Effect, Any, R]:
+    """``search`` with each query asked as a read: failures judged and retried, in time.
 
-    A failure ``judge`` gives a delay for is asked again after that pause, once a `Spend`
-    was granted; otherwise the search ends `Unresolved` with the judge's words. No pause
-    crosses ``deadline_at``: one that would ends the search `Unresolved`.
+    A pause of the search is taken when it fits before ``deadline_at`` (the search is told
+    whether it was). A query that fails is asked again after the pause ``judge`` gives, while
+    it fits; a query that cannot be answered is sent to the search as `Unanswered`.
+
+    Args:
+        search: `find_sent`, `follow_task`, or a search of the same kind.
+        judge: how a failed read is judged (see `Judge`).
+        clock: the Guard's clock.
+        deadline_at: when the search must end (None: no bound).
+        rationed: each read is drawn from the peer's look-up allowance (`Take`) and given
+            back when the agent answers it (`GiveBack`): a look-up's reads.
+        patient: a wait's reads (these settings): a failed read is retried whatever its
+            attempts, pauses from ``poll_initial`` doubling up to ``poll_max`` (longer when
+            the agent asks), until the deadline, or without one for ``timeout`` seconds of
+            failures.
+
     """
     try:
         query = next(search)
         while True:
             if isinstance(query, Pause):
-                if not _fits(query.seconds, clock, deadline_at):
-                    return Unresolved("the deadline came before the look-up ended")
-                yield query
-                query = search.send(None)
+                fits = _fits(query.seconds, clock, deadline_at)
+                if fits:
+                    yield query
+                query = search.send(fits)
                 continue
-            asked = 0
-            while True:
-                asked += 1
-                left = None if deadline_at is None else deadline_at - clock()
-                if left is not None and left <= 0:
-                    return Unresolved("the deadline came before the look-up ended")
-                answer = yield Ask(query, left)
-                if not isinstance(answer, Failed):
-                    break
-                verdict = judge(query, answer.exc, asked)
-                if isinstance(verdict, str):
-                    return Unresolved(verdict)
-                if not _fits(verdict, clock, deadline_at):
-                    return Unresolved("the deadline came before the look-up's read was retried")
-                if not (yield Spend()):
-                    return Unresolved("the retry budget is spent: the look-up's read failed")
-                yield Pause(verdict)
+            answer = yield from _read(
+                query, judge, clock, deadline_at, rationed=rationed, patient=patient
+            )
             query = search.send(answer)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
     finally:
         search.close()
+
+
+def _read(
+    query: GetTaskQuery | ListTasksQuery | CardQuery,
+    judge: Judge,
+    clock: Callable[[], float],
+    deadline_at: float | None,
+    *,
+    rationed: bool,
+    patient: ExactlyOnce | None,
+) -> Generator[Effect, Any, Any]:
+    """One query's read, retried as judged: its answer, or `Unanswered`."""
+    asked = 0
+    failing_since: float | None = None
+    while True:
+        asked += 1
+        left = None if deadline_at is None else deadline_at - clock()
+        if left is not None and left <= 0:
+            return _NO_TIME
+        if rationed and not (yield TAKE):
+            return _RATIONED
+        answer = yield Ask(query, left)
+        if not isinstance(answer, Failed):
+            if rationed:
+                yield GIVE_BACK
+            return answer
+        verdict = judge(query, answer.exc, 1 if patient is not None else asked)
+        if isinstance(verdict, Unanswered):
+            return verdict
+        if patient is not None:
+            now = clock()
+            failing_since = now if failing_since is None else failing_since
+            if deadline_at is None and now - failing_since >= patient.timeout:
+                return Unanswered(f"the agent did not answer for {patient.timeout:g} s")
+            backoff = patient.poll_initial * 2.0 ** min(asked - 1, 32)
+            verdict = max(verdict, min(backoff, patient.poll_max))
+        if not _fits(verdict, clock, deadline_at):
+            return Unanswered("the deadline came before the read was retried")
+        yield Pause(verdict)
 
 
 def _fits(seconds: float, clock: Callable[[], float], deadline_at: float | None) -> bool:
@@ -661,22 +917,25 @@ def drive(
     effects: Generator[Effect, Any, R],
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], object],
-    spend: Callable[[], bool],
+    take: Callable[[], bool],
+    give_back: Callable[[], object],
 ) -> R:
     """Carry out `reading`'s effects with sync I/O; returns what the search returns."""
     try:
         effect = next(effects)
         while True:
-            reply: Any
+            reply: Any = None
             if isinstance(effect, Ask):
                 try:
                     reply = ask(effect.query, effect.timeout)
                 except Exception as exc:  # judged by the search: retried, or the end
                     reply = Failed(exc)
             elif isinstance(effect, Pause):
-                reply = sleep(effect.seconds)
+                sleep(effect.seconds)
+            elif isinstance(effect, Take):
+                reply = take()
             else:
-                reply = spend()
+                give_back()
             effect = effects.send(reply)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
@@ -686,26 +945,31 @@ async def adrive(
     effects: Generator[Effect, Any, R],
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], Any],
-    spend: Callable[[], Any],
+    take: Callable[[], Any],
+    give_back: Callable[[], object],
 ) -> R:
-    """`drive`, awaiting ``ask``, ``sleep`` and ``spend`` when they return awaitables."""
+    """`drive`, awaiting ``ask``, ``sleep`` and ``take`` when they return awaitables."""
     try:
         effect = next(effects)
         while True:
-            reply: Any
+            reply: Any = None
             try:
                 if isinstance(effect, Ask):
                     reply = ask(effect.query, effect.timeout)
                 elif isinstance(effect, Pause):
                     reply = sleep(effect.seconds)
+                elif isinstance(effect, Take):
+                    reply = take()
                 else:
-                    reply = spend()
+                    give_back()
                 if hasattr(reply, "__await__"):
                     reply = await reply
             except Exception as exc:
                 if not isinstance(effect, Ask):
                     raise
                 reply = Failed(exc)  # judged by the search: retried, or the end
+            if isinstance(effect, Pause):
+                reply = None
             effect = effects.send(reply)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
@@ -722,7 +986,8 @@ _TIMESTAMP: Final = re.compile(
 def parse_timestamp(text: object) -> float | None:
     """An RFC 3339 timestamp (as ProtoJSON and 0.3 write it) in seconds since the epoch.
 
-    None for anything else; never raises. A timestamp without an offset is read as UTC.
+    None for anything else; never raises. A timestamp without an offset (``Z`` or
+    ``+hh:mm``) is None too: a naive local time may be hours off, so it decides nothing.
     """
     if not isinstance(text, str) or len(text) > 64:
         return None
@@ -730,9 +995,11 @@ def parse_timestamp(text: object) -> float | None:
     if match is None:
         return None
     year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    if zulu is None and sign is None:
+        return None
     try:
         offset = timedelta(0)
-        if sign is not None and zulu is None:
+        if zulu is None:
             offset = timedelta(hours=int(off_h), minutes=int(off_m))
             offset = -offset if sign == "-" else offset
         moment = datetime(

@@ -18,6 +18,7 @@ import httpx
 from pydantic_core import from_json
 
 from a2a_client_errors._card_claims import CARD_PATHS, asks_for_push, keys_of
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors._engine import (
     NO_KWARGS,
     AttemptOutcome,
@@ -45,6 +46,7 @@ from a2a_client_errors._lookup import (
     SentMessage,
     Unresolved,
     follow_task,
+    learn_mark,
 )
 from a2a_client_errors._normalize import StreamHead
 from a2a_client_errors._operations import OPERATION_OF_METHOD, params_of, rest_operation
@@ -122,6 +124,7 @@ def _cannot_hold_an_error(response: httpx.Response) -> bool:
 
 
 _BACKSLASH: Final = ord("\\")
+_MARK: Final = DEDUPLICATE_EXTENSION.encode()
 
 
 def _sends(item: object) -> bool:
@@ -186,9 +189,8 @@ class _Reader:
 
     @property
     def limit(self) -> int:
-        """Bytes of one answer that are read (the Guard's ``max_body``, the look-up's bound)."""
-        guard = self.transport.guard
-        return min(guard.policy.limits.max_body, guard.exactly_once.max_bytes)
+        """Bytes of one answer that are read (the Guard's ``max_body``)."""
+        return self.transport.guard.policy.limits.max_body
 
     def prepared(self, query: GetTaskQuery | ListTasksQuery, timeout: float | None) -> Any:
         """The request that asks ``query``."""
@@ -201,9 +203,18 @@ class _Reader:
             self.latest = answer
         return answer
 
-    def too_large(self) -> ReadFailedError:
+    def limit_of(self, query: GetTaskQuery | ListTasksQuery) -> int:
+        """Bytes of the answer to ``query`` that are read: a page no further than it may take."""
+        limit = self.limit
+        if isinstance(query, ListTasksQuery):
+            limit = min(limit, self.transport.guard.exactly_once.max_bytes)
+            if query.max_bytes is not None:
+                limit = min(limit, query.max_bytes)
+        return max(limit, 0)
+
+    def too_large(self, limit: int | None = None) -> ReadFailedError:
         """An answer past the bound cannot be read, so nothing can be told from it."""
-        return ReadFailedError(f"the answer is larger than {self.limit} bytes")
+        return ReadFailedError(f"the answer is larger than {limit or self.limit} bytes")
 
 
 _UNSET: Final = object()
@@ -240,12 +251,15 @@ class _SyncReader(_Reader):
                 if card is not None:
                     return card
             return None
-        response, read = self._read(self.prepared(query, timeout), timeout)
+        limit = self.limit_of(query)
+        response, read = self._read(self.prepared(query, timeout), timeout, limit)
         if not read:
-            raise self.too_large()
+            raise self.too_large(limit)
         return self.answered(query, response)
 
-    def _read(self, request: httpx.Request, timeout: float | None) -> tuple[httpx.Response, bool]:
+    def _read(
+        self, request: httpx.Request, timeout: float | None, limit: int | None = None
+    ) -> tuple[httpx.Response, bool]:
         """Send one request; its answer, closed, and whether it was read within the bound."""
         transport = self.transport
         clock = transport.guard.clock
@@ -254,7 +268,8 @@ class _SyncReader(_Reader):
         response = transport.inner.handle_request(request)
         try:
             until = None if timeout is None else clock() + timeout
-            read = read_within(response, self.limit, deadline_at=until, clock=clock)
+            bound = self.limit if limit is None else limit
+            read = read_within(response, bound, deadline_at=until, clock=clock)
         finally:
             response.close()
         return response, read
@@ -272,7 +287,8 @@ class _SyncReader(_Reader):
         """The found task as the lost answer (see `GuardTransport`)."""
         finder = self.finder
         if not finder.streams:
-            return finder.answer(self.settled(task))
+            # A task found in a listing has no artifacts: read whole (GetTask answers are).
+            return finder.answer(self.settled(task, reread=task is not self.latest))
         subscribe = finder.subscription(task)
         if subscribe is not None:
             try:
@@ -284,17 +300,22 @@ class _SyncReader(_Reader):
             response.close()
         return finder.answer(task)
 
-    def settled(self, task: dict[str, Any]) -> dict[str, Any]:
-        """``task`` once settled, read again until then (or the latest read by the deadline)."""
-        if task_view(task).settled:
+    def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
+        """``task`` once settled, read again until then (or the latest read by the deadline).
+
+        With ``reread`` (a task found in a listing, without its artifacts) it is read once
+        whole, settled or not.
+        """
+        if task_view(task).settled and not reread:
             return task
         self.latest = task
         guard = self.transport.guard
         waited = guard.run_reads(
-            follow_task(task, guard.exactly_once, task_view),
+            follow_task(task, guard.exactly_once, task_view, reread=reread),
             self.ask,
             peer=self.peer,
             deadline_at=self.deadline_at,
+            wait=True,
         )
         return waited if isinstance(waited, dict) else self.latest
 
@@ -314,13 +335,14 @@ class _AsyncReader(_Reader):
                 if card is not None:
                     return card
             return None
-        response, read = await self._read(self.prepared(query, timeout), timeout)
+        limit = self.limit_of(query)
+        response, read = await self._read(self.prepared(query, timeout), timeout, limit)
         if not read:
-            raise self.too_large()
+            raise self.too_large(limit)
         return self.answered(query, response)
 
     async def _read(
-        self, request: httpx.Request, timeout: float | None
+        self, request: httpx.Request, timeout: float | None, limit: int | None = None
     ) -> tuple[httpx.Response, bool]:
         """Send one request; its answer, closed, and whether it was read within the bound."""
         transport = self.transport
@@ -330,7 +352,8 @@ class _AsyncReader(_Reader):
         response = await transport.inner.handle_async_request(request)
         try:
             until = None if timeout is None else clock() + timeout
-            read = await aread_within(response, self.limit, deadline_at=until, clock=clock)
+            bound = self.limit if limit is None else limit
+            read = await aread_within(response, bound, deadline_at=until, clock=clock)
         finally:
             await response.aclose()
         return response, read
@@ -348,7 +371,8 @@ class _AsyncReader(_Reader):
         """The found task as the lost answer (see `GuardTransport`)."""
         finder = self.finder
         if not finder.streams:
-            return finder.answer(await self.settled(task))
+            reread = task is not self.latest  # see `_SyncReader.found`
+            return finder.answer(await self.settled(task, reread=reread))
         subscribe = finder.subscription(task)
         if subscribe is not None:
             try:
@@ -360,17 +384,18 @@ class _AsyncReader(_Reader):
             await response.aclose()
         return finder.answer(task)
 
-    async def settled(self, task: dict[str, Any]) -> dict[str, Any]:
+    async def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
         """``task`` once settled (see `_SyncReader.settled`)."""
-        if task_view(task).settled:
+        if task_view(task).settled and not reread:
             return task
         self.latest = task
         guard = self.transport.guard
         waited = await guard.arun_reads(
-            follow_task(task, guard.exactly_once, task_view),
+            follow_task(task, guard.exactly_once, task_view, reread=reread),
             self.ask,
             peer=self.peer,
             deadline_at=self.deadline_at,
+            wait=True,
         )
         return waited if isinstance(waited, dict) else self.latest
 
@@ -463,6 +488,26 @@ class _TransportBase:
         except httpx.ResponseNotRead:
             return
         self.guard.learn_card(parse_json(content))
+
+    def _learn_mark(self, request: httpx.Request, response: httpx.Response) -> None:
+        """Learn that the agent deduplicates from a send's answer that carries the mark.
+
+        Costs one search of the bytes read: only an answer holding the extension's URI is
+        parsed (`a2a_client_errors._lookup.learn_mark`).
+        """
+        if not 200 <= response.status_code < 300:
+            return
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:
+            return  # a stream passed on unread: its first event was read as its head
+        if content.find(_MARK) == -1:
+            return
+        body = parse_json(content)
+        if not isinstance(body, dict):  # a stream: its first event's data
+            data = next((line for line in content.splitlines() if line.startswith(b"data:")), b"")
+            body = parse_json(data[5:])
+        learn_mark(self.guard.facts(agent_of(request)), body)
 
     @property
     def _max_answer(self) -> int:
@@ -685,6 +730,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             held.append(response)
         elif request.method == "GET":
             self._learn_card(request, response)
+        else:
+            self._learn_mark(request, response)
         return response
 
     def _reader(
@@ -772,6 +819,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             held.append(response)
         elif request.method == "GET":
             self._learn_card(request, response)
+        else:
+            self._learn_mark(request, response)
         return response
 
     def _reader(

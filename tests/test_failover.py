@@ -379,8 +379,9 @@ async def test_a_lost_send_is_looked_up_not_moved() -> None:
     assert hook.resolutions == ["found"]
     assert not hook.failovers
     assert agent.reached[0] == "/jsonrpc"  # the send (its answer lost)
-    assert agent.reached.count("/jsonrpc") == 2  # then the look-up's query, lost too
+    assert agent.reached.count("/jsonrpc") == 3  # the look-up's query, its reread, lost too
     assert "/rest/tasks" in agent.reached  # answered over HTTP+JSON
+    assert agent.reached[-1] == "/rest/tasks/t1"  # the task found, read whole
 
 
 def _send(message_id: str) -> Any:

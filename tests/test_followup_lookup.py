@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_client_errors import Guard
+from a2a_client_errors import Guard, OutcomeUnknown
 from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, operation_of
 from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import Unknowns
@@ -82,15 +82,9 @@ def _follow_up(binding: str) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
-@pytest.mark.parametrize(
-    ("holds", "sends", "resolution"),
-    [("it", 1, Resolution.FOUND), ("other", 2, Resolution.RESENT), ("gone", 2, Resolution.RESENT)],
-)
-def test_a_lost_follow_up_is_looked_up_with_get_task(
-    binding: str, holds: str, sends: int, resolution: Resolution
-) -> None:
-    """GetTask of the named task, never ListTasks: found in its history, or else resent."""
-    agent = Agent(holds, binding)
+def test_a_lost_follow_up_is_found_with_get_task(binding: str) -> None:
+    """GetTask of the named task, never ListTasks: found in its history, nothing resent."""
+    agent = Agent("it", binding)
     hook = Unknowns()
     guard = Guard(sleep=lambda _: None, hooks=[hook])
     transport = GuardTransport(guard, httpx.MockTransport(agent))
@@ -100,12 +94,30 @@ def test_a_lost_follow_up_is_looked_up_with_get_task(
     result = response.json()["result"] if binding == "jsonrpc" else response.json()
     assert result["task"]["id"] == TASK_ID
     assert MESSAGE_ID in [m["messageId"] for m in result["task"]["history"]]
-    assert agent.operations.count("SendMessage") == sends
+    assert agent.operations.count("SendMessage") == 1
     assert "ListTasks" not in agent.operations
     assert set(agent.get_ids) == {TASK_ID}
-    assert hook.resolutions == [resolution]
+    assert hook.resolutions == [Resolution.FOUND]
     assert hook.events[0].sent is not None
     assert hook.events[0].sent.task_id == TASK_ID
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+@pytest.mark.parametrize("holds", ["other", "gone"])
+def test_a_lost_follow_up_not_in_its_task_is_never_resent(binding: str, holds: str) -> None:
+    """Its task lacks it (or is gone): looked at again and again, then OutcomeUnknown."""
+    agent = Agent(holds, binding)
+    hook = Unknowns()
+    guard = Guard(sleep=lambda _: None, hooks=[hook])
+    transport = GuardTransport(guard, httpx.MockTransport(agent), raise_failures=True)
+    url, body = _follow_up(binding)
+    with httpx.Client(transport=transport) as client, pytest.raises(OutcomeUnknown) as caught:
+        client.post(url, json=body)
+    assert agent.operations.count("SendMessage") == 1
+    assert "ListTasks" not in agent.operations
+    assert agent.operations.count("GetTask") > 1
+    assert caught.value.task_id == TASK_ID
+    assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
 async def test_a_lost_follow_up_through_guard_client_is_found_with_get_task() -> None:

@@ -169,7 +169,7 @@ async def test_found_is_the_answer_after_one_attempt(mode: str, clock: FakeClock
     assert hook.names() == ["decision", "decision"]
     assert hook.actions == ["retry", "ok"]
     assert budget.credits == 1
-    assert budget.spent == 1  # the look-up: one more request, paid as a retry is
+    assert budget.spent == 0  # the look-up draws on its own allowance, not the retry budget
 
 
 @MODES
@@ -187,7 +187,7 @@ async def test_found_on_the_last_attempt_is_the_answer(mode: str, clock: FakeClo
 
 @MODES
 async def test_not_found_is_resent(mode: str, clock: FakeClock) -> None:
-    """Looked for and not there: the same call is sent again, and its answer returned."""
+    """A look-up of the caller's own that proves absence: the same call is sent again."""
     hook, budget = Hook(), Budget()
     g = guard(clock, hook, budget=budget)
     peer, looker = Peer(lost(), "second"), Looker(NotFound())
@@ -195,7 +195,7 @@ async def test_not_found_is_resent(mode: str, clock: FakeClock) -> None:
     assert peer.calls == 2
     assert hook.resolutions == [Resolution.RESENT]
     assert hook.names() == ["decision", "retry", "decision"]
-    assert budget.spent == 2  # the look-up, then the resend
+    assert budget.spent == 1  # the resend only: the look-up is not paid from the budget
 
 
 @MODES
@@ -219,36 +219,45 @@ async def test_not_found_without_attempts_left_is_retry_exhausted(
 
 
 @MODES
-async def test_not_found_and_the_budget_refuses_is_told_not_found(
+async def test_not_found_and_the_budget_refuses_is_outcome_unknown(
     mode: str, clock: FakeClock
 ) -> None:
-    """Not found, but the budget refuses the resend: BudgetExhausted, told NOT_FOUND."""
-
-    class OneToken(Budget):
-        def try_spend(self) -> bool:
-            return super().try_spend() and self.spent == 1  # the look-up's, then none
-
+    """Absent, but the budget refuses the resend: OutcomeUnknown (not BudgetExhausted)."""
     hook = Hook()
-    g = guard(clock, hook, budget=OneToken())
-    with pytest.raises(RetryExhausted) as caught:
-        await run(mode, g, Peer(lost()), Looker(NotFound()))
-    assert caught.value.decision.give_up is GiveUp.BUDGET
-    assert hook.resolutions == [Resolution.NOT_FOUND]
+    g = guard(clock, hook, budget=Budget(pays=False))
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, peer, Looker(NotFound()))
+    assert peer.calls == 1
+    assert caught.value.decision.give_up is GiveUp.OUTCOME_UNKNOWN
+    assert caught.value.why == "the retry budget is spent: nothing was resent"
+    assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
 @MODES
-async def test_a_spent_budget_makes_no_lookup_and_resends_nothing(
-    mode: str, clock: FakeClock
-) -> None:
-    """The look-up is one more request: with no token left it is not made (OutcomeUnknown)."""
+async def test_a_spent_budget_still_looks_up(mode: str, clock: FakeClock) -> None:
+    """A lost answer is looked up even with the retry budget spent: found, it is the answer."""
     hook = Hook()
     g = guard(clock, hook, budget=Budget(pays=False))
-    peer, looker = Peer(lost(), "never"), Looker(NotFound())
-    with pytest.raises(OutcomeUnknown) as caught:
-        await run(mode, g, peer, looker)
+    peer, looker = Peer(lost(), "never"), Looker(Found("the lost answer"))
+    assert await run(mode, g, peer, looker) == "the lost answer"
     assert peer.calls == 1
-    assert looker.times == []
-    assert caught.value.why == "the retry budget is spent: no look-up was made"
+    assert len(looker.times) == 1
+    assert hook.resolutions == [Resolution.FOUND]
+
+
+@MODES
+async def test_a_spent_budget_and_nothing_found_is_outcome_unknown(
+    mode: str, clock: FakeClock
+) -> None:
+    """Budget spent and the look-up finds nothing: OutcomeUnknown with the look-up's why."""
+    hook = Hook()
+    g = guard(clock, hook, budget=Budget(pays=False))
+    peer = Peer(lost(), "never")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, peer, Looker(Unresolved("not found")))
+    assert peer.calls == 1
+    assert caught.value.why == "not found"
     assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
@@ -378,6 +387,25 @@ async def test_deduplicating_peer_without_attempts_left_is_looked_up(
     assert hook.resolutions == [Resolution.FOUND]
     with pytest.raises(OutcomeUnknown):  # and without a look-up, the outcome stays unknown
         await run(mode, g, Peer(lost()), None)
+
+
+@MODES
+async def test_a_deduplicating_peer_with_the_budget_spent_is_looked_up(
+    mode: str, clock: FakeClock
+) -> None:
+    """No token for the resend: its task is looked for, and unfound is OutcomeUnknown."""
+    hook = Hook()
+    declared = ExactlyOnce(deduplicating={"agent-a"})
+    g = guard(clock, hook, budget=Budget(pays=False), exactly_once=declared)
+    looker = Looker(Unresolved("not found"))
+    with pytest.raises(OutcomeUnknown) as caught:
+        await run(mode, g, Peer(lost(), "never"), looker, peer="agent-a")
+    assert len(looker.times) == 1
+    assert caught.value.why == "not found"
+    assert hook.resolutions == [Resolution.UNRESOLVED]
+    found = Looker(Found("its task"))
+    assert await run(mode, g, Peer(lost()), found, peer="agent-a") == "its task"
+    assert hook.resolutions[-1] is Resolution.FOUND
 
 
 @MODES

@@ -23,7 +23,6 @@ from a2a_client_errors._lookup import (
     SentMessage,
     TaskPage,
     TaskView,
-    Unresolved,
     follow_task,
 )
 from a2a_client_errors._normalize import normalize
@@ -196,25 +195,59 @@ async def test_an_answer_of_the_wrong_shape_is_not_retried(mode: str, clock: Fak
     assert "was not answered as asked (ListTasks did not answer with tasks)" in caught.value.why
 
 
+CONTRACT = ExactlyOnce(recheck_after=0, listed_within={"agent": 0.0})
+"""A listing contract for peer "agent": absence, read to the end, allows a resend at once."""
+
+
+@MODES
+async def test_not_there_is_never_resent_without_the_agents_word(
+    mode: str, clock: FakeClock
+) -> None:
+    """Absent from every look: OutcomeUnknown after the looks, nothing resent, told why."""
+    hook = RecordingHook()
+    reader = make(mode, page(task("t-9", ("other", True))))
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, guard(clock, hooks=[hook]), peer, reader, peer="agent")
+    assert peer.calls == 1
+    assert len(reader.asked) == ExactlyOnce().max_looks
+    assert "not found in 16 looks" in caught.value.why
+    assert hook.resolutions == ["unresolved"]
+
+
 @MODES
 async def test_not_there_elsewhere_is_not_proof(mode: str, clock: FakeClock) -> None:
     """Absence seen on another interface (maybe its own store) is not proven: nothing resent."""
     reader = make(mode, page(task("t-9", ("other", True))), elsewhere=True)
     peer = Peer(httpx.ReadError("reset"), "resent")
     with pytest.raises(OutcomeUnknown) as caught:
-        await call(mode, guard(clock), peer, reader)
+        await call(mode, guard(clock, exactly_once=CONTRACT), peer, reader, peer="agent")
     assert peer.calls == 1
     assert "another interface" in caught.value.why
 
 
 @MODES
-async def test_not_there_where_it_went_is_resent(mode: str, clock: FakeClock) -> None:
-    """Absence proven on the interface the message went to: the same call goes again."""
+async def test_not_there_under_a_listing_contract_is_resent(mode: str, clock: FakeClock) -> None:
+    """Absence read to the end, on an agent with a declared contract: the call goes again."""
     hook = RecordingHook()
     reader = make(mode, page(task("t-9", ("other", True))))
     peer = Peer(httpx.ReadError("reset"), "resent")
-    assert await call(mode, guard(clock, hooks=[hook]), peer, reader) == "resent"
+    g = guard(clock, hooks=[hook], exactly_once=CONTRACT)
+    assert await call(mode, g, peer, reader, peer="agent") == "resent"
     assert hook.resolutions == ["resent"]
+
+
+@MODES
+async def test_a_listing_contract_waits_its_time_before_absence_counts(
+    mode: str, clock: FakeClock
+) -> None:
+    """Under a 10 s contract, absence counts only once 10 s passed since the answer was lost."""
+    reader = make(mode, page(task("t-9", ("other", True))))
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    settings = ExactlyOnce(recheck_after=1.0, listed_within=lambda key: 10.0)
+    assert await call(mode, guard(clock, exactly_once=settings), peer, reader) == "resent"
+    assert clock.now() >= 10.0
+    assert len(reader.asked) > 1
 
 
 @MODES
@@ -222,7 +255,7 @@ async def test_an_agent_known_to_answer_with_messages_is_not_resent(
     mode: str, clock: FakeClock
 ) -> None:
     """Once the agent answered a message with a Message, nothing found proves nothing."""
-    g = guard(clock)
+    g = guard(clock, exactly_once=CONTRACT)
     g.facts("agent").answers_with_messages = True
     peer = Peer(httpx.ReadError("reset"), "resent")
     reader = make(mode, page(task("t-9", ("other", True))))
@@ -236,10 +269,11 @@ async def test_an_agent_known_to_answer_with_messages_is_not_resent(
 async def test_an_agent_advertising_deduplication_is_resent_at_once(
     mode: str, clock: FakeClock
 ) -> None:
-    """An agent known to deduplicate (its card says so) is resent without a look-up."""
+    """An agent known to deduplicate (card and answers say so) is resent without a look-up."""
     hook = RecordingHook()
     g = guard(clock, hooks=[hook])
-    g.facts("agent").deduplicates = True
+    facts = g.facts("agent")
+    facts.deduplicates, facts.dedupe_ttl, facts.dedupe_confirmed = True, 60.0, True
     reader = make(mode, page())
     peer = Peer(httpx.ReadError("reset"), "resent")
     assert await call(mode, g, peer, reader, peer="agent") == "resent"
@@ -287,8 +321,8 @@ async def test_run_reads_follows_a_task_until_it_settles(clock: FakeClock) -> No
     assert clock.sleeps == [1.0, 2.0]
 
 
-async def test_arun_reads_ends_unresolved_at_the_deadline(clock: FakeClock) -> None:
-    """A wait that would cross the deadline ends there."""
+async def test_arun_reads_ends_a_wait_at_the_deadline(clock: FakeClock) -> None:
+    """A wait that would cross the deadline ends there, with the latest task read."""
     reader = AsyncReader(task("t", settled=False))
     g = guard(clock)
     result = await g.arun_reads(
@@ -296,9 +330,41 @@ async def test_arun_reads_ends_unresolved_at_the_deadline(clock: FakeClock) -> N
         reader.ask,
         peer="p",
         deadline_at=3.0,
+        wait=True,
     )
-    assert isinstance(result, Unresolved)
+    assert result == task("t", settled=False)
     assert clock.now() < 3.0
+
+
+@MODES
+async def test_a_wait_retries_lost_reads_until_the_task_settles(
+    mode: str, clock: FakeClock
+) -> None:
+    """Three lost GetTask answers do not end a wait early: it reads on until settled."""
+    lost = httpx.ReadError("reset")
+    reader = make(mode, lost, lost, lost, task("t", settled=True))
+    g = guard(clock)
+    search = follow_task(task("t", settled=False), ExactlyOnce(), reader.view)
+    if mode == "sync":
+        result = g.run_reads(search, reader.ask, peer="p", deadline_at=30.0, wait=True)
+    else:
+        result = await g.arun_reads(search, reader.ask, peer="p", deadline_at=30.0, wait=True)
+    assert result == task("t", settled=True)
+    assert len(reader.asked) == 4
+
+
+async def test_a_wait_without_a_deadline_gives_up_after_its_timeout(clock: FakeClock) -> None:
+    """Reads failing for ExactlyOnce.timeout end a wait that has no deadline (the latest)."""
+    reader = Reader(httpx.ReadError("reset"))
+    g = guard(clock, exactly_once=ExactlyOnce(timeout=20.0))
+    result = g.run_reads(
+        follow_task(task("t", settled=False), g.exactly_once, reader.view),
+        reader.ask,
+        peer="p",
+        wait=True,
+    )
+    assert result == task("t", settled=False)
+    assert 20.0 <= clock.now() < 30.0
 
 
 @MODES
@@ -343,15 +409,58 @@ CARD = {
 async def test_a_card_advertising_deduplication_resends_without_a_search(
     mode: str, clock: FakeClock
 ) -> None:
-    """The look-up reads the agent's card first: deduplicating, it resends, nothing searched."""
+    """The card read first says it deduplicates, its answers confirmed it: resent, no search."""
     hook = RecordingHook()
     g = guard(clock, hooks=[hook])
+    g.facts("agent").dedupe_confirmed = True  # an answer carried the extension's mark
     reader = make(mode, page(), card=CARD)
     peer = Peer(httpx.ReadError("reset"), "resent")
     assert await call(mode, g, peer, reader, peer="agent") == "resent"
     assert (reader.cards, reader.asked) == (1, [])
     assert hook.resolutions == ["deduplicating"]
     assert g.facts("agent").deduplicates
+
+
+@MODES
+async def test_a_card_alone_does_not_allow_a_resend(mode: str, clock: FakeClock) -> None:
+    """A card claiming deduplication no answer confirmed (a stale card): searched, not resent."""
+    hook = RecordingHook()
+    g = guard(clock, hooks=[hook])
+    reader = make(mode, page(task("t-1", (MID, True))), card=CARD)
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    assert await call(mode, g, peer, reader, peer="agent") == "answer of t-1"
+    assert peer.calls == 1
+    assert hook.resolutions == ["found"]
+    assert g.facts("agent").deduplicates
+    assert g.facts("agent").dedupe_ttl == 60.0
+
+
+@MODES
+async def test_a_resend_past_the_advertised_ttl_is_not_made(mode: str, clock: FakeClock) -> None:
+    """A confirmed deduplication covers a resend only inside its ttl: past it, looked up."""
+    hook = RecordingHook()
+    g = guard(clock, hooks=[hook])
+    facts = g.facts("agent")
+    facts.deduplicates, facts.dedupe_ttl, facts.dedupe_confirmed = True, 2.0, True
+    facts.card_read = True
+    slow = Peer(httpx.ReadError("reset"), "resent")
+
+    def late() -> object:
+        clock.advance(4.0)  # the work took longer than the agent keeps its records
+        return slow()
+
+    async def alate() -> object:
+        return late()
+
+    reader = make(mode, page(task("t-1", (MID, True))))
+    shape = CallShape("SendMessage", sent=reader.sent, lookup=reader)
+    if mode == "sync":
+        result = g.begin(peer="agent", shape=shape).run(late)
+    else:
+        result = await g.begin(peer="agent", shape=shape).arun(alate)
+    assert result == "answer of t-1"
+    assert slow.calls == 1
+    assert hook.resolutions == ["found"]
 
 
 @MODES

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors import CallFailed, Guard, GuardTransport, RetryBudget
+from a2a_client_errors import CallFailed, ExactlyOnce, Guard, GuardTransport, RetryBudget
 from a2a_client_errors.instrumentation import DEFAULT_LEVELS, LoggingHook
 from a2a_client_errors.instrumentation._logging import _render
 from a2a_client_errors.testing import FakeClock, error_response, jsonrpc_error
@@ -24,13 +24,16 @@ CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u20
 LOGGER = "a2a_client_errors.decisions"
 
 
-def _guard(clock: FakeClock | None = None, **kwargs: object) -> Guard:
+def _guard(
+    clock: FakeClock | None = None, exactly_once: ExactlyOnce | None = None, **kwargs: object
+) -> Guard:
     clock = clock or FakeClock()
     return Guard(
         hooks=[LoggingHook(**kwargs)],  # type: ignore[arg-type]
         clock=clock.now,
         sleep=clock.sleep,
         random=lambda: 0.5,
+        exactly_once=exactly_once,
     )
 
 
@@ -65,7 +68,8 @@ def test_no_body_no_token_no_control_character_reaches_the_log(
             )
         return next(answers)
 
-    guard = _guard()
+    # A listing contract, so that "not there" allows the resend whose lines are checked too.
+    guard = _guard(exactly_once=ExactlyOnce(listed_within={"https://agent.example:443": 0.0}))
     transport = GuardTransport(guard, httpx.MockTransport(peer), raise_failures=True)
     body = {
         "jsonrpc": "2.0",

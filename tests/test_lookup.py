@@ -11,19 +11,22 @@ from hypothesis import strategies as st
 
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
+    AgentFacts,
     Ask,
     ExactlyOnce,
     Failed,
     Found,
     GetTaskQuery,
+    GiveBack,
     ListTasksQuery,
     NotFound,
     Pause,
     Resolution,
     SentMessage,
-    Spend,
+    Take,
     TaskPage,
     TaskView,
+    Unanswered,
     Unresolved,
     adrive,
     drive,
@@ -31,6 +34,7 @@ from a2a_client_errors._lookup import (
     follow_task,
     parse_timestamp,
     reading,
+    within_ttl,
 )
 from a2a_client_errors.testing import FakeClock
 
@@ -79,19 +83,33 @@ def run(
     answers: Callable[[GetTaskQuery | ListTasksQuery], Any],
     *,
     messages: bool = False,
+    contract: float | None = 0.0,
+    since_lost: float = 0.0,
 ) -> tuple[Any, list[Any]]:
-    """Drive ``find_sent`` by hand: the result and every query it yielded, in order."""
-    return steps(find_sent(sent, settings, view, answers_with_messages=messages), answers)
+    """Drive ``find_sent`` by hand: the result and every query it yielded, in order.
+
+    By default under a listing contract of 0 s (``contract``), so that one look read to its
+    end that shows absence is `NotFound`: what a look proves. None: no contract.
+    """
+    search = find_sent(
+        sent,
+        settings,
+        view,
+        answers_with_messages=messages,
+        listed_within=contract,
+        since_lost=lambda: since_lost,
+    )
+    return steps(search, answers)
 
 
 def steps(search: Generator[Any, Any, Any], answers: Callable[[Any], Any]) -> tuple[Any, list[Any]]:
-    """Run a search, answering each query with ``answers`` (pauses with None)."""
+    """Run a search, answering each query with ``answers`` (every pause taken)."""
     queries: list[Any] = []
     try:
         query = next(search)
         while True:
             queries.append(query)
-            query = search.send(None if isinstance(query, Pause) else answers(query))
+            query = search.send(True if isinstance(query, Pause) else answers(query))
     except StopIteration as stop:
         return stop.value, queries
 
@@ -108,21 +126,50 @@ def pages(*contents: tuple[dict[str, Any], ...], total: int | None = None) -> Ca
     return answer
 
 
+def last_look(result: Any) -> str:
+    """What the search's last look said: an `Unresolved`'s why, less the look-up's summary."""
+    assert isinstance(result, Unresolved)
+    return result.why.rsplit("; the last look: ", 1)[-1]
+
+
 # --- new tasks: the listing ----------------------------------------------------------------
 
 
 def test_new_task_is_looked_for_in_its_context_without_artifacts_or_time_filter() -> None:
-    """A new message with a contextId lists that context, pages of page_size, history bound."""
+    """A new message with a contextId lists that context: first one task, history bound."""
     sent = SentMessage(MID, context_id="ctx-1", sent_at=1_000.0)
     found, queries = run(sent, ExactlyOnce(page_size=20), pages((made("t1", user(MID)),)))
     assert found == Found(made("t1", user(MID)))
-    assert queries == [ListTasksQuery("ctx-1", "", 20, 20)]
+    assert queries == [ListTasksQuery("ctx-1", "", 1, 20, 64 * 1024)]
 
 
 def test_no_context_lists_every_task() -> None:
     """Without a contextId, the whole listing is searched (no timestamp filter drops any)."""
     _, queries = run(SentMessage(MID, sent_at=5.0), SETTINGS, pages((made("t1", user(MID)),)))
-    assert queries == [ListTasksQuery(None, "", 50, None)]
+    assert queries == [ListTasksQuery(None, "", 1, None, 64 * 1024)]
+
+
+def test_pages_grow_to_what_the_bytes_left_hold() -> None:
+    """After a first page of one task, each page asks as many as half the bytes left hold."""
+    answer = pages((made("a", user("x")),), (made("b", user("y")),), (made("c", user(MID)),))
+    settings = ExactlyOnce(history_length=None, max_bytes=2_000, page_size=50)
+    found, queries = run(SentMessage(MID), settings, answer)
+    assert found == Found(made("c", user(MID)))
+    # 100 bytes a task (the test pages' size): (2000 - 100) // 200, then (2000 - 200) // 200
+    assert [(q.page_size, q.max_bytes) for q in queries] == [(1, 2000), (9, 1900), (9, 1800)]
+
+
+def test_a_busy_agents_first_page_is_one_task() -> None:
+    """Tasks far larger than a page should be (artifacts not left out): one task a page."""
+    big = TaskPage((made("a", user("x")),), "1", None, 50_000)
+
+    def answer(query: Any) -> TaskPage:
+        return big if not query.page_token else TaskPage((made("b", user(MID)),), "", None, 50_000)
+
+    found, queries = run(SentMessage(MID), ExactlyOnce(), answer)
+    assert found == Found(made("b", user(MID)))
+    assert [q.page_size for q in queries] == [1, 1]
+    assert queries[1].max_bytes == 64 * 1024 - 50_000
 
 
 def test_found_on_the_third_page_follows_the_page_tokens() -> None:
@@ -160,18 +207,43 @@ def test_the_task_the_message_started_is_found_whatever_its_timestamp() -> None:
     assert found == Found(task)
 
 
-def test_tasks_started_by_other_messages_prove_absence_after_two_looks() -> None:
-    """Every candidate shows its start and none is the message's: not there, looked twice."""
+def test_tasks_started_by_other_messages_show_absence_under_a_contract() -> None:
+    """Every candidate shows its start and none is the message's: absent, in one look."""
     answer = pages(
         (made("a", user("x"), agent()), made("b", user("y"))),
     )
     found, queries = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0.25), answer)
     assert found == NotFound()
-    assert queries == [
-        ListTasksQuery("ctx-1", "", 50, 20),
-        Pause(0.25),
-        ListTasksQuery("ctx-1", "", 50, 20),
-    ]
+    assert queries == [ListTasksQuery("ctx-1", "", 1, 20, 64 * 1024)]
+
+
+def test_absence_without_a_contract_is_never_concluded() -> None:
+    """Without the agent's word, absence only means: look again, pauses doubling to poll_max."""
+    answer = pages((made("a", user("x")),))
+    settings = ExactlyOnce(recheck_after=1.0, poll_max=4.0, max_looks=5)
+    found, queries = run(SentMessage(MID, "ctx-1"), settings, answer, contract=None)
+    assert isinstance(found, Unresolved)
+    assert "not found in 5 looks" in found.why
+    assert [q.seconds for q in queries if isinstance(q, Pause)] == [1.0, 2.0, 4.0, 4.0]
+
+
+def test_absence_counts_only_once_the_contract_time_passed() -> None:
+    """Under a 10 s contract, a look 3 s after the loss is no proof: it looks again at 10 s."""
+    answer = pages((made("a", user("x")),))
+    settings = ExactlyOnce(recheck_after=30.0, max_looks=3)
+    found, queries = run(SentMessage(MID), settings, answer, contract=10.0, since_lost=3.0)
+    assert isinstance(found, Unresolved)  # since_lost stays 3 s here: never proven
+    assert [q.seconds for q in queries if isinstance(q, Pause)] == [7.0, 5.0]
+
+
+def test_a_pause_refused_by_the_deadline_ends_the_search() -> None:
+    """The reader says a pause does not fit: the search ends unresolved, saying so."""
+    search = find_sent(SentMessage(MID), SETTINGS, view)
+    assert isinstance(next(search), ListTasksQuery)
+    assert isinstance(search.send(TaskPage((made("a", user("x")),))), Pause)
+    with pytest.raises(StopIteration) as stop:
+        search.send(False)
+    assert "the deadline came" in stop.value.value.why
 
 
 def test_recheck_after_zero_looks_once() -> None:
@@ -192,7 +264,7 @@ def test_found_on_the_second_look() -> None:
         tasks = (made("a", user(MID)),) if len(looks) == 2 else (made("b", user("x")),)
         return TaskPage(tasks)
 
-    found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
+    found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer, contract=None)
     assert found == Found(made("a", user(MID)))
     assert [type(q) for q in queries] == [ListTasksQuery, Pause, ListTasksQuery]
 
@@ -257,7 +329,7 @@ def test_two_tasks_started_by_the_message_id_are_unresolved() -> None:
         (made("a", user(MID)), made("b", user(MID))),
     )
     found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
-    assert found == Unresolved("more than one task was started by this messageId")
+    assert last_look(found) == ("more than one task was started by this messageId")
 
 
 def test_a_task_holding_the_id_without_having_started_is_unresolved() -> None:
@@ -271,16 +343,16 @@ def test_a_listing_that_ignores_its_context_filter_is_unresolved() -> None:
     """A task of another context in a listing asked for one context: the listing is a stub."""
     answer = pages((made("a", user("x"), context="ctx-other"),))
     found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
-    assert found == Unresolved("the listing does not keep to the contextId it was asked for")
+    assert last_look(found) == ("the listing does not keep to the contextId it was asked for")
 
 
 def test_more_pages_than_max_pages_is_unresolved() -> None:
     """A listing that goes on past max_pages is inconclusive."""
     answer = pages(*[(made(f"t{i}", user("x")),) for i in range(4)])
     found, queries = run(
-        SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=3, recheck_after=0), answer
+        SentMessage(MID, "ctx-1"), ExactlyOnce(max_pages=3, recheck_after=0, max_looks=1), answer
     )
-    assert found == Unresolved("more than 3 pages of tasks to search")
+    assert last_look(found) == ("more than 3 pages of tasks to search")
     assert len(queries) == 3
 
 
@@ -295,16 +367,18 @@ def test_a_listing_larger_than_max_bytes_is_unresolved() -> None:
     """Pages that add up past max_bytes end the look (100 bytes a page here)."""
     answer = pages(*[(made(f"t{i}", user("x")),) for i in range(20)])
     found, queries = run(
-        SentMessage(MID, "ctx-1"), ExactlyOnce(max_bytes=1024, max_pages=50), answer
+        SentMessage(MID, "ctx-1"), ExactlyOnce(max_bytes=1024, max_pages=50, max_looks=2), answer
     )
-    assert found == Unresolved("the listing is larger than 1024 bytes")
-    assert len(queries) == 11 * 2 + 1  # two looks of 11 pages, a pause between
+    assert last_look(found) == ("the listing is larger than 1024 bytes")
+    # each look: one task, then pages half the bytes left hold (100 bytes a page here)
+    assert [q.page_size for q in queries if isinstance(q, ListTasksQuery)][:6] == [1, 4, 4, 3, 3, 2]
+    assert all(q.max_bytes > 0 for q in queries if isinstance(q, ListTasksQuery))
 
 
 def test_a_listing_that_ends_before_its_count_is_unresolved() -> None:
     """A last page whose listing says it holds more tasks than were read stopped early."""
     found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, pages((made("a", user("x")),), total=7))
-    assert found == Unresolved("the listing ended before the tasks it counts")
+    assert last_look(found) == ("the listing ended before the tasks it counts")
 
 
 def test_an_empty_context_is_not_there_when_the_agent_lists_tasks() -> None:
@@ -317,14 +391,17 @@ def test_an_empty_context_is_not_there_when_the_agent_lists_tasks() -> None:
 
     found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(recheck_after=0), answer)
     assert found == NotFound()
-    assert asked == [ListTasksQuery("ctx-1", "", 50, 20), ListTasksQuery(None, "", 1, 1)]
+    assert asked == [
+        ListTasksQuery("ctx-1", "", 1, 20, 64 * 1024),
+        ListTasksQuery(None, "", 1, 1, 64 * 1024),
+    ]
 
 
 @pytest.mark.parametrize("context", ["ctx-1", None])
 def test_an_agent_that_lists_nothing_proves_nothing(context: str | None) -> None:
     """A listing empty everywhere (a stub, or no task visible to this caller) is unresolved."""
     found, _ = run(SentMessage(MID, context), SETTINGS, lambda query: TaskPage(()))
-    assert found == Unresolved("the agent lists no task at all (an empty listing proves nothing)")
+    assert last_look(found) == ("the agent lists no task at all (an empty listing proves nothing)")
 
 
 def test_an_agent_that_answers_with_messages_proves_nothing() -> None:
@@ -344,6 +421,57 @@ def test_an_agent_that_answers_with_messages_is_still_searched() -> None:
     assert found == Found(made("a", user(MID)))
 
 
+def test_the_one_task_of_the_messages_own_context_is_found_without_history() -> None:
+    """A context named after the message holds only its task: found, history or not."""
+    task = made("t", context=MID)  # an agent that keeps no history (a2a-java 1.2)
+    found, queries = run(SentMessage(MID, MID), SETTINGS, pages((task,)), contract=None)
+    assert found == Found(task)
+    assert queries[0] == ListTasksQuery(MID, "", 1, None, 64 * 1024)
+
+
+def test_a_rewritten_history_in_the_own_context_is_still_the_task() -> None:
+    """The agent stored the user's message under its own id: in the own context, still it."""
+    task = made("t", user("agent-made-id"), agent(), context=MID)
+    found, _ = run(SentMessage(MID, MID), SETTINGS, pages((task,)), contract=None)
+    assert found == Found(task)
+
+
+def test_two_tasks_in_the_own_context_leave_it_unresolved() -> None:
+    """Two tasks where only the message's can be: which is it? Nothing found, looked once."""
+    tasks = (made("a", context=MID), made("b", context=MID))
+    found, queries = run(SentMessage(MID, MID), SETTINGS, pages(tasks), contract=None)
+    assert found == Unresolved("2 tasks in the message's own context")
+    assert sum(isinstance(q, ListTasksQuery) for q in queries) == 1
+
+
+def test_an_own_context_left_empty_is_looked_at_again() -> None:
+    """No task in the own context yet: the agent may record it later; looked again."""
+    looks: list[int] = []
+
+    def answer(query: Any) -> TaskPage:
+        looks.append(1)
+        return TaskPage((made("t", context=MID),) if len(looks) > 2 else ())
+
+    found, _ = run(SentMessage(MID, MID), SETTINGS, answer, contract=None)
+    assert found == Found(made("t", context=MID))
+
+
+def test_a_context_that_is_not_the_messages_id_is_not_its_own() -> None:
+    """Another contextId may hold older tasks: one task there without history is not taken."""
+    task = made("t", context="ctx-1")
+    found, _ = run(
+        SentMessage(MID, "ctx-1"), ExactlyOnce(max_looks=1), pages((task,)), contract=None
+    )
+    assert isinstance(found, Unresolved)
+
+
+def test_a_task_outside_the_filter_started_by_the_message_is_still_found() -> None:
+    """A listing that ignores its filter: the task the message started is found anyway."""
+    task = made("t", user(MID), context="other")
+    found, _ = run(SentMessage(MID, "ctx-1"), SETTINGS, pages((task,)))
+    assert found == Found(task)
+
+
 # --- follow-ups: GetTask ---------------------------------------------------------------------
 
 
@@ -355,12 +483,27 @@ def test_follow_up_is_looked_for_in_its_task() -> None:
     assert queries == [GetTaskQuery("task-9")]
 
 
-def test_follow_up_absent_from_a_whole_history_is_not_there_after_two_looks() -> None:
-    """A history that starts with the user's message and lacks the follow-up proves absence."""
+def test_follow_up_absent_from_a_whole_history_is_absent_under_a_contract() -> None:
+    """A history that starts with the user's message and lacks the follow-up shows absence."""
     task = made("task-9", user("first"), agent())
     found, queries = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
     assert found == NotFound()
-    assert queries == [GetTaskQuery("task-9"), Pause(0.5), GetTaskQuery("task-9")]
+    assert queries == [GetTaskQuery("task-9")]
+
+
+def test_a_follow_up_that_lands_late_is_found_by_a_later_look() -> None:
+    """Without a contract the follow-up's task is read again until its message shows."""
+    reads: list[int] = []
+
+    def answer(query: Any) -> Any:
+        reads.append(1)
+        if len(reads) < 3:
+            return made("task-9", user("first"), agent())
+        return made("task-9", user("first"), agent(), user(MID))
+
+    found, queries = run(SentMessage(MID, task_id="task-9"), SETTINGS, answer, contract=None)
+    assert isinstance(found, Found)
+    assert [type(q) for q in queries].count(GetTaskQuery) == 3
 
 
 def test_follow_up_held_only_by_an_agent_message_is_not_it() -> None:
@@ -374,7 +517,7 @@ def test_follow_up_in_a_trimmed_history_is_unresolved() -> None:
     """A history that does not reach back to the task's start cannot prove absence."""
     task = made("task-9", agent())
     found, _ = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: task)
-    assert found == Unresolved(
+    assert last_look(found) == (
         "the task's history does not go back to its start (trimmed or absent)"
     )
 
@@ -424,13 +567,20 @@ def effects_of(
     search: Generator[Any, Any, Any],
     replies: Callable[[Any], Any],
     *,
-    judge: Callable[[Any, Exception, int], float | str] = lambda q, e, n: 0.25,
+    judge: Callable[[Any, Exception, int], float | Unanswered] = lambda q, e, n: 0.25,
     clock: FakeClock | None = None,
     deadline_at: float | None = None,
+    rationed: bool = True,
+    patient: ExactlyOnce | None = None,
 ) -> tuple[Any, list[Any]]:
-    """Run `reading` by hand: each effect answered by ``replies``; the result and the effects."""
+    """Run `reading` by hand: each effect answered by ``replies``; the result and the effects.
+
+    ``Take`` is answered True and ``GiveBack`` None unless ``replies`` says otherwise.
+    """
     clock = clock or FakeClock()
-    gen = reading(search, judge, clock=clock, deadline_at=deadline_at)
+    gen = reading(
+        search, judge, clock=clock, deadline_at=deadline_at, rationed=rationed, patient=patient
+    )
     seen: list[Any] = []
     try:
         effect = next(gen)
@@ -449,105 +599,202 @@ def one_get() -> Generator[Any, Any, Any]:
     return answer
 
 
+def answers(*replies: Any) -> Callable[[Any], Any]:
+    """Answer each Ask with the next reply; Take with True, GiveBack and Pause with None."""
+    queue = iter(replies)
+
+    def reply(effect: Any) -> Any:
+        if isinstance(effect, Take):
+            return True
+        if isinstance(effect, (GiveBack, Pause)):
+            return None
+        return next(queue)
+
+    return reply
+
+
 def test_reading_asks_each_query_with_the_time_left() -> None:
-    """Each query is an Ask bounded by the time left before the deadline."""
-    result, seen = effects_of(one_get(), lambda e: "task", deadline_at=10.0)
+    """Each query is an Ask bounded by the time left, drawn from the allowance, given back."""
+    result, seen = effects_of(one_get(), answers("task"), deadline_at=10.0)
     assert result == "task"
-    assert seen == [Ask(GetTaskQuery("t"), 10.0)]
+    assert seen == [Take(), Ask(GetTaskQuery("t"), 10.0), GiveBack()]
 
 
-def test_reading_retries_a_failed_read_after_a_paid_pause() -> None:
-    """A failure the judge retries: a Spend, the judge's pause, then the same query again."""
-    replies = iter([Failed(OSError("reset")), True, None, "task"])
-    result, seen = effects_of(one_get(), lambda e: next(replies))
+def test_reading_retries_a_failed_read_after_its_pause() -> None:
+    """A failure the judge retries: the judge's pause, then the same query again."""
+    result, seen = effects_of(one_get(), answers(Failed(OSError("reset")), "task"))
     assert result == "task"
     assert seen == [
+        Take(),
         Ask(GetTaskQuery("t"), None),
-        Spend(),
         Pause(0.25),
+        Take(),
         Ask(GetTaskQuery("t"), None),
+        GiveBack(),
     ]
 
 
+def test_a_failed_read_keeps_its_share_of_the_allowance() -> None:
+    """Only an answered read gives back what it took: a failed one keeps it spent."""
+    _, seen = effects_of(one_get(), answers(Failed(OSError()), "task"))
+    assert seen.count(Take()) == 2
+    assert seen.count(GiveBack()) == 1
+
+
 def test_reading_tells_the_judge_how_often_a_query_was_asked() -> None:
-    """The judge sees the query, the exception and the count of asks."""
+    """The judge sees the query, the exception and the count of asks; its word ends it."""
     calls: list[tuple[Any, str, int]] = []
     failure = OSError("reset")
 
-    def judge(query: Any, exc: Exception, asked: int) -> float | str:
+    def judge(query: Any, exc: Exception, asked: int) -> float | Unanswered:
         calls.append((query, str(exc), asked))
-        return 0.1 if asked < 2 else "given up"
+        return 0.1 if asked < 2 else Unanswered("given up")
 
-    replies = iter([Failed(failure), True, None, Failed(failure)])
-    result, _ = effects_of(one_get(), lambda e: next(replies), judge=judge)
-    assert result == Unresolved("given up")
+    result, _ = effects_of(one_get(), answers(Failed(failure), Failed(failure)), judge=judge)
+    assert result == Unanswered("given up")
     assert calls == [(GetTaskQuery("t"), "reset", 1), (GetTaskQuery("t"), "reset", 2)]
 
 
-def test_reading_ends_unresolved_when_the_budget_refuses_a_retry() -> None:
-    """No token for the retry: the read is not asked again."""
-    replies = iter([Failed(OSError()), False])
-    result, _ = effects_of(one_get(), lambda e: next(replies))
-    assert result == Unresolved("the retry budget is spent: the look-up's read failed")
+def test_reading_sends_unanswered_when_the_allowance_is_spent() -> None:
+    """No read left in the allowance: nothing is asked, and the search is told why, finally."""
+
+    def reply(effect: Any) -> Any:
+        return False if isinstance(effect, Take) else None
+
+    result, seen = effects_of(one_get(), reply)
+    assert isinstance(result, Unanswered)
+    assert result.final
+    assert "allowance is spent" in result.why
+    assert seen == [Take()]
 
 
-def test_reading_never_pauses_past_the_deadline() -> None:
-    """A pause the deadline would cut ends the search instead."""
+def test_an_unrationed_read_draws_on_no_allowance() -> None:
+    """A wait's reads (rationed=False) take nothing and give nothing back."""
+    result, seen = effects_of(one_get(), answers("task"), rationed=False)
+    assert result == "task"
+    assert seen == [Ask(GetTaskQuery("t"), None)]
+
+
+def test_a_pause_past_the_deadline_is_refused_to_the_search() -> None:
+    """A pause the deadline would cut is not taken: the search is told False."""
+    told: list[Any] = []
 
     def search() -> Generator[Any, Any, Any]:
-        yield Pause(5.0)
-        return "never"
+        told.append((yield Pause(5.0)))
+        return "ended"
 
     result, seen = effects_of(search(), lambda e: None, deadline_at=3.0)
-    assert result == Unresolved("the deadline came before the look-up ended")
+    assert result == "ended"
+    assert told == [False]
     assert seen == []
+
+
+def test_a_pause_that_fits_is_taken_and_told() -> None:
+    """A pause before the deadline is taken; the search is told True."""
+    told: list[Any] = []
+
+    def search() -> Generator[Any, Any, Any]:
+        told.append((yield Pause(1.0)))
+        return "ended"
+
+    _, seen = effects_of(search(), lambda e: None, deadline_at=3.0)
+    assert told == [True]
+    assert seen == [Pause(1.0)]
 
 
 def test_reading_does_not_retry_past_the_deadline() -> None:
     """A retry whose pause would cross the deadline is not made."""
     result, _ = effects_of(
-        one_get(), lambda e: Failed(OSError()), judge=lambda q, e, n: 5.0, deadline_at=3.0
+        one_get(), answers(Failed(OSError())), judge=lambda q, e, n: 5.0, deadline_at=3.0
     )
-    assert result == Unresolved("the deadline came before the look-up's read was retried")
+    assert result == Unanswered("the deadline came before the read was retried")
 
 
 def test_reading_asks_nothing_once_the_deadline_passed() -> None:
     """No time left: nothing is asked."""
     clock = FakeClock(start=20.0)
-    result, seen = effects_of(one_get(), lambda e: "task", clock=clock, deadline_at=10.0)
-    assert result == Unresolved("the deadline came before the look-up ended")
+    result, seen = effects_of(one_get(), answers("task"), clock=clock, deadline_at=10.0)
+    assert result == Unanswered("the deadline came before the read was answered")
     assert seen == []
+
+
+def test_a_patient_read_is_retried_past_its_attempts_with_growing_pauses() -> None:
+    """A wait's read: retried whatever its count, pauses doubling from poll_initial to max."""
+    settings = ExactlyOnce(poll_initial=1.0, poll_max=4.0)
+    failed = Failed(OSError("reset"))
+    result, seen = effects_of(
+        one_get(),
+        answers(failed, failed, failed, failed, "task"),
+        judge=lambda q, e, n: 0.0 if n == 1 else Unanswered("the judge counts"),
+        rationed=False,
+        patient=settings,
+        deadline_at=100.0,
+    )
+    assert result == "task"
+    assert [e.seconds for e in seen if isinstance(e, Pause)] == [1.0, 2.0, 4.0, 4.0]
+
+
+def test_a_patient_read_honours_a_longer_pause_the_agent_asks() -> None:
+    """A Retry-After longer than the backoff is waited for."""
+    result, seen = effects_of(
+        one_get(),
+        answers(Failed(OSError()), "task"),
+        judge=lambda q, e, n: 3.0,
+        rationed=False,
+        patient=ExactlyOnce(poll_initial=0.5),
+    )
+    assert result == "task"
+    assert [e.seconds for e in seen if isinstance(e, Pause)] == [3.0]
+
+
+def test_a_refused_patient_read_ends_at_once() -> None:
+    """What the judge will not retry (a refusal) ends a wait's read at once."""
+    refused = Unanswered("refused", final=True)
+    result, _ = effects_of(
+        one_get(),
+        answers(Failed(OSError())),
+        judge=lambda q, e, n: refused,
+        rationed=False,
+        patient=ExactlyOnce(),
+    )
+    assert result is refused
 
 
 # --- the drivers ------------------------------------------------------------------------------
 
 
 def test_drive_carries_out_each_effect() -> None:
-    """Ask calls ask(query, timeout), Pause sleeps, Spend spends; a failure is sent back."""
+    """Ask calls ask(query, timeout), Pause sleeps, Take takes, GiveBack gives back."""
     slept: list[float] = []
     asked: list[tuple[Any, float | None]] = []
-    answers = iter([OSError("reset"), "task"])
+    ledger: list[str] = []
+    outcomes = iter([OSError("reset"), "task"])
 
     def ask(query: Any, timeout: float | None) -> Any:
         asked.append((query, timeout))
-        answer = next(answers)
+        answer = next(outcomes)
         if isinstance(answer, Exception):
             raise answer
         return answer
 
+    def take() -> bool:
+        ledger.append("take")
+        return True
+
     effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert drive(effects, ask, slept.append, lambda: True) == "task"
+    assert drive(effects, ask, slept.append, take, lambda: ledger.append("give")) == "task"
     assert slept == [0.5]
     assert asked == [(GetTaskQuery("t"), None)] * 2
+    assert ledger == ["take", "take", "give"]
 
 
-async def test_adrive_awaits_asks_sleeps_and_spends() -> None:
+async def test_adrive_awaits_asks_sleeps_and_takes() -> None:
     """The async driver awaits what returns awaitables, and sends failures back."""
     slept: list[float] = []
-    answers = iter([OSError("reset"), "task"])
+    outcomes = iter([OSError("reset"), "task"])
 
     async def ask(query: Any, timeout: float | None) -> Any:
-        answer = next(answers)
+        answer = next(outcomes)
         if isinstance(answer, Exception):
             raise answer
         return answer
@@ -555,11 +802,11 @@ async def test_adrive_awaits_asks_sleeps_and_spends() -> None:
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    async def spend() -> bool:
+    async def take() -> bool:
         return True
 
     effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert await adrive(effects, ask, sleep, spend) == "task"
+    assert await adrive(effects, ask, sleep, take, lambda: None) == "task"
     assert slept == [0.5]
 
 
@@ -575,21 +822,48 @@ async def test_adrive_lets_a_failing_sleep_propagate() -> None:
         raise OSError
 
     with pytest.raises(asyncio.CancelledError):
-        await adrive(effects, ask, sleep, lambda: True)
+        await adrive(effects, ask, sleep, lambda: True, lambda: None)
 
 
 # --- settings, views, timestamps --------------------------------------------------------------
 
 
 def test_exactly_once_defaults() -> None:
-    """Five pages of 50 tasks, 20 history entries, 1 MiB, two looks half a second apart."""
+    """Five pages of up to 50 tasks, 20 history entries, 64 KiB a look, 16 looks, no contract."""
     settings = ExactlyOnce()
     assert (settings.max_pages, settings.page_size, settings.history_length) == (5, 50, 20)
-    assert settings.max_bytes == 1024 * 1024
-    assert (settings.recheck_after, settings.clock_skew, settings.timeout) == (0.5, 300.0, 10.0)
+    assert settings.max_bytes == 64 * 1024
+    assert (settings.recheck_after, settings.clock_skew, settings.timeout) == (0.5, 300.0, 30.0)
     assert (settings.reserve, settings.non_blocking) == (0.2, None)
-    assert (settings.poll_initial, settings.poll_max) == (0.5, 5.0)
+    assert (settings.poll_initial, settings.poll_max, settings.max_looks) == (0.5, 5.0, 16)
+    assert (settings.allowance, settings.allowance_per_call) == (10.0, 0.1)
     assert settings.deduplicating == ()
+    assert settings.listed_within is None
+    assert settings.listing_contract("any") is None
+
+
+def test_listing_contracts_by_name_or_rule() -> None:
+    """A contract per peer key, by mapping or function; nonsense declares nothing."""
+    by_name = ExactlyOnce(listed_within={"a": 5})
+    assert (by_name.listing_contract("a"), by_name.listing_contract("b")) == (5.0, None)
+    by_rule = ExactlyOnce(listed_within=lambda peer: 2.0 if peer.endswith(":443") else None)
+    assert by_rule.listing_contract("https://x:443") == 2.0
+    assert by_rule.listing_contract("http://x:80") is None
+    nonsense = ExactlyOnce(listed_within={"a": float("nan"), "b": -1.0})
+    assert (nonsense.listing_contract("a"), nonsense.listing_contract("b")) == (None, None)
+
+
+def test_a_resend_must_fall_inside_the_ttl_less_its_margin() -> None:
+    """Inside the ttl less max(1 s, 10 %): covered; at or past it: not."""
+    assert within_ttl(8.9, 10.0)
+    assert not within_ttl(9.0, 10.0)
+    assert within_ttl(89.0, 100.0)
+    assert not within_ttl(90.0, 100.0)
+    facts = AgentFacts(deduplicates=True, dedupe_ttl=10.0)
+    assert not facts.dedupe_covers(1.0)  # not confirmed by the agent's answers
+    facts.dedupe_confirmed = True
+    assert facts.dedupe_covers(1.0)
+    assert not facts.dedupe_covers(9.5)
 
 
 @pytest.mark.parametrize(
@@ -606,6 +880,9 @@ def test_exactly_once_defaults() -> None:
         {"reserve": 1.0},
         {"poll_initial": 0.0},
         {"poll_initial": 6.0},
+        {"max_looks": 0},
+        {"allowance": 0.5},
+        {"allowance_per_call": 2.0},
     ],
 )
 def test_exactly_once_refuses_nonsense(kwargs: dict[str, Any]) -> None:
@@ -651,7 +928,7 @@ def test_task_view_predicates() -> None:
         ("1970-01-01T00:00:10.123456789Z", 10.123456789),
         ("1970-01-01T01:00:10+01:00", 10.0),
         ("1970-01-01T00:00:10-00:30", 1810.0),
-        ("1970-01-01 00:00:10", 10.0),
+        ("1970-01-01 00:00:10Z", 10.0),
         ("2026-12-01T10:00:00Z", 1796119200.0),
     ],
 )
@@ -661,10 +938,20 @@ def test_parse_timestamp_reads_rfc_3339(text: str, seconds: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "yesterday", "2026-13-01T00:00:00Z", "2026-12-01T00:00:00+99:00", 17, None]
+    "text",
+    [
+        "",
+        "yesterday",
+        "2026-13-01T00:00:00Z",
+        "2026-12-01T00:00:00+99:00",
+        "2026-12-01T10:00:00",  # no offset: a naive local time decides nothing
+        "2026-12-01 10:00:00.123",
+        17,
+        None,
+    ],
 )
 def test_parse_timestamp_gives_none_for_anything_else(text: object) -> None:
-    """What is not a timestamp has none."""
+    """What is not a timestamp with an offset has none."""
     assert parse_timestamp(text) is None
 
 

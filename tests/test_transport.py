@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors._failures import (
     DeadlineExceeded,
     DegradeNeeded,
@@ -30,6 +31,7 @@ from a2a_client_errors._failures import (
 )
 from a2a_client_errors._guard import Guard
 from a2a_client_errors._http_lookup import agent_of
+from a2a_client_errors._lookup import ExactlyOnce
 from a2a_client_errors._normalize import Limits
 from a2a_client_errors._policy import GiveUp, Policy
 from a2a_client_errors._reasons import Delivery
@@ -828,6 +830,8 @@ class LosingAgent:
         self.sends: list[bytes] = []
         self.card: dict[str, Any] | None = None  # served at the well-known path, when set
         self.card_reads: list[httpx.Request] = []
+        # The deduplication mark its answers carry (an agent behind `deduplicate`), if any.
+        self.mark: dict[str, Any] | None = None
 
     def _step(self) -> str:
         return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
@@ -911,9 +915,10 @@ class LosingAgent:
             raise httpx.ReadError("connection reset after the request", request=request)
         if isinstance(body, list):
             return httpx.Response(200, json=[{"jsonrpc": "2.0", "id": 1, "result": {}}])
-        return httpx.Response(
-            200, json={"jsonrpc": "2.0", "id": 1, "result": {"task": self.tasks[-1]}}
-        )
+        task = self.tasks[-1]
+        if self.mark is not None:
+            task = {**task, "metadata": {DEDUPLICATE_EXTENSION: self.mark}}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": {"task": task}})
 
 
 def lookup_guard(clock: FakeClock, **kwargs: Any) -> Guard:
@@ -1035,20 +1040,38 @@ def test_lost_stream_of_a_working_task_is_resubscribed(mode: str) -> None:
 
 
 @LOOKUP_MODES
-def test_dropped_send_is_looked_for_twice_then_resent(mode: str) -> None:
-    """Nothing was made: two looks (a pause between), then the same bytes are sent again."""
+def test_dropped_send_is_looked_for_and_never_resent(mode: str) -> None:
+    """Nothing was made, but no listing proves it: looked for again and again, not resent."""
     clock = FakeClock()
     agent = LosingAgent("drop", "ok")
     earlier = {"messageId": "earlier", "role": "ROLE_USER", "parts": []}
     agent.tasks.append(agent._task(earlier))  # the listing works: it shows another task
-    answer = _post(mode, _transport(agent, lookup_guard(clock)), "http://agent/", send_message())
+    transport = _transport(agent, lookup_guard(clock), raise_failures=True)
+    with pytest.raises(OutcomeUnknown) as caught:
+        _post(mode, transport, "http://agent/", send_message())
+    assert len(agent.sends) == 1
+    assert caught.value.message_id == "msg-0001"
+    looks = [json.loads(r.content)["method"] for r in agent.requests[1:]]
+    assert set(looks) == {"ListTasks"}
+    assert len(looks) == 9  # pauses 0.5, 1, 2, 4, then 5 s, within the look-up's 30 s
+    assert clock.sleeps[:5] == [0.5, 1.0, 2.0, 4.0, 5.0]
+    assert clock.now() < ExactlyOnce().timeout
+
+
+@LOOKUP_MODES
+def test_dropped_send_under_a_listing_contract_is_resent(mode: str) -> None:
+    """A declared contract ("listed within 2 s"): absence 2 s after the loss allows a resend."""
+    clock = FakeClock()
+    agent = LosingAgent("drop", "ok")
+    earlier = {"messageId": "earlier", "role": "ROLE_USER", "parts": []}
+    agent.tasks.append(agent._task(earlier))
+    contract = ExactlyOnce(listed_within={"http://agent:80": 2.0})
+    guard = lookup_guard(clock, exactly_once=contract)
+    answer = _post(mode, _transport(agent, guard), "http://agent/", send_message())
     assert answer.json()["result"]["task"]["history"][0]["messageId"] == "msg-0001"
     assert len(agent.sends) == 2
     assert agent.sends[0] == agent.sends[1]
-    assert len(agent.tasks) == 2
-    looks = [json.loads(r.content)["method"] for r in agent.requests[1:3]]
-    assert looks == ["ListTasks", "ListTasks"]
-    assert 0.5 in clock.sleeps
+    assert clock.now() >= 2.0
 
 
 @LOOKUP_MODES
@@ -1281,20 +1304,51 @@ def _card_of(url: str, *extensions: dict[str, Any]) -> dict[str, Any]:
 @LOOKUP_MODES
 def test_an_agent_whose_card_advertises_deduplication_is_resent_at_once(mode: str) -> None:
     """A lost send to an agent that says it deduplicates: its card read once, then resent."""
+    agent = LosingAgent("ok", "lose", "ok")
+    agent.card = _card_of("http://agent/a2a/", DEDUPLICATING_CARD_EXTENSION)
+    agent.mark = {"ttl": 60, "perCaller": True}  # its answers say it deduplicates
+    hook = RecordingHook()
+    guard = lookup_guard(FakeClock(), hooks=[hook])
+    first = send_message()
+    first["params"]["message"]["messageId"] = "msg-first"
+    _post(mode, _transport(agent, guard), "http://agent/a2a", first)  # answered, marked
+    assert guard.facts("http://agent:80/a2a").dedupe_confirmed
+    answer = _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
+    assert answer.status_code == 200
+    assert len(agent.sends) == 3  # resent, nothing looked up
+    assert [json.loads(r.content)["method"] for r in agent.requests] == ["SendMessage"] * 3
+    assert agent.card_reads == []  # the agent's own answers said it: no card needed
+    assert hook.resolutions == ["deduplicating"]
+    assert guard.facts("http://agent:80/a2a").deduplicates  # the interface, not the host
+
+
+@LOOKUP_MODES
+def test_a_card_read_by_the_look_up_is_read_once_per_agent(mode: str) -> None:
+    """The look-up reads the card once (same origin, same credentials); known from then on."""
+    agent = LosingAgent("lose", "ok")
+    agent.card = _card_of("http://agent/a2a/", DEDUPLICATING_CARD_EXTENSION)
+    guard = lookup_guard(FakeClock())
+    _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
+    assert [r.url.path for r in agent.card_reads] == ["/.well-known/agent-card.json"]
+    assert agent.card_reads[0].headers["authorization"] == SECRET  # the same origin
+    assert guard.facts("http://agent:80/a2a").deduplicates
+    body = send_message()
+    body["params"]["message"]["messageId"] = "msg-2"
+    _post(mode, _transport(agent, guard), "http://agent/a2a", body)
+    assert len(agent.card_reads) == 1
+
+
+@LOOKUP_MODES
+def test_a_card_no_answer_confirms_is_looked_up_not_resent(mode: str) -> None:
+    """A card that claims deduplication (stale, behind a hop), no mark on the answers."""
     agent = LosingAgent("lose", "ok")
     agent.card = _card_of("http://agent/a2a/", DEDUPLICATING_CARD_EXTENSION)
     hook = RecordingHook()
     guard = lookup_guard(FakeClock(), hooks=[hook])
     answer = _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
-    assert answer.status_code == 200
-    assert len(agent.sends) == 2  # resent, nothing looked up
-    assert [json.loads(r.content)["method"] for r in agent.requests] == ["SendMessage"] * 2
-    assert [r.url.path for r in agent.card_reads] == ["/.well-known/agent-card.json"]
-    assert agent.card_reads[0].headers["authorization"] == SECRET  # the same origin
-    assert hook.resolutions == ["deduplicating"]
-    assert guard.facts("http://agent:80/a2a").deduplicates  # the interface, not the host
-    _post(mode, _transport(agent, guard), "http://agent/a2a", send_message())
-    assert len(agent.card_reads) == 1  # known from then on
+    assert answer.json()["result"]["task"] == agent.tasks[0]  # found by the look-up
+    assert len(agent.sends) == 1
+    assert hook.resolutions == ["found"]
 
 
 @LOOKUP_MODES
@@ -1328,15 +1382,19 @@ def test_a_card_beside_the_interface_path_is_read_first(mode: str) -> None:
 @LOOKUP_MODES
 def test_another_agent_on_the_same_host_is_not_taken_to_deduplicate(mode: str) -> None:
     """What one agent's card says is learnt for its interface, not for the whole host."""
-    agent = LosingAgent("lose", "ok", "lose", "ok")
+    agent = LosingAgent("ok", "lose", "ok", "lose", "ok")
     agent.card = _card_of("http://agent/a", DEDUPLICATING_CARD_EXTENSION)
+    agent.mark = {"ttl": 60}
     guard = lookup_guard(FakeClock())
+    first = send_message()
+    first["params"]["message"]["messageId"] = "msg-first"
+    _post(mode, _transport(agent, guard), "http://agent/a", first)
     _post(mode, _transport(agent, guard), "http://agent/a", send_message())
-    assert len(agent.sends) == 2  # /a says it deduplicates: resent
+    assert len(agent.sends) == 3  # /a says it deduplicates, and its answers: resent
     body = send_message()
     body["params"]["message"]["messageId"] = "msg-b"
     answer = _post(mode, _transport(agent, guard), "http://agent/b", body)
-    assert len(agent.sends) == 3  # /b's lost answer was looked up and found, not resent
+    assert len(agent.sends) == 4  # /b's lost answer was looked up and found, not resent
     assert answer.json()["result"]["task"]["history"][0]["messageId"] == "msg-b"
     assert not guard.facts("http://agent:80/b").deduplicates
 

@@ -67,6 +67,7 @@ from a2a_client_errors._lookup import (
     Unresolved,
     find_sent,
     follow_task,
+    learn_mark,
 )
 from a2a_client_errors._normalize import UnreadableAnswerError, normalize
 from a2a_client_errors._outcomes import TaskOutcome, task_outcome
@@ -350,19 +351,25 @@ class GuardedClient:
         return getattr(self.client, name)
 
     async def find_sent(self, sent: SentMessage, *, context: Any = None) -> Any:
-        """Look for the task a sent message made; the task, or None when it is proven absent.
+        """Look for the task a sent message made: the task, or raises `LookupError` why not.
 
         For an orchestrator that caught `OutcomeUnknown` (``failure.sent``) and looks again
-        later. Uses the Guard's `ExactlyOnce` settings (its reads retried as any read, within
-        ``ExactlyOnce.timeout``); raises `LookupError` saying why when neither can be told.
+        later. Uses the Guard's `ExactlyOnce` settings: it looks again and again, its reads
+        retried as any read, for at most ``ExactlyOnce.timeout``. None only for an agent the
+        Guard holds a listing contract for (`ExactlyOnce.listed_within`), when the task is
+        absent that long after the message was sent (``sent.sent_at``, by the wall clock).
         """
         guard = self.guard
+        settings = guard.exactly_once
         reader = self._lookup(context, sent)
+        sent_at = sent.sent_at
         search = find_sent(
             sent,
-            guard.exactly_once,
+            settings,
             reader.view,
             answers_with_messages=guard.facts(self.peer).answers_with_messages,
+            listed_within=None if sent_at is None else settings.listing_contract(self.peer),
+            since_lost=lambda: settings.wall_clock() - (sent_at or 0.0),
         )
         until = guard.clock() + guard.exactly_once.timeout
         result = await guard.arun_reads(search, reader.ask, peer=self.peer, deadline_at=until)
@@ -379,7 +386,7 @@ class GuardedClient:
         context: Any,
         sent: SentMessage,
         here: Interface | None = None,
-        found: Callable[[Any], Awaitable[Any]] | None = None,
+        found: Callable[[Any, bool], Awaitable[Any]] | None = None,
     ) -> SdkLookup:
         """The reads over the interface ``here`` first, then the route's others, in order."""
         route = self._route
@@ -397,15 +404,24 @@ class GuardedClient:
         )
 
     async def _settled(
-        self, task: Any, sent: SentMessage, context: Any, until: float | None
+        self,
+        task: Any,
+        sent: SentMessage,
+        context: Any,
+        until: float | None,
+        *,
+        reread: bool = False,
+        follow: bool = True,
     ) -> Any:
         """``task`` once settled (terminal or interrupted), read with GetTask until then.
 
         What a blocking send would have answered, for a task found by a look-up or sent
         without blocking. At ``until`` (the Guard's deadline) the latest task read is the
-        answer, settled or not.
+        answer, settled or not; a read that fails is retried until then. With ``reread`` (a
+        task found in a listing, without artifacts) it is read once whole first; without
+        ``follow``, that read is all.
         """
-        if task_view(task).settled:
+        if task_view(task).settled and not reread:
             return task
         reader = self._lookup(context, sent)
         latest = [task]
@@ -419,8 +435,8 @@ class GuardedClient:
             return answer
 
         guard = self.guard
-        search = follow_task(task, guard.exactly_once, task_view)
-        await guard.arun_reads(search, ask, peer=self.peer, deadline_at=until)
+        search = follow_task(task, guard.exactly_once, task_view, reread=reread, follow=follow)
+        await guard.arun_reads(search, ask, peer=self.peer, deadline_at=until, wait=True)
         return latest[0]
 
     def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
@@ -745,7 +761,9 @@ class GuardedClient:
             skill=skill or sdk.skill_of(sdk.message_of(request)),
             unary=unary,
             sent=sent,
-            settle=(lambda task: self._settled(task, sent, context, until)) if waits else None,
+            settle=lambda task, reread: self._settled(
+                task, sent, context, until, reread=reread, follow=waits
+            ),
         )
         async for event in stream:
             answer = event
@@ -859,7 +877,7 @@ class _Stream:
         skill: str | None = None,
         unary: bool = False,
         sent: SentMessage | None = None,
-        settle: Callable[[Any], Awaitable[Any]] | None = None,
+        settle: Callable[[Any, bool], Awaitable[Any]] | None = None,
     ) -> None:
         self.owner = owner
         self.sent = sent
@@ -972,15 +990,16 @@ class _Stream:
         )
         return result
 
-    async def _found(self, task: Any) -> tuple[AsyncIterator[Any] | None, Any]:
+    async def _found(self, task: Any, whole: bool) -> tuple[AsyncIterator[Any] | None, Any]:
         """The stream that the task a look-up found stands for (its first event, the task).
 
         A unary answer is the task, once it settles when the caller wanted a blocking send
         (`GuardedClient.send_message`); a stream still working goes on by subscription, as
         after an interruption.
         """
-        if self.unary and self.settle is not None:
-            task = await self.settle(task)
+        outcome = task_outcome(task)
+        if self.settle is not None and (self.unary or (outcome is not None and outcome.is_final)):
+            task = await self.settle(task, not whole)  # a listing leaves artifacts out
         first = line().task_event(task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):
@@ -1039,6 +1058,7 @@ class _Stream:
                 facts.answers_with_messages = True
             else:
                 facts.answers_with_tasks = True
+            learn_mark(facts, event)  # the agent's own word that it deduplicates
         if self.unary or kind == "message":
             # A unary answer is the whole result; a stream that answers with a Message
             # carries only that one.

@@ -66,7 +66,8 @@ class SdkLookup:
         client: the a2a-sdk client (unguarded).
         context: the call context the message was sent with.
         sent: the message looked for.
-        found: what the call answers with, given the task found (None: the task itself).
+        found: what the call answers with, given the task found and whether it was read
+            whole (by GetTask; a listing leaves artifacts out). None: the task itself.
         card: the agent card the client holds (a `CardQuery` is answered with it).
         agent: the key what is learnt of the agent is kept under (the interface's peer key).
         others: clients of the agent's other interfaces (taken one at a time, when needed):
@@ -84,7 +85,7 @@ class SdkLookup:
         context: Any,
         sent: SentMessage,
         *,
-        found: Callable[[Any], Awaitable[Any]] | None = None,
+        found: Callable[[Any, bool], Awaitable[Any]] | None = None,
         card: Any = None,
         agent: str = "",
         others: Iterable[Any] = (),
@@ -97,6 +98,7 @@ class SdkLookup:
         self.agent = agent
         self._found = found
         self._others = iter(others)
+        self._whole: Any = None  # the last task GetTask answered (read whole)
 
     async def ask(
         self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
@@ -124,13 +126,13 @@ class SdkLookup:
 
     async def found(self, task: Any) -> Any:
         """The call's answer, given the task found."""
-        return task if self._found is None else await self._found(task)
+        return task if self._found is None else await self._found(task, task is self._whole)
 
     async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
         sdk = line()
         if isinstance(query, GetTaskQuery):
             try:
-                return await client.get_task(sdk.task_request(query.task_id), context=self.context)
+                task = await client.get_task(sdk.task_request(query.task_id), context=self.context)
             except Exception as exc:
                 error = normalize(exc)
                 if (
@@ -140,4 +142,6 @@ class SdkLookup:
                 ):
                     return None  # the agent says so: the task is not there
                 raise
+            self._whole = task
+            return task
         return await sdk.list_tasks(client, query, self.context)
