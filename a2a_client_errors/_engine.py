@@ -496,7 +496,7 @@ class GuardedCall:
         self.found: AttemptOutcome | None = None
         self.resolution: Resolution | None = None
         self.told: Resolution | None = None  # the resolution told, for the record
-        self.resends = False  # whether a resend follows the look-up, if it proves absence
+        self.resends = False  # whether a resend follows the look-up, if the agent's word allows
         self.why = ""
         self.admission: Admission | None = None
         self.record: CallRecord | None = None
@@ -1298,8 +1298,11 @@ def _searched(reader: TaskReader, result: LookupResult) -> LookupResult:
     """The search's result as the look-up's: "not there" only where the message went."""
     if isinstance(result, Found):
         return Found(reader.found(result.value))
-    if isinstance(result, NotFound) and reader.elsewhere:
-        return _ELSEWHERE
+    if reader.elsewhere:
+        if isinstance(result, NotFound):
+            return _ELSEWHERE
+        if isinstance(result, Unresolved):
+            return Unresolved(f"{result.why}; {_ELSEWHERE.why}")
     return result
 
 

@@ -436,9 +436,10 @@ class Guard:
         """Call ``fn(*args, **kwargs)`` under the guard; return its result or raise.
 
         A call whose ``operation`` creates work (SendMessage, SendStreamingMessage) is never
-        resent after an attempt that may have been processed (its answer lost) unless
-        ``lookup`` finds nothing, or the peer is declared to deduplicate
-        (``exactly_once``); without a ``lookup`` such a call raises `OutcomeUnknown`.
+        resent after an attempt that may have been processed (its answer lost) unless the
+        peer is declared to deduplicate (``exactly_once``) or ``lookup`` returns `NotFound`
+        (your word that the task is absent); a ``lookup`` that finds the task gives the
+        answer; without one such a call raises `OutcomeUnknown`.
 
         Raises:
             CallFailed: the subclass that names the final decision (`ReconcileNeeded`,

@@ -444,20 +444,20 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class NotFound:
-    """Proven absent: a resend will not make a second task."""
+    """Absent on the caller's word (a listing contract, a look-up of its own): resend it."""
 
 
 @dataclass(frozen=True, slots=True)
 class Deduplicates:
-    """The agent's card advertises deduplication: a resend is safe without a look-up."""
+    """The agent deduplicates (its card, confirmed by its answers): resent without a search."""
 
 
 @dataclass(frozen=True, slots=True)
 class Unresolved:
-    """Neither found nor proven absent: the outcome stays unknown; nothing is resent.
+    """Not found, and no word of the agent allows a resend: the outcome stays unknown.
 
     Attributes:
-        why: for humans: what stood in the way of a proof (never peer text).
+        why: for humans: why the task was not found (never peer text).
 
     """
 
@@ -619,6 +619,7 @@ def find_sent(
         pause = min(pause * 2, settings.poll_max)
 
 
+_TWO_STARTED: Final = Unresolved("more than one task was started by this messageId")
 _TRIMMED: Final = Unresolved("the task's history does not go back to its start (trimmed or absent)")
 _MESSAGES: Final = "the agent answers messages with a Message, which leaves nothing to find"
 
@@ -668,6 +669,7 @@ def _look_in_listing(
     holding = blind = listed = read = shown = foreign = 0
     token = ""
     size = 1
+    checked = False
     for _ in range(settings.max_pages):
         left = settings.max_bytes - read
         page = yield ListTasksQuery(sent.context_id, token, size, settings.history_length, left)
@@ -694,12 +696,14 @@ def _look_in_listing(
             elif not seen.shows_start:
                 blind += 1
         if len(started) > 1:
-            return Unresolved("more than one task was started by this messageId"), True
-        if started:
-            return Found(started[0]), False
+            return _TWO_STARTED, True
         if listed >= settings.page_size and not shown and not own:
             return NO_START_SHOWN, True  # a page without one user's message first: none will
         token = page.next_page_token
+        if started:
+            if checked or not token or read >= settings.max_bytes:
+                return Found(started[0]), False
+            checked = True  # read its neighbours too: a second task started by it is no answer
         if not token:
             if page.total_size is not None and page.total_size > listed:
                 return Unresolved("the listing ended before the tasks it counts"), False
@@ -709,7 +713,28 @@ def _look_in_listing(
         per_task = max(read // max(listed, 1), 1)
         size = max(1, min(settings.page_size, (settings.max_bytes - read) // (2 * per_task)))
     else:
+        if started:
+            return Found(started[0]), False
         return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
+    verdict = _read_to_the_end(started, in_context, foreign=foreign, holding=holding, blind=blind)
+    if verdict is not None:
+        return verdict
+    if listed:
+        return NOT_FOUND, False
+    if sent.context_id:
+        # An empty context may be new; a listing that shows nothing anywhere proves nothing.
+        control = yield ListTasksQuery(None, "", 1, 1, settings.max_bytes - read)
+        if isinstance(control, TaskPage) and control.tasks:
+            return NOT_FOUND, False
+    return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
+
+
+def _read_to_the_end(
+    started: list[Any], in_context: list[Any], *, foreign: int, holding: int, blind: int
+) -> _Look | None:
+    """What a listing read to its end says; None when it shows the task absent (if any)."""
+    if started:
+        return Found(started[0]), False
     if foreign:
         return Unresolved("the listing does not keep to the contextId it was asked for"), False
     if in_context:
@@ -723,14 +748,7 @@ def _look_in_listing(
             f"{blind} task(s) that could be the one do not show how they started "
             "(no history, or history without the user's message)"
         ), False
-    if listed:
-        return NOT_FOUND, False
-    if sent.context_id:
-        # An empty context may be new; a listing that shows nothing anywhere proves nothing.
-        control = yield ListTasksQuery(None, "", 1, 1, settings.max_bytes - read)
-        if isinstance(control, TaskPage) and control.tasks:
-            return NOT_FOUND, False
-    return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
+    return None
 
 
 def card_dedupe() -> Generator[Query, Any, DedupeParams | None]:

@@ -682,7 +682,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
     A SendMessage whose answer was lost is looked up first, with the same headers, through
     ``inner`` (see `a2a_client_errors._lookup`): found, the task is the answer (a unary send's
     once it settles, as a blocking send's would be; a stream's subscribed to while it works);
-    proven absent, the same bytes are resent; otherwise `OutcomeUnknown`. A unary send may go
+    resent (the same bytes) only on the agent's word (see `ExactlyOnce`); otherwise
+    `OutcomeUnknown`. A unary send may go
     without blocking (`ExactlyOnce.non_blocking`): the agent answers with its task at once,
     the transport reads it until it settles, and the caller gets what the blocking send would
     have answered.

@@ -120,9 +120,9 @@ class Hook:
     def on_unknown_outcome(self, event: UnknownOutcomeEvent) -> None:
         """An attempt of a call that creates work may have been processed; told how it ended.
 
-        ``event.resolution`` says: the task was found (the answer; nothing resent), looked for
-        and not there (resent, or not), could not be looked for (`OutcomeUnknown`), or the peer
-        deduplicates (resent at once).
+        ``event.resolution`` says: the task was found (the answer; nothing resent), absent by
+        a declared listing contract (resent, or not), not found by the end of the look-up
+        (`OutcomeUnknown`), or the peer deduplicates the resend (resent at once).
         """
 
     def on_failover(self, event: FailoverEvent) -> None:

@@ -178,11 +178,12 @@ async def test_a_refusal_is_not_taken_elsewhere() -> None:
 async def test_found_builds_the_calls_answer() -> None:
     """found() is the task itself, or what the door builds from it."""
 
-    async def built(raw: Any) -> Any:
-        return ("built", raw.id)
+    async def built(raw: Any, whole: bool) -> Any:
+        return ("built", raw.id, whole)
 
     assert await reader(FakeClient([])).found(task("t")) == task("t")
-    assert await reader(FakeClient([]), found=built).found(task("t")) == ("built", "t")
+    # a task from a listing: not read whole (the door reads it again)
+    assert await reader(FakeClient([]), found=built).found(task("t")) == ("built", "t", False)
 
 
 async def test_a_guard_runs_the_search_with_the_reader() -> None:

@@ -184,12 +184,24 @@ def test_found_on_the_third_page_follows_the_page_tokens() -> None:
     assert [q.page_token for q in queries] == ["", "1", "2"]
 
 
-def test_found_on_the_first_page_reads_no_more() -> None:
-    """The page holding the task the message started ends the search."""
-    answer = pages((made("a", user("x")), made("b", user(MID))), (made("c", user("y")),))
+def test_found_on_a_page_reads_one_more_page_then_stops() -> None:
+    """The page holding the task the message started, and its neighbours' page, end it."""
+    answer = pages(
+        (made("a", user("x")), made("b", user(MID))),
+        (made("c", user("y")),),
+        (made("d", user("z")),),
+    )
     found, queries = run(SentMessage(MID, "ctx-1"), SETTINGS, answer)
     assert found == Found(made("b", user(MID)))
-    assert len(queries) == 1
+    assert len(queries) == 2
+
+
+def test_a_second_task_started_by_it_on_the_next_page_is_no_answer() -> None:
+    """Its neighbours' page holds another task started by the messageId: no answer."""
+    answer = pages((made("a", user(MID)),), (made("b", user(MID)),))
+    found, queries = run(SentMessage(MID), SETTINGS, answer, contract=None)
+    assert found == Unresolved("more than one task was started by this messageId")
+    assert len(queries) == 2  # and no second look: it will not become one task
 
 
 def test_a_task_without_a_status_timestamp_is_a_candidate() -> None:

@@ -373,9 +373,9 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "{call}",
         ("method", "peer", "resolution"),
         "Attempts of calls that create work (SendMessage) that may have been processed, by how "
-        "the outcome was made known: found (the task was the answer), resent (looked up, not "
-        "there), not_found (looked up, not there, no retry left), unresolved (could not look: "
-        "OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent at once).",
+        "the outcome was made known: found (the task was the answer), resent (absent by the "
+        "declared listing contract), not_found (absent by it, no retry left), unresolved (not "
+        "found: OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent).",
     ),
     MetricSpec(
         "failovers",

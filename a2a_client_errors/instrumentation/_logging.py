@@ -23,8 +23,8 @@ a peer's circuit breaker opened                         WARNING      the peer is
 ... closed again (a probe was answered)                 INFO         recovered
 a call an open breaker failed fast (PeerUnavailable)    DEBUG        counted, one per call
 a send that may have been processed: its task found     INFO         the look-up answered
-... looked up and not there (resent, or not)            INFO         safe to send again
-... could not be looked up (OutcomeUnknown)             WARNING      a task may exist
+... absent by a listing contract (resent, or not)       INFO         the caller's word
+... not found by the end (OutcomeUnknown)               WARNING      a task may exist
 a call moved to the agent's next interface (not sent)   WARNING      an endpoint is down
 ... (the interface's breaker is open)                   DEBUG        counted, one per call
 ok                                                      (no line)
@@ -350,10 +350,10 @@ class LoggingHook(Hook):
 
 _RESOLVED: Final[Mapping[str, str]] = {
     "found": "its task was found and is the answer: nothing resent",
-    "resent": "looked up, not there: the same message sent again",
-    "not_found": "looked up, not there: not resent, no attempt or time left",
-    "unresolved": "it could not be looked up: nothing resent, the outcome is unknown",
-    "deduplicating": "the peer deduplicates: the same message sent again at once",
+    "resent": "absent by the declared listing contract: the same message sent again",
+    "not_found": "absent by the declared listing contract: not resent, no attempt left",
+    "unresolved": "not found by the end of the look-up: nothing resent, the outcome is unknown",
+    "deduplicating": "the peer deduplicates the resend: the same message sent again at once",
 }
 
 

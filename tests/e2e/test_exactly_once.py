@@ -48,6 +48,8 @@ pytestmark = pytest.mark.e2e
 
 HTTP_BINDINGS = ["jsonrpc", "rest"]
 TIMEOUT = 10.0
+CONTRACT = ExactlyOnce(listed_within=lambda peer: 0.0)
+"""A declared listing contract: a2a-sdk stores a task with its user message as it starts."""
 
 
 @pytest.fixture(scope="module")
@@ -103,14 +105,25 @@ async def _through(
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
 @pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
 @pytest.mark.parametrize(
-    ("mode", "resolution"), [("lose", Resolution.FOUND), ("drop", Resolution.RESENT)]
+    "case",
+    [("lose", Resolution.FOUND, None), ("drop", Resolution.RESENT, CONTRACT)],
+    ids=["lose", "drop-under-a-contract"],
 )
 async def test_one_task_per_send_when_the_first_answer_is_lost_or_dropped(
-    agent: EmbeddedPeer, binding: str, streaming: bool, mode: str, resolution: Resolution
+    agent: EmbeddedPeer,
+    binding: str,
+    streaming: bool,
+    case: tuple[str, Resolution, ExactlyOnce | None],
 ) -> None:
-    """A lost answer is found (not resent), a dropped request resent: one task, COMPLETED."""
+    """A lost answer is found (not resent); a dropped one resent under a contract: one task."""
+    mode, resolution, settings = case
     events, made, hook, proxy = await _through(
-        agent, lose_sends(1, mode=mode), binding, send_request(), streaming=streaming
+        agent,
+        lose_sends(1, mode=mode),
+        binding,
+        send_request(),
+        streaming=streaming,
+        exactly_once=settings,
     )
     assert len(made) == 1
     assert sdk_task_ids(events) == set(made)
@@ -123,13 +136,28 @@ async def test_one_task_per_send_when_the_first_answer_is_lost_or_dropped(
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
 @pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+async def test_a_dropped_send_is_never_resent_without_the_agents_word(
+    agent: EmbeddedPeer, binding: str, streaming: bool
+) -> None:
+    """Dropped before the agent: no listing proves it, so OutcomeUnknown and no resend."""
+    request = send_request()
+    with pytest.raises(OutcomeUnknown) as caught:
+        await _through(agent, lose_sends(1, mode="drop"), binding, request, streaming=streaming)
+    assert caught.value.message_id == request.message.message_id
+    assert caught.value.sent is not None
+    assert agent.executions[request.message.message_id] == 0  # nothing reached it, nor resent
+    assert "not found" in caught.value.why
+
+
+@pytest.mark.parametrize("binding", HTTP_BINDINGS)
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
 async def test_a_dropped_send_then_a_lost_answer_still_makes_one_task(
     agent: EmbeddedPeer, binding: str, streaming: bool
 ) -> None:
     """Two losses in a row (dropped, then the resend's answer lost): resent once, then found."""
     plan = script((is_send, "drop", 1), (is_send, "lose", 1))
     events, made, hook, _ = await _through(
-        agent, plan, binding, send_request(), streaming=streaming
+        agent, plan, binding, send_request(), streaming=streaming, exactly_once=CONTRACT
     )
     assert len(made) == 1
     assert sdk_task_ids(events) == set(made)
@@ -151,9 +179,9 @@ async def test_two_answers_lost_in_a_row_make_one_task(agent: EmbeddedPeer, bind
 async def test_two_dropped_sends_are_resent_twice_and_make_one_task(
     agent: EmbeddedPeer, binding: str
 ) -> None:
-    """lose_sends(2, mode="drop"): looked up and resent twice; the third send makes the task."""
+    """Two drops under a contract: looked up and resent twice; the third send makes the task."""
     events, made, hook, proxy = await _through(
-        agent, lose_sends(2, mode="drop"), binding, send_request()
+        agent, lose_sends(2, mode="drop"), binding, send_request(), exactly_once=CONTRACT
     )
     assert len(made) == 1
     assert sdk_state(events[-1]) == COMPLETED

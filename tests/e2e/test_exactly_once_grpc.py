@@ -16,7 +16,7 @@ import pytest
 from a2a.client import ClientCallContext
 from a2a.types import a2a_pb2
 
-from a2a_client_errors import Guard
+from a2a_client_errors import ExactlyOnce, Guard, OutcomeUnknown
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.peer import EmbeddedPeer
 from a2a_client_errors.types import Resolution
@@ -142,16 +142,16 @@ async def test_a_lost_grpc_answer_is_found_and_makes_one_task(
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
-async def test_a_grpc_send_that_never_reached_the_agent_is_resent(
+async def test_a_grpc_send_that_never_reached_the_agent_is_resent_under_a_contract(
     grpc_agent: EmbeddedPeer, losing: LoseAnswers, streaming: bool
 ) -> None:
-    """UNAVAILABLE before the agent saw the send: looked up, not there, resent; one task."""
+    """UNAVAILABLE before the agent saw it, a listing contract: not there, resent; one task."""
     losing.mode, losing.armed, losing.sends, losing.lost = "drop", 1, 0, 0
     hook = Unknowns()
     before = grpc_agent.task_ids()
-    client, http = await sdk_client(
-        grpc_agent, "grpc", guard=Guard(sleep=lambda _: None, hooks=[hook]), streaming=streaming
-    )
+    contract = ExactlyOnce(listed_within=lambda peer: 0.0)
+    guard = Guard(sleep=lambda _: None, hooks=[hook], exactly_once=contract)
+    client, http = await sdk_client(grpc_agent, "grpc", guard=guard, streaming=streaming)
     try:
         events = [event async for event in client.send_message(send_request())]
     finally:
@@ -164,6 +164,27 @@ async def test_a_grpc_send_that_never_reached_the_agent_is_resent(
     assert sdk_state(events[-1]) == COMPLETED
     assert hook.resolutions == [Resolution.RESENT]
     assert (losing.sends, losing.lost) == (2, 1)
+
+
+async def test_a_grpc_send_that_never_reached_the_agent_is_not_resent_without_a_word(
+    grpc_agent: EmbeddedPeer, losing: LoseAnswers
+) -> None:
+    """The same drop without a contract: looked for, not resent, OutcomeUnknown; no task."""
+    losing.mode, losing.armed, losing.sends, losing.lost = "drop", 1, 0, 0
+    hook = Unknowns()
+    before = grpc_agent.task_ids()
+    guard = Guard(sleep=lambda _: None, hooks=[hook])
+    client, http = await sdk_client(grpc_agent, "grpc", guard=guard, streaming=False)
+    try:
+        with pytest.raises(OutcomeUnknown):
+            await client.send_message(send_request()).__anext__()
+    finally:
+        losing.mode, losing.armed = "lose", 0
+        await client.close()
+        await http.aclose()
+    assert new_tasks(grpc_agent, before) == []
+    assert losing.sends == 1
+    assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
 async def test_a_grpc_deadline_on_a_slow_agent_waits_for_the_task_found(

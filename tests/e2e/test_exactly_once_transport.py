@@ -121,12 +121,25 @@ def _lookups_carry_the_headers(sent: list[tuple[str | None, httpx.Headers]]) -> 
         assert headers["a2a-version"] == "1.0"
 
 
+CONTRACT = ExactlyOnce(listed_within=lambda peer: 0.0)
+"""A declared listing contract: a2a-sdk stores a task with its user message as it starts."""
+
+
+def _guard(hook: Unknowns, exactly_once: ExactlyOnce | None) -> Guard:
+    return Guard(sleep=lambda _: None, hooks=[hook], exactly_once=exactly_once)
+
+
 def _sync_send(
-    peer: EmbeddedPeer, plan: Plan, binding: str, *, stream: bool
+    peer: EmbeddedPeer,
+    plan: Plan,
+    binding: str,
+    *,
+    stream: bool,
+    exactly_once: ExactlyOnce | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], Unknowns, LossyProxy, Recording]:
     hook = Unknowns()
     inner = Recording()
-    transport = GuardTransport(Guard(sleep=lambda _: None, hooks=[hook]), inner)
+    transport = GuardTransport(_guard(hook, exactly_once), inner)
     before = peer.task_ids()
     with (
         LossyProxy(peer.http_target, plan) as proxy,
@@ -144,11 +157,16 @@ def _sync_send(
 
 
 async def _async_send(
-    peer: EmbeddedPeer, plan: Plan, binding: str, *, stream: bool
+    peer: EmbeddedPeer,
+    plan: Plan,
+    binding: str,
+    *,
+    stream: bool,
+    exactly_once: ExactlyOnce | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], Unknowns, LossyProxy, AsyncRecording]:
     hook = Unknowns()
     inner = AsyncRecording()
-    transport = AsyncGuardTransport(Guard(sleep=lambda _: None, hooks=[hook]), inner)
+    transport = AsyncGuardTransport(_guard(hook, exactly_once), inner)
     before = peer.task_ids()
     with LossyProxy(peer.http_target, plan) as proxy:
         async with httpx.AsyncClient(transport=transport, timeout=TIMEOUT) as client:
@@ -168,18 +186,26 @@ async def _async_send(
     return events, new_tasks(peer, before), hook, proxy, inner
 
 
-MODES = [("lose", Resolution.FOUND), ("drop", Resolution.RESENT)]
+MODES = pytest.mark.parametrize(
+    "case",
+    [("lose", Resolution.FOUND, None), ("drop", Resolution.RESENT, CONTRACT)],
+    ids=["lose", "drop-under-a-contract"],
+)
 
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
 @pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
-@pytest.mark.parametrize(("mode", "resolution"), MODES)
+@MODES
 def test_guard_transport_makes_one_task_per_send(
-    agent: EmbeddedPeer, binding: str, stream: bool, mode: str, resolution: Resolution
+    agent: EmbeddedPeer,
+    binding: str,
+    stream: bool,
+    case: tuple[str, Resolution, ExactlyOnce | None],
 ) -> None:
-    """GuardTransport: a lost answer found, a dropped send resent; one task, COMPLETED."""
+    """GuardTransport: a lost answer found, a dropped send resent under a contract; one task."""
+    mode, resolution, settings = case
     events, made, hook, proxy, inner = _sync_send(
-        agent, lose_sends(1, mode=mode), binding, stream=stream
+        agent, lose_sends(1, mode=mode), binding, stream=stream, exactly_once=settings
     )
     assert len(made) == 1
     assert raw_task_ids(events) == set(made)
@@ -191,13 +217,17 @@ def test_guard_transport_makes_one_task_per_send(
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
 @pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
-@pytest.mark.parametrize(("mode", "resolution"), MODES)
+@MODES
 async def test_async_guard_transport_makes_one_task_per_send(
-    agent: EmbeddedPeer, binding: str, stream: bool, mode: str, resolution: Resolution
+    agent: EmbeddedPeer,
+    binding: str,
+    stream: bool,
+    case: tuple[str, Resolution, ExactlyOnce | None],
 ) -> None:
-    """AsyncGuardTransport: a lost answer found, a dropped send resent; one task, COMPLETED."""
+    """AsyncGuardTransport: the same, through the async transport."""
+    mode, resolution, settings = case
     events, made, hook, proxy, inner = await _async_send(
-        agent, lose_sends(1, mode=mode), binding, stream=stream
+        agent, lose_sends(1, mode=mode), binding, stream=stream, exactly_once=settings
     )
     assert len(made) == 1
     assert raw_task_ids(events) == set(made)
@@ -205,6 +235,28 @@ async def test_async_guard_transport_makes_one_task_per_send(
     assert hook.resolutions == [resolution]
     assert sends_seen(proxy.seen) == (1 if mode == "lose" else 2)
     _lookups_carry_the_headers(inner.sent)
+
+
+@pytest.mark.parametrize("binding", HTTP_BINDINGS)
+@pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
+def test_a_dropped_send_is_never_resent_without_the_agents_word(
+    agent: EmbeddedPeer, binding: str, stream: bool
+) -> None:
+    """GuardTransport, no contract: the dropped send is looked for, not resent; no task."""
+    hook = Unknowns()
+    transport = GuardTransport(_guard(hook, None), Recording(), raise_failures=True)
+    before = agent.task_ids()
+    with (
+        LossyProxy(agent.http_target, lose_sends(1, mode="drop")) as proxy,
+        httpx.Client(transport=transport, timeout=TIMEOUT) as client,
+    ):
+        url, body = _request(proxy.url, binding, stream=stream)
+        with pytest.raises(OutcomeUnknown) as caught:
+            client.post(url, json=body, headers=_headers(stream=stream))
+    assert new_tasks(agent, before) == []
+    assert sends_seen(proxy.seen) == 1
+    assert caught.value.sent is not None
+    assert hook.resolutions == [Resolution.UNRESOLVED]
 
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
@@ -219,9 +271,11 @@ def test_guard_transport_two_answers_lost_in_a_row(agent: EmbeddedPeer, binding:
 
 @pytest.mark.parametrize("binding", HTTP_BINDINGS)
 async def test_async_guard_transport_drop_then_lose(agent: EmbeddedPeer, binding: str) -> None:
-    """A dropped send, then the resend's answer lost: resent once, then found; one task."""
+    """Under a contract: a dropped send, then the resend's answer lost: resent, then found."""
     plan = script((is_send, "drop", 1), (is_send, "lose", 1))
-    events, made, hook, _, _ = await _async_send(agent, plan, binding, stream=True)
+    events, made, hook, _, _ = await _async_send(
+        agent, plan, binding, stream=True, exactly_once=CONTRACT
+    )
     assert len(made) == 1
     assert raw_task_ids(events) == set(made)
     assert raw_state(events[-1]) == COMPLETED
