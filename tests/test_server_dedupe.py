@@ -990,3 +990,18 @@ async def test_a_message_answer_is_marked_too() -> None:
     again = await handler.on_message_send(send(), anonymous())
     assert isinstance(again, Message)
     assert read_dedupe_mark(first) == read_dedupe_mark(again) == DedupeParams(ttl=86400.0)
+
+
+async def test_with_a2a_errors_lets_the_refusal_through() -> None:
+    """with_a2a_errors(deduplicate(...)): the 503 of a JSON-RPC refusal is not made internal."""
+    from starlette.exceptions import HTTPException
+
+    from a2a_client_errors.server import with_a2a_errors
+
+    inner = FakeHandler()
+    handler = with_a2a_errors(deduplicate(inner, store=Refusing()))
+    jsonrpc = ServerCallContext(state={"method": "SendMessage"})
+    with pytest.raises(HTTPException) as raised:
+        await handler.on_message_send(send(), jsonrpc)
+    assert raised.value.status_code == 503
+    assert inner.runs == 0
