@@ -30,6 +30,7 @@ from google.protobuf.json_format import MessageToDict
 from a2a_client_errors import Action, Delivery, classify
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_mark
 from a2a_client_errors.server import DedupeRecord, MemoryDedupeStore, RedisDedupeStore
+from a2a_client_errors.testing.peer import EmbeddedPeer
 from tests.asgi import serve
 from tests.dedupe_worker import JSONRPC_PATH, REST_PREFIX, Agent, build_agent
 from tests.e2e.test_dedupe import grpc_request, message, open_stream
@@ -326,3 +327,20 @@ async def test_every_grpc_answer_carries_the_mark() -> None:
     assert read_dedupe_mark(events[0]) == MARK
     assert [read_dedupe_mark(event) for event in resumed] == [MARK]
     assert read_dedupe_mark(stored) is None
+
+
+def test_the_embedded_peer_answers_a_refusal_503_on_both_http_bindings() -> None:
+    """`EmbeddedPeer(deduplicate=True)` serves under the middleware: a full store is a 503."""
+    store = MemoryDedupeStore(max_entries=1)
+    with EmbeddedPeer(deduplicate=True, dedupe_options={"store": store}) as peer:
+        body = {"message": message("m-first")}
+        with httpx.Client(timeout=TIMEOUT, headers=HEADERS) as client:
+            assert client.post(peer.rest_url + "/message:send", json=body).status_code == 200
+            refused = [
+                client.post(peer.rest_url + "/message:send", json={"message": message("m-2")}),
+                client.post(peer.jsonrpc_url, json=jsonrpc("SendMessage", "m-2")),
+            ]
+    for answer in refused:
+        assert answer.status_code == 503, answer.text
+        assert classify(answer, operation="SendMessage").action is Action.RETRY
+    assert store.refusals == 2
