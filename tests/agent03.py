@@ -212,7 +212,9 @@ def card03(
     )
 
 
-def _wrapped(inner: RequestHandler, wrap: str, card: AgentCard) -> RequestHandler:
+def _wrapped(
+    inner: RequestHandler, wrap: str, card: AgentCard, options: dict[str, Any]
+) -> RequestHandler:
     if wrap == "none":
         return inner
     from a2a_client_errors.server import deduplicate, with_a2a_errors
@@ -221,11 +223,11 @@ def _wrapped(inner: RequestHandler, wrap: str, card: AgentCard) -> RequestHandle
     if wrap == "errors":
         wrapped = with_a2a_errors(inner)
     elif wrap == "dedupe":
-        wrapped = deduplicate(inner, card=card)
+        wrapped = deduplicate(inner, card=card, **options)
     elif wrap == "errors-dedupe":
-        wrapped = with_a2a_errors(deduplicate(inner, card=card))
+        wrapped = with_a2a_errors(deduplicate(inner, card=card, **options))
     elif wrap == "dedupe-errors":
-        wrapped = deduplicate(with_a2a_errors(inner), card=card)
+        wrapped = deduplicate(with_a2a_errors(inner), card=card, **options)
     else:
         msg = f"wrap must be one of {WRAPS}, not {wrap!r}"
         raise ValueError(msg)
@@ -252,6 +254,7 @@ def build_agent03(
     extended_card: bool = False,
     wrap: str = "none",
     preferred: str = "JSONRPC",
+    dedupe_options: dict[str, Any] | None = None,
 ) -> Agent03:
     """The agent, its handler wrapped as ``wrap`` says.
 
@@ -264,6 +267,7 @@ def build_agent03(
             ``errors-dedupe`` (``with_a2a_errors(deduplicate(h))``) or ``dedupe-errors``
             (``deduplicate(with_a2a_errors(h))``).
         preferred: the card's ``preferred_transport``.
+        dedupe_options: more arguments for ``deduplicate`` (``store``, ``ttl``, ...).
     """
     executor = Executor03()
     card = card03(
@@ -274,7 +278,7 @@ def build_agent03(
     )
     store = InMemoryTaskStore()
     inner = DefaultRequestHandler(agent_executor=executor, task_store=store)
-    handler = _wrapped(inner, wrap, card)
+    handler = _wrapped(inner, wrap, card, dedupe_options or {})
     rest = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(
         rpc_url=REST_PREFIX
     )

@@ -6,8 +6,9 @@ tests/test_redis_dedupe.py::
     python -m tests.dedupe_worker --redis URL [--prefix P] [--own-tasks]
 
 The replica serves JSON-RPC (``/jsonrpc``) and HTTP+JSON (``/rest``) on a free 127.0.0.1
-port, with a `RedisDedupeStore` on ``--redis`` and a task store shared by the fleet on the
-same Redis (`RedisTaskStore`), or, with ``--own-tasks``, an ``InMemoryTaskStore`` of its own;
+port, under `A2AErrorMiddleware`, with a `RedisDedupeStore` on ``--redis`` and a task store
+shared by the fleet on the same Redis (`RedisTaskStore`), or, with ``--own-tasks``, an
+``InMemoryTaskStore`` of its own;
 ``GET /runs`` tells how often its executor ran. It prints ``ready <base URL>`` once it
 listens, and stops when its standard input closes.
 """
@@ -38,10 +39,16 @@ from a2a.types import (
     TaskStatus,
 )
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from a2a_client_errors.server import DedupeStore, DeduplicatingHandler, deduplicate
+from a2a_client_errors.server import (
+    A2AErrorMiddleware,
+    DedupeStore,
+    DeduplicatingHandler,
+    deduplicate,
+)
 
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
@@ -59,16 +66,18 @@ class CountingExecutor(AgentExecutor):
     A message whose text is ``raise`` makes its task, then the executor raises.
 
     While ``hold`` is given (a ``threading.Event``: the test runs on another thread), a run
-    stays WORKING until it is set (at most ten seconds).
+    stays WORKING until it is set (at most ten seconds). ``started`` is set as a run begins.
     """
 
     def __init__(self) -> None:
         self.runs = 0
         self.hold: threading.Event | None = None
+        self.started = threading.Event()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Submitted, (held,) an artifact, completed."""
         self.runs += 1
+        self.started.set()
         task = Task(
             id=context.task_id or "",
             context_id=context.context_id or "",
@@ -157,11 +166,16 @@ class Agent:
 
 
 def build_agent(
-    store: DedupeStore | None = None, task_store: TaskStore | None = None, **options: Any
+    store: DedupeStore | None = None,
+    task_store: TaskStore | None = None,
+    *,
+    middleware: bool = True,
+    **options: Any,
 ) -> Agent:
     """A DefaultRequestHandler (on an InMemoryTaskStore by default), wrapped by deduplicate.
 
-    ``options`` go to `deduplicate`.
+    The app is served under `A2AErrorMiddleware` unless ``middleware`` is false. ``options``
+    go to `deduplicate`.
     """
     executor = CountingExecutor()
     inner = DefaultRequestHandler(
@@ -179,7 +193,8 @@ def build_agent(
             *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
             *create_rest_routes(handler, path_prefix=REST_PREFIX),
             Route("/runs", runs),
-        ]
+        ],
+        middleware=[Middleware(A2AErrorMiddleware, binding="jsonrpc")] if middleware else [],
     )
     return Agent(executor=executor, handler=handler, app=app)
 

@@ -1,4 +1,4 @@
-"""`read_dedupe_params`: the deduplication a card advertises, from any card, never raising."""
+"""`read_dedupe_params` and `read_dedupe_mark`: what a card advertises, what an answer says."""
 
 from __future__ import annotations
 
@@ -9,13 +9,30 @@ import sys
 from typing import Any
 
 import pytest
-from a2a.compat.v0_3.conversions import to_compat_agent_card
+from a2a.compat.v0_3.conversions import to_compat_agent_card, to_compat_message, to_compat_task
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-from a2a.types import AgentCapabilities, AgentCard, AgentExtension, AgentInterface
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    Message,
+    Role,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskStatusUpdateEvent,
+)
+from google.protobuf.json_format import MessageToDict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
+from a2a_client_errors._dedupe_card import (
+    DEDUPLICATE_EXTENSION,
+    DedupeParams,
+    read_dedupe_mark,
+    read_dedupe_params,
+)
 from a2a_client_errors.server import dedupe_extension
 
 # a2a-sdk 1.x cards (and its 0.3 conversions).
@@ -159,9 +176,99 @@ def test_reading_a_card_needs_no_a2a_sdk() -> None:
         "import sys, a2a_client_errors._dedupe_card as m; "
         "assert m.read_dedupe_params({'capabilities': {'extensions': "
         "[{'uri': m.DEDUPLICATE_EXTENSION, 'params': {'ttl': 1}}]}}).ttl == 1.0; "
+        "assert m.read_dedupe_mark({'task': {'metadata': "
+        "{m.DEDUPLICATE_EXTENSION: {'ttl': 2}}}}).ttl == 2.0; "
         "print(sorted(n for n in sys.modules if n == 'a2a' or n.startswith(('a2a.', 'google'))))"
     )
     done = subprocess.run(  # noqa: S603 (our own interpreter, a fixed snippet)
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------------------------
+# The mark on an answer
+# --------------------------------------------------------------------------------------------
+
+PARAMS = {"ttl": 600.0, "perCaller": True}
+MARKED = DedupeParams(ttl=600.0, per_caller=True)
+TOO_DEEP: dict[str, Any] = {"metadata": {DEDUPLICATE_EXTENSION: PARAMS}}
+for _ in range(5):
+    TOO_DEEP = {"result": TOO_DEEP}
+
+
+def marked_task() -> Task:
+    """An a2a-sdk 1.x Task carrying the mark."""
+    task = Task(id="t-1", context_id="c-1")
+    task.metadata[DEDUPLICATE_EXTENSION] = PARAMS
+    return task
+
+
+def test_the_mark_read_from_every_shape_of_answer() -> None:
+    """Protobuf, its JSON, JSON-RPC and REST bodies, stream events, 0.3 models: one reading."""
+    task = marked_task()
+    message = Message(message_id="a", role=Role.ROLE_AGENT)
+    message.metadata.CopyFrom(task.metadata)
+    as_json = MessageToDict(task)
+    shapes: list[object] = [
+        task,
+        message,
+        SendMessageResponse(task=task),
+        SendMessageResponse(message=message),
+        StreamResponse(task=task),
+        StreamResponse(message=message),
+        as_json,
+        {"task": as_json},
+        {"message": MessageToDict(message)},
+        {"jsonrpc": "2.0", "id": 1, "result": {"task": as_json}},
+        {"jsonrpc": "2.0", "id": 1, "result": {**as_json, "kind": "task"}},  # 0.3's result
+        to_compat_task(task),
+        to_compat_message(message),
+        json.loads(to_compat_task(task).model_dump_json(by_alias=True, exclude_none=True)),
+    ]
+    for shape in shapes:
+        assert read_dedupe_mark(shape) == MARKED, shape
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Task(id="t"),
+        StreamResponse(status_update=TaskStatusUpdateEvent(task_id="t")),
+        {"task": {"id": "t", "metadata": {"urn:example:other": PARAMS}}},
+        {"task": {"metadata": {DEDUPLICATE_EXTENSION: {"ttl": 0}}}},
+        {"task": {"metadata": {DEDUPLICATE_EXTENSION: {"ttl": 5, "perCaller": "no"}}}},
+        {"task": {"metadata": {DEDUPLICATE_EXTENSION: "ttl=5"}}},
+        {"metadata": [DEDUPLICATE_EXTENSION]},
+        {"error": {"code": -32000, "message": "refused"}},
+        TOO_DEEP,
+        "a task",
+        None,
+        42,
+    ],
+)
+def test_what_is_no_mark(answer: object) -> None:
+    """No entry, another extension's, no positive ttl, too deep, not an answer: None."""
+    assert read_dedupe_mark(answer) is None
+
+
+def test_an_answer_that_fights_being_read_has_no_mark() -> None:
+    """Attributes that raise, anywhere on the way: None."""
+    assert read_dedupe_mark(Hostile()) is None
+    assert read_dedupe_mark({"task": Hostile()}) is None
+    assert read_dedupe_mark({"task": {"metadata": Hostile()}}) is None
+
+
+@given(JSON)
+def test_the_mark_reader_never_raises_on_any_json(answer: Any) -> None:
+    """Any JSON value: params or None."""
+    found = read_dedupe_mark(answer)
+    assert found is None or (found.ttl > 0 and math.isfinite(found.ttl))
+
+
+@given(JSON, st.sampled_from(["task", "message", "result", "metadata"]))
+def test_the_mark_reader_never_raises_on_any_mark(mark: Any, where: str) -> None:
+    """Any value under our key, wrapped any way: params with a positive ttl, or None."""
+    answer: dict[str, Any] = {"metadata": {DEDUPLICATE_EXTENSION: mark}}
+    found = read_dedupe_mark(answer if where == "metadata" else {where: answer})
+    assert found is None or (found.ttl > 0 and math.isfinite(found.ttl))

@@ -196,28 +196,47 @@ async def test_keys_are_prefixed_hashes_and_hold_no_name(
     await store.aclose()
 
 
-async def test_redis_down_fails_open_and_warns_once_per_interval(
+async def test_redis_down_refuses_each_message_and_warns_once_per_interval(
     pauses: Pauses, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Nobody listens: each message is processed (no dedup); one WARNING per interval."""
+    """Nobody listens: each message is refused unrun (retry after 2 s); one WARNING per interval."""
     client = redis.asyncio.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.5)
-    store = RedisDedupeStore(client, warn_interval=60, sleep=pauses.sleep, clock=pauses.clock)
+    store = RedisDedupeStore(
+        client, warn_interval=60, retry_after=2, sleep=pauses.sleep, clock=pauses.clock
+    )
     inner = FakeHandler()
     handler = deduplicate(inner, store=store)
     alice = ServerCallContext(user=Named("alice"))
     with caplog.at_level(logging.WARNING, logger="a2a_client_errors.server"):
-        await handler.on_message_send(send(), alice)
-        await handler.on_message_send(send(), alice)
-        assert inner.runs == 2
+        for _ in range(2):
+            with pytest.raises(InternalError, match="cannot take this message now") as refused:
+                await handler.on_message_send(send(), alice)
+            assert refused.value.data == {"retryAfter": "2"}
+        assert inner.runs == 0
         assert len(caplog.records) == 1
         pauses.now += 61
-        await handler.on_message_send(send(), alice)
+        with pytest.raises(InternalError):
+            await handler.on_message_send(send(), alice)
         assert len(caplog.records) == 2
-    assert "without deduplication" in caplog.records[0].getMessage()
+    assert "new messages are refused as not processed" in caplog.records[0].getMessage()
     assert "m-1" not in caplog.text
     assert store.failures == 3
     assert store.refusals == 0
-    assert await store.wait("k", 1) is None  # fails open too
+    assert await store.wait("k", 1) is None  # the waiter claims again, and is refused
+    await store.aclose()
+
+
+async def test_fail_open_processes_messages_while_redis_is_down(pauses: Pauses) -> None:
+    """With fail_open=True the old way: processed without deduplication, each resend again."""
+    client = redis.asyncio.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.5)
+    store = RedisDedupeStore(client, sleep=pauses.sleep, clock=pauses.clock)
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=store, fail_open=True)
+    alice = ServerCallContext(user=Named("alice"))
+    await handler.on_message_send(send(), alice)
+    await handler.on_message_send(send(), alice)
+    assert inner.runs == 2
+    assert store.failures == 2
     await store.aclose()
 
 
@@ -528,13 +547,13 @@ def fill(server: RedisServer) -> redis.Redis:
     return admin
 
 
-async def test_a_full_redis_refuses_each_write_logged_and_counted(
+async def test_a_full_redis_refuses_each_message_logged_and_counted(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A full Redis refuses each claim: one WARNING and one count each, and the stated cost.
+    """A full Redis refuses each claim: the message is refused unrun, one WARNING and count each.
 
-    ``maxmemory`` below what it uses, ``noeviction``: the cost is the one the docs state, a
-    resent message runs again, nothing worse.
+    ``maxmemory`` below what it uses, ``noeviction``: nothing is processed without
+    deduplication; once Redis has room again, deduplication is back.
     """
     store = RedisDedupeStore(redis.asyncio.Redis.from_url(redis_server.url), timeout=5)
     inner = FakeHandler()
@@ -543,46 +562,102 @@ async def test_a_full_redis_refuses_each_write_logged_and_counted(
     with caplog.at_level(logging.WARNING, logger="a2a_client_errors.server"):
         for index in range(5):
             for _ in range(2):
-                answer = await handler.on_message_send(send(f"full-{index}"), API_KEY)
-                assert isinstance(answer, Task)
-    assert inner.runs == 10
+                with pytest.raises(InternalError, match="cannot take this message now"):
+                    await handler.on_message_send(send(f"full-{index}"), API_KEY)
+    assert inner.runs == 0
     assert store.refusals == 10
     assert store.failures == 0
     refused = [r for r in caplog.records if "refused a write" in r.getMessage()]
     assert len(refused) == 10
     assert all(r.levelno == logging.WARNING for r in refused)
     assert "OutOfMemoryError" in refused[0].getMessage()
-    assert "a resend of it may run again" in refused[0].getMessage()
+    assert "refuses it as not processed" in refused[0].getMessage()
     admin.config_set("maxmemory", 0)  # room again: deduplication is back
     await handler.on_message_send(send("full-0"), API_KEY)
     await handler.on_message_send(send("full-0"), API_KEY)
-    assert inner.runs == 11
+    assert inner.runs == 1
     admin.close()
     await store.aclose()
 
 
-async def test_a_record_refused_gives_the_claim_back(redis_server: RedisServer) -> None:
-    """Redis fills while the first attempt runs: the record is refused, counted, the claim gone.
+async def test_a_record_refused_keeps_the_claim_and_is_written_once_redis_has_room(
+    redis_server: RedisServer,
+) -> None:
+    """Redis fills while the first attempt runs: the claim stays, resends are refused unrun.
 
-    A resend then runs at once, instead of waiting out the lease.
+    Once Redis has room, the next renewal writes the record: the resend gets the first task.
     """
+    ticks = Ticks()
     store = RedisDedupeStore(
-        redis.asyncio.Redis.from_url(redis_server.url), prefix="late:", timeout=5
+        redis.asyncio.Redis.from_url(redis_server.url),
+        prefix="late:",
+        timeout=5,
+        renew_sleep=ticks.sleep,
     )
     inner = FakeHandler()
     inner.gate = asyncio.Event()
     handler = deduplicate(inner, store=store)
     first = asyncio.create_task(handler.on_message_send(send(), API_KEY))
     await asyncio.wait_for(inner.started.wait(), 10)
+    await asyncio.wait_for(ticks.waiting.get(), 10)
     admin = fill(redis_server)
-    assert admin.keys("late:*") != []
     inner.gate.set()
-    assert isinstance(await asyncio.wait_for(first, 10), Task)
+    task = await asyncio.wait_for(first, 10)
+    assert isinstance(task, Task)
     assert store.refusals == 1
-    assert admin.keys("late:*") == []
+    [key] = admin.keys("late:*")
+    assert "claim" in json.loads(admin.get(key))  # type: ignore[arg-type]
+    with pytest.raises(InternalError, match="cannot take this message now"):
+        await handler.on_message_send(send(), API_KEY)  # Redis refuses the claim too
     admin.config_set("maxmemory", 0)
-    await handler.on_message_send(send(), API_KEY)
-    assert inner.runs == 2
+    await ticks.go.put(None)  # the renewal writes the record
+
+    async def recorded() -> None:
+        while "task" not in json.loads(admin.get(key)):  # type: ignore[arg-type]
+            await asyncio.sleep(0)
+
+    await asyncio.wait_for(recorded(), 10)
+    again = await handler.on_message_send(send(), API_KEY)
+    assert isinstance(again, Task)
+    assert again.id == task.id
+    assert inner.runs == 1
+    assert 3_500_000 < admin.pttl(key) <= 86_400_000  # the record's ttl
+    admin.close()
+    await store.aclose()
+
+
+async def test_a_claim_and_a_streams_record_outlive_the_ttl_while_running(
+    shared_redis: RedisServer,
+) -> None:
+    """A ttl of 2 s: renewal keeps the claim, then the stream's first record, alive past it.
+
+    The key's expiry is cut short by hand (as if the time had passed); each renewal makes it
+    whole again while the first attempt runs, and the end counts the ttl from then.
+    """
+    ticks = Ticks()
+    store = store_on(shared_redis.url, Pauses(), renew_sleep=ticks.sleep)
+    admin = redis.Redis.from_url(shared_redis.url)
+    owner = await store.claim("k", FP, 2)
+    name = store.prefix + "k"
+    assert await asyncio.wait_for(ticks.waiting.get(), 10) == pytest.approx(2 / 3)
+    for _ in range(3):
+        admin.pexpire(name, 50)
+        await ticks.tick()
+        assert admin.pttl(name) > 1000
+    assert not (await store.claim("k", FP, 2)).owned
+    record = DedupeRecord(task_id="t", fingerprint=FP)
+    await store.record("k", owner.token, record, 2, final=False)
+    for _ in range(3):
+        admin.pexpire(name, 50)
+        await ticks.tick()
+        assert admin.pttl(name) > 1000
+        assert (await store.claim("k", FP, 2)).record == record
+    admin.pexpire(name, 50_000)  # a longer expiry is never shortened by a renewal
+    await ticks.tick()
+    assert admin.pttl(name) > 10_000
+    await store.record("k", owner.token, record, 2)
+    assert 0 < admin.pttl(name) <= 2000
+    assert ticks.waiting.empty()
     admin.close()
     await store.aclose()
 
@@ -590,7 +665,7 @@ async def test_a_record_refused_gives_the_claim_back(redis_server: RedisServer) 
 async def test_a_stream_records_its_task_once_and_its_resend_resumes_it(
     shared_redis: RedisServer, pauses: Pauses
 ) -> None:
-    """A stream's task is written at its first event; the end spends the claim, no rewrite."""
+    """A stream's task is written at its first event; the end counts the ttl from then."""
     store = store_on(shared_redis.url, pauses)
     inner = FakeHandler()
     handler = deduplicate(inner, store=store)

@@ -33,7 +33,9 @@ from a2a.utils.errors import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_mark
 from a2a_client_errors.server import (
+    Claim,
     DedupeRecord,
     DedupeStore,
     DeduplicatingHandler,
@@ -300,18 +302,29 @@ async def test_an_entry_expires_after_its_ttl() -> None:
     assert inner.runs == 2
 
 
-async def test_the_memory_store_keeps_at_most_max_entries() -> None:
-    """The memory store keeps at most max entries."""
+async def test_a_full_store_refuses_the_new_message_and_keeps_the_others() -> None:
+    """At max_entries: the third message is refused unrun; the first two still dedupe."""
+    clock = Clock()
     inner = FakeHandler()
-    store = MemoryDedupeStore(max_entries=2)
-    handler = deduplicate(inner, store=store)
-    for message_id in ("a", "b", "c"):
+    store = MemoryDedupeStore(max_entries=2, clock=clock)
+    handler = deduplicate(inner, store=store, ttl=60)
+    for message_id in ("a", "b"):
         await handler.on_message_send(send(message_id), anonymous())
+    clock.now += 10
+    with pytest.raises(InternalError, match="cannot take this message now") as refused:
+        await handler.on_message_send(send("c"), anonymous())
+    assert refused.value.data == {"retryAfter": "50"}  # when "a" expires
+    assert inner.runs == 2
+    assert store.refusals == 1
+    assert store.evictions == 0
     assert len(store) == 2
+    for message_id in ("a", "b"):  # another caller's late resends: still answered
+        await handler.on_message_send(send(message_id), anonymous())
+    assert inner.runs == 2
+    clock.now += 51  # past the ttl of both: they may go now
     await handler.on_message_send(send("c"), anonymous())
     assert inner.runs == 3
-    await handler.on_message_send(send("a"), anonymous())  # evicted: runs again
-    assert inner.runs == 4
+    assert store.evictions == 1
     assert "max_entries=2" in repr(store)
 
 
@@ -554,9 +567,10 @@ async def test_every_other_method_is_delegated() -> None:
         SubscribeToTaskRequest,
     )
 
-    assert (await handler.on_get_task(GetTaskRequest(id=task.id), context)) == task
+    stored = inner.tasks[task.id]  # the answer is a marked copy of it
+    assert (await handler.on_get_task(GetTaskRequest(id=task.id), context)) == stored
     assert len((await handler.on_list_tasks(ListTasksRequest(), context)).tasks) == 1
-    assert (await handler.on_cancel_task(CancelTaskRequest(id=task.id), context)) == task
+    assert (await handler.on_cancel_task(CancelTaskRequest(id=task.id), context)) == stored
     assert await handler.on_get_task_push_notification_config(None, context) == "get-config"  # type: ignore[arg-type]
     assert await handler.on_list_task_push_notification_configs(None, context) == "list-configs"  # type: ignore[arg-type]
     assert await handler.on_create_task_push_notification_config("c", context) == "c"  # type: ignore[arg-type]
@@ -681,55 +695,313 @@ async def test_records_keep_ids_not_answers() -> None:
 
 
 async def test_the_memory_store_stays_under_its_byte_bound() -> None:
-    """Records of 2 KB Messages past max_bytes: the oldest go, counted; memory stays bounded."""
-    store = MemoryDedupeStore(max_bytes=256 * 1024)
+    """Records of 2 KB Messages up to max_bytes: then new claims are refused, none evicted."""
+    clock = Clock()
+    store = MemoryDedupeStore(max_bytes=256 * 1024, clock=clock)
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
+        kept = []
         for index in range(2000):
             claim = await store.claim(f"k-{index}", "fp", 60)
+            if claim.degraded:
+                continue
             record = DedupeRecord(fingerprint="fp", message=bytes([index % 256]) * 2048)
             await store.record(f"k-{index}", claim.token, record, 60)
+            kept.append(index)
             assert store.bytes_used <= store.max_bytes
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
     assert grown <= store.max_bytes
-    assert 0 < len(store) < 2000
-    assert store.evictions == 2000 - len(store)
-    assert (await store.claim("k-1999", "fp", 60)).record is not None  # the newest stay
-    assert (await store.claim("k-0", "fp", 60)).owned  # the oldest went: it runs again
+    assert 0 < len(store) == len(kept) < 2000
+    assert store.refusals == 2000 - len(kept)
+    assert store.evictions == 0
+    whole = []
+    for index in kept:  # every record within its ttl is still there
+        found = (await store.claim(f"k-{index}", "fp", 60)).record
+        assert found is not None
+        # its answer whole, or (the last ones, once it no longer fit) not kept
+        assert found.message in (b"", bytes([index % 256]) * 2048)
+        whole.append(bool(found.message))
+    assert whole[0]
+    assert whole == sorted(whole, reverse=True)
+    clock.now += 61
+    assert (await store.claim("k-new", "fp", 60)).owned  # expired records made room
+    assert store.evictions > 0
     assert "max_bytes=262144" in repr(store)
 
 
-async def test_expired_entries_go_first_and_running_claims_last() -> None:
-    """Over the bound: expired entries (not counted), then answered ones, then running claims."""
+async def test_only_records_past_their_ttl_ever_make_room() -> None:
+    """Full: an expired record goes; a live record or a running claim never does."""
     clock = Clock()
     store = MemoryDedupeStore(max_entries=3, clock=clock)
     old = await store.claim("old", "fp", 10)
     await store.record("old", old.token, DedupeRecord(task_id="t", fingerprint="fp"), 10)
     clock.now += 20  # "old" expired
-    running = await store.claim("running", "fp", 60)
+    running = await store.claim("running", "fp", 1)  # its ttl is short; it runs on
     done = await store.claim("done", "fp", 60)
     await store.record("done", done.token, DedupeRecord(task_id="t", fingerprint="fp"), 60)
-    await store.claim("new-1", "fp", 60)
-    assert store.evictions == 0  # the expired one made room
-    assert len(store) == 3
-    await store.claim("new-2", "fp", 60)  # the answered one goes before the running claim
+    assert (await store.claim("new-1", "fp", 60)).owned  # the expired one made room
     assert store.evictions == 1
-    assert not (await store.claim("running", "fp", 60)).owned
-    assert (await store.claim("done", "fp", 60)).owned  # only claims left: the oldest goes
-    assert store.evictions == 2
-    await store.record("running", running.token, DedupeRecord(task_id="r"), 60)  # ignored
+    clock.now += 30  # the running claim outlives any ttl
+    refused = await store.claim("new-2", "fp", 60)
+    assert refused.degraded
+    assert not refused.owned
+    assert refused.retry_after == pytest.approx(30.0)  # when "done" expires
+    assert store.refusals == 1
+    assert not (await store.claim("running", "fp", 60)).owned  # still claimed
+    assert (await store.claim("done", "fp", 60)).record is not None  # still recorded
+    await store.record("running", running.token, DedupeRecord(task_id="r"), 5)
+    clock.now += 4
+    assert (await store.claim("running", "fp", 60)).record == DedupeRecord(task_id="r")
+    clock.now += 2  # five seconds after its attempt ended
     assert (await store.claim("running", "fp", 60)).owned
-    full = MemoryDedupeStore(max_entries=1)
-    assert (await full.claim("a", "fp", 60)).owned
-    waiter = asyncio.create_task(full.wait("a", 10))
-    await asyncio.sleep(0)  # let it wait
-    await full.claim("b", "fp", 60)
-    assert full.evictions == 1
-    assert await waiter is None  # woken: it claims again
     with pytest.raises(ValueError, match="max_bytes"):
         MemoryDedupeStore(max_bytes=0)
+
+
+async def test_a_waiter_on_a_running_claim_of_a_full_store_is_not_woken() -> None:
+    """A full store with one running claim refuses the next message; its waiter waits on."""
+    full = MemoryDedupeStore(max_entries=1)
+    claim = await full.claim("a", "fp", 60)
+    assert claim.owned
+    waiter = asyncio.create_task(full.wait("a", 10))
+    await asyncio.sleep(0)  # let it wait
+    assert (await full.claim("b", "fp", 60)).degraded
+    assert (await full.claim("b", "fp", 60)).retry_after is None  # nothing expires: no hint
+    assert not waiter.done()
+    await full.record("a", claim.token, DedupeRecord(task_id="t"), 60)
+    assert await waiter == DedupeRecord(task_id="t")
+    assert full.evictions == 0
+
+
+async def test_an_answer_that_does_not_fit_is_recorded_without_it() -> None:
+    """The claim's room holds the task id; a Message answer too big for what is left is not."""
+    store = MemoryDedupeStore(max_bytes=3000)
+    claim = await store.claim("k", "fp", 60)
+    await store.record("k", claim.token, DedupeRecord(fingerprint="fp", message=b"x" * 4096), 60)
+    found = (await store.claim("k", "fp", 60)).record
+    assert found == DedupeRecord(fingerprint="fp")
+    assert store.bytes_used <= store.max_bytes
+
+
+async def test_a_full_store_warns_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    """Each refusal counts; a WARNING says so at most once per warn_interval."""
+    clock = Clock()
+    store = MemoryDedupeStore(max_entries=1, clock=clock, warn_interval=60)
+    await store.claim("a", "fp", 60)
+    with caplog.at_level(logging.WARNING, logger="a2a_client_errors.server"):
+        for _ in range(3):
+            assert (await store.claim("b", "fp", 60)).degraded
+        clock.now += 61
+        assert (await store.claim("b", "fp", 60)).degraded
+    assert store.refusals == 4
+    warned = [record for record in caplog.records if "store full" in record.getMessage()]
+    assert len(warned) == 2
+    assert all(record.levelno == logging.WARNING for record in warned)
+    assert "refused as not processed" in warned[0].getMessage()
+
+
+# --------------------------------------------------------------------------------------------
+# The ttl counts from the end of the first attempt; a running claim never ends
+# --------------------------------------------------------------------------------------------
+
+
+async def test_a_first_attempt_longer_than_the_ttl_keeps_its_claim() -> None:
+    """A ttl of 2 s, a task of 4 s: the resend at 3 s waits and gets the task; one run."""
+    clock = Clock()
+    inner = FakeHandler()
+    inner.gate = asyncio.Event()
+    handler = deduplicate(inner, store=MemoryDedupeStore(clock=clock), ttl=2)
+    first = asyncio.create_task(handler.on_message_send(send(), anonymous()))
+    await inner.started.wait()
+    clock.now += 3
+    resend = asyncio.create_task(handler.on_message_send(send(), anonymous()))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not resend.done()  # it waits for the first attempt
+    clock.now += 1
+    inner.gate.set()
+    task, again = await first, await resend
+    assert isinstance(task, Task)
+    assert isinstance(again, Task)
+    assert again.id == task.id
+    assert inner.runs == 1
+    clock.now += 1.9  # within the ttl, counted from the end of the first attempt
+    assert (await handler.on_message_send(send(), anonymous())).id == task.id  # type: ignore[union-attr]
+    assert inner.runs == 1
+    clock.now += 0.2
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+async def test_a_stream_longer_than_the_ttl_keeps_its_record_until_it_ends() -> None:
+    """A stream running past its ttl after its first event: a resend follows it, no run."""
+    clock = Clock()
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=MemoryDedupeStore(clock=clock), ttl=2)
+    stream = handler.on_message_send_stream(send(), anonymous())
+    opening = await anext(stream)
+    clock.now += 10
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Task)
+    assert again.id == opening.id
+    inner.updates.put_nowait(COMPLETED)
+    await drain(stream)
+    clock.now += 1.9
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 1
+    clock.now += 0.2
+    await handler.on_message_send(send(), anonymous())
+    assert inner.runs == 2
+
+
+# --------------------------------------------------------------------------------------------
+# A store that cannot take the message: refused, not processed, per binding
+# --------------------------------------------------------------------------------------------
+
+
+class Refusing:
+    """A store that takes nothing (a store of its own kind: owned and degraded)."""
+
+    def __init__(self, retry_after: float | None = 7.0) -> None:
+        """__init__."""
+        self.retry_after = retry_after
+
+    async def claim(self, key: str, fingerprint: str, ttl: float) -> Any:
+        """Degraded, as an earlier store said it: owned."""
+        return Claim(owned=True, degraded=True, retry_after=self.retry_after)
+
+    async def wait(self, key: str, timeout: float) -> DedupeRecord | None:
+        """Nothing to wait for."""
+        return None
+
+    async def record(
+        self, key: str, token: str, record: DedupeRecord, ttl: float, *, final: bool = True
+    ) -> None:
+        """Nothing kept."""
+
+    async def release(self, key: str, token: str) -> None:
+        """Nothing held."""
+
+
+class Servicer:
+    """A gRPC servicer context that records its abort, and raises as grpc.aio's does."""
+
+    def __init__(self) -> None:
+        """__init__."""
+        self.aborted: tuple[Any, ...] | None = None
+
+    async def abort(self, code: Any, details: str, trailing_metadata: Any) -> None:
+        """Record the abort; raise."""
+        self.aborted = (code, details, trailing_metadata)
+        raise RuntimeError("aborted")
+
+
+async def test_a_refused_send_runs_nothing_on_any_binding() -> None:
+    """Over gRPC an UNAVAILABLE abort with pushback; JSON-RPC a 503; HTTP+JSON an error."""
+    import grpc
+    from google.rpc import error_details_pb2, status_pb2
+    from starlette.exceptions import HTTPException
+
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=Refusing(retry_after=7.2))
+    servicer = Servicer()
+    with pytest.raises(RuntimeError, match="aborted"):
+        await handler.on_message_send(send(), ServerCallContext(state={"grpc_context": servicer}))
+    assert servicer.aborted is not None
+    code, details, trailers = servicer.aborted
+    assert code is grpc.StatusCode.UNAVAILABLE
+    assert "nothing was done" in details
+    trailer = dict(trailers)
+    assert trailer["grpc-retry-pushback-ms"] == "7200"
+    status = status_pb2.Status.FromString(trailer["grpc-status-details-bin"])
+    assert status.code == 14
+    retry = error_details_pb2.RetryInfo()
+    assert status.details[1].Unpack(retry)
+    assert retry.retry_delay.ToMilliseconds() == 7200
+    jsonrpc = ServerCallContext(state={"method": "SendMessage", "request_id": 3})
+    with pytest.raises(HTTPException) as raised:
+        await drain(handler.on_message_send_stream(send(), jsonrpc))
+    assert raised.value.status_code == 503
+    assert raised.value.headers == {"Retry-After": "8"}
+    with pytest.raises(InternalError, match="send it again in 8 s") as refused:
+        await handler.on_message_send(send(), anonymous())
+    assert refused.value.data == {"retryAfter": "8"}
+    assert inner.runs == 0
+
+
+async def test_fail_open_processes_what_the_store_cannot_take_and_promises_nothing() -> None:
+    """fail_open: the message runs (each resend again), unmarked; a card cannot go with it."""
+    inner = FakeHandler()
+    handler = deduplicate(inner, store=Refusing(), fail_open=True)
+    first = await handler.on_message_send(send(), anonymous())
+    await handler.on_message_send(send(), anonymous())
+    inner.updates.put_nowait(COMPLETED)
+    events = await drain(handler.on_message_send_stream(send(), anonymous()))
+    assert inner.runs == 3
+    assert read_dedupe_mark(first) is None
+    assert all(read_dedupe_mark(event) is None for event in events)
+    healthy = deduplicate(FakeHandler(), fail_open=True)
+    assert read_dedupe_mark(await healthy.on_message_send(send(), anonymous())) is None
+    from a2a.types.a2a_pb2 import AgentCard
+
+    with pytest.raises(ValueError, match="cannot promise"):
+        deduplicate(FakeHandler(), fail_open=True, card=AgentCard(name="agent"))
+
+
+# --------------------------------------------------------------------------------------------
+# The mark on every answer
+# --------------------------------------------------------------------------------------------
+
+
+async def test_every_answer_carries_the_mark_and_the_task_store_none() -> None:
+    """First answer, resend, streamed Task events: marked with the ttl; stored task unmarked."""
+    inner = FakeHandler()
+    handler = deduplicate(inner, ttl=120)
+    expected = DedupeParams(ttl=120.0, per_caller=True)
+    first = await handler.on_message_send(send(), anonymous())
+    again = await handler.on_message_send(send(), anonymous())
+    assert read_dedupe_mark(first) == expected
+    assert read_dedupe_mark(again) == expected
+    assert isinstance(first, Task)
+    assert dict(first.metadata[DEDUPLICATE_EXTENSION]) == {"ttl": 120.0, "perCaller": True}
+    assert read_dedupe_mark(inner.tasks[first.id]) is None
+    inner.updates.put_nowait(COMPLETED)
+    streamed = await drain(handler.on_message_send_stream(send("m-2"), anonymous()))
+    assert read_dedupe_mark(streamed[0]) == expected  # the Task
+    assert read_dedupe_mark(streamed[1]) is None  # a status update carries no Task
+    resumed = await drain(handler.on_message_send_stream(send("m-2"), anonymous()))
+    assert [read_dedupe_mark(event) for event in resumed] == [expected]
+    assert all(read_dedupe_mark(task) is None for task in inner.tasks.values())
+    passed = await handler.on_message_send(send(""), anonymous())  # not deduplicated
+    assert read_dedupe_mark(passed) is None
+
+
+async def test_a_message_answer_is_marked_too() -> None:
+    """A Message answer, first and resent: marked; what the store keeps is not."""
+    inner = FakeHandler()
+    inner.answer_message = True
+    handler = deduplicate(inner)
+    first = await handler.on_message_send(send(), anonymous())
+    again = await handler.on_message_send(send(), anonymous())
+    assert isinstance(again, Message)
+    assert read_dedupe_mark(first) == read_dedupe_mark(again) == DedupeParams(ttl=86400.0)
+
+
+async def test_with_a2a_errors_lets_the_refusal_through() -> None:
+    """with_a2a_errors(deduplicate(...)): the 503 of a JSON-RPC refusal is not made internal."""
+    from starlette.exceptions import HTTPException
+
+    from a2a_client_errors.server import with_a2a_errors
+
+    inner = FakeHandler()
+    handler = with_a2a_errors(deduplicate(inner, store=Refusing()))
+    jsonrpc = ServerCallContext(state={"method": "SendMessage"})
+    with pytest.raises(HTTPException) as raised:
+        await handler.on_message_send(send(), jsonrpc)
+    assert raised.value.status_code == 503
+    assert inner.runs == 0

@@ -40,6 +40,7 @@ from a2a_client_errors.server import (
     to_http,
     to_jsonrpc,
 )
+from a2a_client_errors.server._unavailable import STORE_UNAVAILABLE, Unavailable, note
 from a2a_client_errors.types import ErrorKind, Source, WireShape
 from tests.asgi import serve
 
@@ -401,3 +402,70 @@ def test_a_relay_keeps_an_unknown_peer_reason_first() -> None:
     relayed = from_failure(_peer_error(HUGE, reason="PEER_SPECIFIC"))
     assert relayed.reason == "INVALID_AGENT_RESPONSE"
     assert relayed.metadata == {"peerReason": "PEER_SPECIFIC", "droppedMetadata": "64"}
+
+
+# --- the middleware completes a refusal deduplicate noted ----------------------------------
+
+
+async def _asgi(app: Any) -> list[dict[str, Any]]:
+    """Run ``app`` under the middleware for one POST; every message it sent the client."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b'{"id": 9}', "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    await A2AErrorMiddleware(app, binding="jsonrpc")(scope, receive, send)
+    return sent
+
+
+SSE_START = {
+    "type": "http.response.start",
+    "status": 200,
+    "headers": [(b"content-type", b"text/event-stream; charset=utf-8")],
+}
+
+
+async def test_an_event_stream_goes_out_whole_with_its_first_event() -> None:
+    """No refusal: the stream's start waits for its first event, then all goes out in order."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send(SSE_START)
+        await send({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    sent = await _asgi(app)
+    assert [message["type"] for message in sent] == [
+        "http.response.start",
+        "http.response.body",
+        "http.response.body",
+    ]
+    assert sent[0] is SSE_START
+
+
+@pytest.mark.parametrize("how", ["answers", "streams", "raises"])
+async def test_a_noted_refusal_is_answered_503_in_place_of_the_apps_answer(how: str) -> None:
+    """Noted before the app answers, before a stream's first event, or before it raised: 503."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if how == "streams":
+            await send(SSE_START)
+        note(Unavailable(STORE_UNAVAILABLE, "not now", 2.5, "jsonrpc"))
+        if how == "raises":
+            raise RuntimeError("what the route made of it")
+        if how == "answers":
+            await send({"type": "http.response.start", "status": 500, "headers": []})
+        await send({"type": "http.response.body", "body": b"the app's own", "more_body": False})
+
+    sent = await _asgi(app)
+    assert len(sent) == 2
+    start, body = sent
+    assert start["status"] == 503
+    assert (b"retry-after", b"3") in start["headers"]
+    answer = json.loads(body["body"])
+    assert answer["id"] == 9  # read from the body, as the handler did not know it
+    assert answer["error"]["code"] == -32000
+    assert note(Unavailable(STORE_UNAVAILABLE, "x", 1)) is False  # outside a request: no slot

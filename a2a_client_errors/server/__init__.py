@@ -27,8 +27,10 @@ Adapters, each in its own module and importable from here:
 * ``a2a_client_errors.integrations.grpc.A2AErrorInterceptor`` for ``grpc.aio`` servers.
 
 `deduplicate` (``server/dedupe.py``) wraps an a2a-sdk ``RequestHandler`` so that a resent
-message runs once per caller, and says so in the card (`DEDUPLICATE_EXTENSION`); it remembers
-messages in a `MemoryDedupeStore` or, for a fleet, a `RedisDedupeStore`.
+message runs once per caller, and says so in the card (`DEDUPLICATE_EXTENSION`) and on each
+answer; it remembers messages in a `MemoryDedupeStore` or, for a fleet, a `RedisDedupeStore`,
+and refuses a message its store cannot take as not processed (503 with ``Retry-After``, which
+`A2AErrorMiddleware` completes over HTTP; gRPC ``UNAVAILABLE``).
 
 A handler raises `A2AError`; the adapter answers in the binding's wire shape. An error that
 cannot be encoded (a message that is not text, a lone surrogate, a detail the binding cannot

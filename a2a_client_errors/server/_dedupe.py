@@ -9,16 +9,45 @@ a2a-sdk's ``DefaultRequestHandler`` makes a second task and runs the executor ag
 
 and the wrapper goes wherever a handler goes (the JSON-RPC and HTTP+JSON routes, ``GrpcHandler``).
 With ``card=``, the card says so: the `DEDUPLICATE_EXTENSION` extension (never required), with
-the ``ttl``, for clients to resend at once.
+the ``ttl``, for clients to resend at once. Serve the HTTP app under `A2AErrorMiddleware`, so
+that a refused send (below) is answered 503 with ``Retry-After`` on both HTTP bindings.
 
 The guarantee
-    Within ``ttl`` seconds of the first attempt, and within one store, a SendMessage or
-    SendStreamingMessage that the same caller already sent (the same messageId) never reaches
-    the wrapped handler: the executor runs once. A unary resend answers with the first
-    attempt's task as it is now, read from the task store (``on_get_task``), or with the first
-    answer itself when that was a small Message. A streaming resend resumes: the task as it is
-    now, then its events until it ends (``on_subscribe_to_task``); a task already terminal or
-    interrupted is sent, and the stream ends. Every other method is delegated unchanged.
+    Within one store, a SendMessage or SendStreamingMessage that the same caller already sent
+    (the same messageId) never reaches the wrapped handler while the first attempt runs,
+    however long it runs, and for ``ttl`` seconds after it ended: the executor runs once. So
+    a resend received within ``ttl`` seconds of the first send's receipt is always covered,
+    and a client's resend sent within ``ttl`` of its first send is covered unless it travels
+    longer than the first send took to be answered (see `DEDUPLICATE_EXTENSION`'s module).
+    A unary resend answers with the first attempt's task as it is now, read from the task
+    store (``on_get_task``), or with the first answer itself when that was a small Message.
+    A streaming resend resumes: the task as it is now, then its events until it ends
+    (``on_subscribe_to_task``); a task already terminal or interrupted is sent, and the
+    stream ends. Every other method is delegated unchanged.
+
+The mark on each answer
+    A card can be stale (cached, or served by a hop), so every Task or Message that a
+    deduplicated SendMessage or SendStreamingMessage answers (first attempt or resend, every
+    such event of a stream) carries the extension's params in its ``metadata``, under the
+    extension's URI: ``{"urn:a2a-client-errors:ext:deduplicate:v1": {"ttl": 86400.0,
+    "perCaller": true}}`` (read with ``_dedupe_card.read_dedupe_mark``). The mark is on a copy:
+    the task store keeps the task as it was made. On a2a-sdk 0.3 the URI is also added to
+    the call's ``activated_extensions`` (0.3's JSON-RPC routes echo it in the
+    ``X-A2A-Extensions`` header; 1.x's context has no such set). A message passed through
+    (no messageId, or ``fail_open`` with the store down) carries no mark.
+
+When the store cannot take the message
+    A store never drops another message's claim or record to make room. When it cannot take
+    a new message (full, Redis unreachable or refusing writes), the send is refused before
+    anything runs, as *not processed*, to be sent again later: over gRPC ``UNAVAILABLE`` with
+    a ``RetryInfo`` and ``grpc-retry-pushback-ms``; over JSON-RPC and HTTP+JSON, under
+    `A2AErrorMiddleware`, HTTP 503 with ``Retry-After`` and the binding's error body
+    (``server/_unavailable.py``). Without the middleware a JSON-RPC route still answers 503
+    with ``Retry-After`` (Starlette's plain-text answer to the ``HTTPException`` raised),
+    and an HTTP+JSON route an ``InternalError`` (an unknown outcome to a client: it looks the
+    message up rather than resend it). The store logs and counts each refusal. With
+    ``fail_open=True`` such a message is processed without deduplication instead; a resend
+    of it may run again, so that agent promises nothing: no card entry, no mark.
 
 The key: the same caller, the same tenant, the same messageId
     The caller (`caller_of`) is the authenticated user (``ServerCallContext.user``); else the
@@ -63,14 +92,12 @@ What is kept, and the limits
       answers ``InternalError``: a fleet must share its task store. A Message answer is kept
       when it is at most ``max_message_bytes`` serialized; a resend of a larger one is refused
       with ``UnsupportedOperationError`` (it was processed; its answer cannot be sent again).
-    * Across ``ttl``: an entry expires ``ttl`` seconds after the first attempt; a resend after
-      that runs again. The default (24 h) outlasts any client's retry schedule; it should not
-      outlast the task store's retention.
+    * Across ``ttl``: a record expires ``ttl`` seconds after its first attempt ended; a
+      resend after that runs again. The default (24 h) outlasts any client's retry schedule;
+      it should not outlast the task store's retention.
     * Across stores: agents that do not share a store do not see each other's messages. The
-      in-memory store is one process, bounded in entries and bytes (an evicted entry is
-      forgotten); `RedisDedupeStore` is a fleet.
-    * A store that fails or refuses a write fails open: the message is processed without
-      deduplication (a resend may run it again), and the store logs and counts it.
+      in-memory store is one process, bounded in entries and bytes (it refuses new messages
+      rather than forget one within its ttl); `RedisDedupeStore` is a fleet.
 """
 
 from __future__ import annotations
@@ -83,11 +110,12 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
 from a2a_client_errors._reasons import Reason
 from a2a_client_errors.server._dedupe_store import (
+    DEFAULT_RETRY_AFTER,
     Claim,
     DedupeRecord,
     DedupeStore,
@@ -99,17 +127,27 @@ from a2a_client_errors.server._sdk import (
     SETTLED,
     TASK_CLASS,
     RequestHandler,
+    activate_extension,
     agent_extension,
     dump_message,
     fingerprint_part,
     get_task,
     list_tasks,
     load_message,
+    marked,
     put_extension,
     sdk_error,
     sdk_reason,
     subscribe,
     tenant_of,
+)
+from a2a_client_errors.server._unavailable import (
+    STORE_UNAVAILABLE,
+    Unavailable,
+    grpc_answer,
+    http_exception,
+    note,
+    retry_after_header,
 )
 
 if TYPE_CHECKING:
@@ -318,7 +356,9 @@ def _refuse_if_different(first: str, resent: str) -> None:
 def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
     """The card's `DEDUPLICATE_EXTENSION` entry for a handler with this ``ttl``.
 
-    Never required: a client that does not know it loses nothing.
+    Never required: a client that does not know it loses nothing. ``ttl`` counts from the end
+    of a message's first attempt, which is never forgotten while it runs: a resend sent
+    within ``ttl`` seconds of the first send is answered with the first send's task.
 
     Args:
         ttl: the handler's ttl, in seconds.
@@ -329,10 +369,30 @@ def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
     return agent_extension(
         DEDUPLICATE_EXTENSION,
         "SendMessage is idempotent per caller: a resend with the same messageId within "
-        "ttl seconds is answered with the first send's task and never runs again; a "
-        "different message under a messageId already used is refused (invalid params).",
+        "ttl seconds of the first send is answered with the first send's task and never "
+        "runs again (the agent keeps a message while its first attempt runs, and ttl "
+        "seconds after it ended); a different message under a messageId already used is "
+        "refused (invalid params); a message the agent cannot remember is refused as not "
+        "processed (503 with Retry-After, gRPC UNAVAILABLE), to be sent again later.",
         DedupeParams(ttl=float(ttl)).to_params(),
     )
+
+
+def _binding_of(context: ServerCallContext) -> tuple[str, Any]:
+    """The binding a call came over, and its gRPC servicer context (None over HTTP)."""
+    state = context.state
+    servicer = state.get("grpc_context")
+    if callable(getattr(servicer, "abort", None)):
+        return "grpc", servicer
+    return ("jsonrpc" if "method" in state else "http+json"), None
+
+
+def _request_id(context: ServerCallContext) -> str | int | None:
+    """The JSON-RPC id a2a-sdk 1.x keeps in the context, or None."""
+    found = context.state.get("request_id")
+    if isinstance(found, (str, int)) and not isinstance(found, bool):
+        return found
+    return None
 
 
 def _task_id_of(event: object) -> str:
@@ -358,6 +418,10 @@ class DeduplicatingHandler(RequestHandler):
         wait_timeout: seconds a duplicate waits for the first attempt's task.
         caller: the caller part of the key, from the call's context (None: cannot tell).
         max_message_bytes: the largest Message answer kept to answer a resend with.
+        fail_open: whether a message the store cannot take is processed without
+            deduplication (True) or refused as not processed (False, the default).
+        mark: the mark put in the metadata of each answer (the extension's params), or
+            None with ``fail_open``.
     """
 
     def __init__(
@@ -369,6 +433,7 @@ class DeduplicatingHandler(RequestHandler):
         wait_timeout: float,
         caller: Callable[[ServerCallContext], str | None],
         max_message_bytes: int,
+        fail_open: bool = False,
     ) -> None:
         self.inner = inner
         self.store = store
@@ -376,6 +441,10 @@ class DeduplicatingHandler(RequestHandler):
         self.wait_timeout = wait_timeout
         self.caller = caller
         self.max_message_bytes = max_message_bytes
+        self.fail_open = fail_open
+        self.mark: dict[str, Any] | None = (
+            None if fail_open else DedupeParams(ttl=float(ttl)).to_params()
+        )
         self._warned = False
         self._warn_lock = threading.Lock()
 
@@ -424,13 +493,15 @@ class DeduplicatingHandler(RequestHandler):
     async def _claim(self, key: str, fingerprint: str) -> Claim:
         """Claim ``key``, or wait for the first attempt's record (claiming again if released).
 
+        A degraded claim (the store cannot take the message) is returned as it is.
+
         Raises:
             InvalidParamsError: the first message under this key was another message.
             InternalError: the first attempt did not make its task within ``wait_timeout``.
         """
         while True:
             claim = await self.store.claim(key, fingerprint, self.ttl)
-            if claim.owned:
+            if claim.owned or claim.degraded:
                 return claim
             _refuse_if_different(claim.fingerprint, fingerprint)
             if claim.record is not None:
@@ -445,6 +516,42 @@ class DeduplicatingHandler(RequestHandler):
             if record is not None:
                 _refuse_if_different(record.fingerprint, fingerprint)
                 return Claim(owned=False, record=record, fingerprint=record.fingerprint)
+
+    async def _refuse(self, claim: Claim, context: ServerCallContext) -> NoReturn:
+        """Refuse a message the store cannot take: not processed, to be sent again later.
+
+        Raises:
+            grpc.aio.AbortError: over gRPC (``UNAVAILABLE``, its details and pushback).
+            HTTPException: over JSON-RPC (503, ``Retry-After``; completed by the middleware).
+            InternalError: over HTTP+JSON (503 once `A2AErrorMiddleware` answers it).
+        """
+        retry_after = DEFAULT_RETRY_AFTER if claim.retry_after is None else claim.retry_after
+        binding, servicer = _binding_of(context)
+        refusal = Unavailable(
+            STORE_UNAVAILABLE,
+            "this agent cannot take this message now: its deduplication store cannot "
+            "remember another message (full, unreachable or refusing writes); nothing was "
+            f"done: send it again in {retry_after_header(retry_after)} s",
+            retry_after,
+            binding,
+            _request_id(context),
+        )
+        if servicer is not None:
+            await servicer.abort(*grpc_answer(refusal))  # raises grpc.aio.AbortError
+        note(refusal)  # A2AErrorMiddleware answers it, where it serves the app
+        if binding == "jsonrpc":
+            exception = http_exception(refusal)
+            if exception is not None:
+                raise exception
+        metadata = {"retryAfter": retry_after_header(retry_after)}
+        raise sdk_error(A2AError(Reason.INTERNAL_ERROR, refusal.message, metadata))
+
+    def _marked(self, event: Any, context: ServerCallContext) -> Any:
+        """The answer, with the mark (a copy) when this handler gives its word."""
+        if self.mark is None:
+            return event
+        activate_extension(context, DEDUPLICATE_EXTENSION)
+        return marked(event, DEDUPLICATE_EXTENSION, self.mark)
 
     def _record_of(self, result: Task | Message, fingerprint: str) -> DedupeRecord:
         if isinstance(result, TASK_CLASS):
@@ -566,8 +673,15 @@ class DeduplicatingHandler(RequestHandler):
             return await self.inner.on_message_send(params, context)
         fingerprint = message_fingerprint(params.message)
         claim = await self._claim(key, fingerprint)
+        if claim.degraded:
+            if not self.fail_open:
+                await self._refuse(claim, context)
+            return await self.inner.on_message_send(params, context)
         if claim.record is not None:
-            return await self._answer(claim.record, params, context)
+            answer: Task | Message = self._marked(
+                await self._answer(claim.record, params, context), context
+            )
+            return answer
         since = datetime.datetime.now(datetime.timezone.utc)
         try:
             result = await self.inner.on_message_send(params, context)
@@ -583,7 +697,8 @@ class DeduplicatingHandler(RequestHandler):
             await self.store.release(key, claim.token)
             raise
         await self.store.record(key, claim.token, self._record_of(result, fingerprint), self.ttl)
-        return result
+        first: Task | Message = self._marked(result, context)
+        return first
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -599,10 +714,19 @@ class DeduplicatingHandler(RequestHandler):
             return
         fingerprint = message_fingerprint(params.message)
         claim = await self._claim(key, fingerprint)
+        if claim.degraded:
+            if not self.fail_open:
+                await self._refuse(claim, context)
+            async with contextlib.aclosing(
+                self.inner.on_message_send_stream(params, context)
+            ) as unremembered:
+                async for event in unremembered:
+                    yield event
+            return
         if claim.record is not None:
             async with contextlib.aclosing(self._resume(claim.record, params, context)) as rest:
                 async for event in rest:
-                    yield event
+                    yield self._marked(event, context)
             return
         recorded: DedupeRecord | None = None
         try:
@@ -615,7 +739,7 @@ class DeduplicatingHandler(RequestHandler):
                     ):
                         recorded = self._first_record(event, fingerprint)
                         await self.store.record(key, claim.token, recorded, self.ttl, final=False)
-                    yield event
+                    yield self._marked(event, context)
         except BaseException:
             if recorded is None:
                 await self.store.release(key, claim.token)
@@ -723,6 +847,7 @@ def deduplicate(
     credential_headers: Iterable[str] = (),
     card: AgentCard | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    fail_open: bool = False,
 ) -> DeduplicatingHandler:
     """Wrap an a2a-sdk ``RequestHandler`` so that each message makes one task.
 
@@ -730,7 +855,8 @@ def deduplicate(
         handler: the handler to wrap (a ``DefaultRequestHandler``, or another wrapper).
         store: where messages are remembered (default: a new `MemoryDedupeStore`; a
             `RedisDedupeStore` for a fleet of replicas, which must share one task store).
-        ttl: seconds a message is remembered after its first attempt (default 24 h).
+        ttl: seconds a message is remembered after its first attempt ended (default 24 h);
+            it is remembered while that attempt runs, however long.
         wait_timeout: seconds a duplicate waits for the first attempt to make its task.
         caller: the caller part of the key, a function of the call's context that returns a
             string, or None when it cannot tell the caller (default: `caller_of`, by the
@@ -743,6 +869,11 @@ def deduplicate(
             know they may resend at once.
         max_message_bytes: the largest Message answer (serialized) kept to answer a resend
             with; a resend of a larger one is refused (``UnsupportedOperationError``).
+        fail_open: process a message the store cannot take (full, unreachable, refusing
+            writes) without deduplication, instead of refusing it as not processed (503
+            with ``Retry-After``, gRPC ``UNAVAILABLE``). A resend of such a message may run
+            again, so the agent then promises nothing: no ``card=`` entry, and no mark on
+            its answers; clients treat its resends as unsafe.
 
     Returns:
         The wrapping handler, to pass to ``create_jsonrpc_routes``, ``create_rest_routes`` or
@@ -750,7 +881,8 @@ def deduplicate(
 
     Raises:
         ValueError: ``ttl`` or ``wait_timeout`` is not positive, ``max_message_bytes`` is
-            negative, or ``credential_headers`` is given with a ``caller`` of the app's.
+            negative, ``credential_headers`` is given with a ``caller`` of the app's, or
+            ``card`` with ``fail_open`` (a card cannot promise what the agent may skip).
     """
     if ttl <= 0 or wait_timeout <= 0:
         raise ValueError("ttl and wait_timeout must be positive")
@@ -759,6 +891,11 @@ def deduplicate(
     extra = tuple(credential_headers)
     if caller is not None and extra:
         raise ValueError("credential_headers applies to the default caller only")
+    if fail_open and card is not None:
+        raise ValueError(
+            "fail_open processes some messages without deduplication: the card cannot "
+            "promise it (leave card= out, or fail closed)"
+        )
     if caller is None:
         caller = functools.partial(caller_of, headers=(*CREDENTIAL_HEADERS, *extra))
     if card is not None:
@@ -770,4 +907,5 @@ def deduplicate(
         wait_timeout=float(wait_timeout),
         caller=caller,
         max_message_bytes=max_message_bytes,
+        fail_open=fail_open,
     )

@@ -3,7 +3,7 @@
 A store maps a key (a hash of the caller, the tenant and the messageId, made by
 `deduplicate`) to one of three states:
 
-* absent: nobody sent this message yet (or its entry expired): the next call *claims* it and
+* absent: nobody sent this message yet (or its record expired): the next call *claims* it and
   runs;
 * claimed: a first attempt is running and has not made its task yet; other calls wait. The
   claim holds the first message's fingerprint, so that a different message sent with the same
@@ -11,19 +11,30 @@ A store maps a key (a hash of the caller, the tenant and the messageId, made by
 * recorded: the first attempt's answer is known: a `DedupeRecord`, ids and a fingerprint, a
   few hundred bytes (the task itself stays in the agent's task store).
 
-`MemoryDedupeStore` (the default) is one process's memory: thread- and task-safe, entries
-expire after their ttl, and the store holds at most ``max_entries`` entries and ``max_bytes``
-bytes by its own accounting (the oldest answered entries are evicted first, and counted).
-`RedisDedupeStore` is shared by every replica of an agent: a claim is ``SET NX`` with a short
-lease renewed while the first attempt runs, the record replaces it with the ttl, and a replica
-that meets a claim polls (bounded, with backoff) until the record is there.
+Both stores keep the word the card gives (``ttl``, `DEDUPLICATE_EXTENSION`): a claim is never
+expired or dropped while its first attempt runs (however long it runs), and a record is kept
+``ttl`` seconds from the moment its first attempt ended (its final `DedupeStore.record`), so at
+least ``ttl`` seconds after the first send was received. A store never drops one message's
+record to make room for another: when it cannot take a new message (full, unreachable, or
+refusing writes), its `claim` says so (`Claim.degraded`, with a `Claim.retry_after` hint), and
+`deduplicate` refuses that message, before running anything, as *not processed*.
 
-Both fail *open*: when Redis cannot be reached, or refuses a write (``maxmemory`` with the
-``noeviction`` policy, a read-only replica), the message is processed without deduplication,
-because an agent that stops answering while its cache is down hurts more than the duplicate a
-client's resend may then make. Each refusal is logged (a WARNING every time) and counted
+`MemoryDedupeStore` (the default) is one process's memory: thread- and task-safe, bounded at
+``max_entries`` entries and ``max_bytes`` bytes by its own accounting. When a bound is reached,
+records past their ttl go first (counted in `MemoryDedupeStore.evictions`); when none is
+left to go, the new message is refused, logged (a WARNING at most once per
+``warn_interval``) and counted (`MemoryDedupeStore.refusals`).
+
+`RedisDedupeStore` is shared by every replica of an agent: a claim is ``SET NX`` with a short
+lease renewed while the first attempt runs (a stream's record too, until the stream ends),
+the final record replaces it with the ttl, and a replica that meets a claim polls (bounded,
+with backoff) until the record is there. When Redis cannot be reached, or refuses a write
+(``maxmemory`` with the ``noeviction`` policy, a read-only replica), a new message is refused
+(fail closed): the card promises deduplication, and a message processed without it could run
+twice. Each refusal by Redis is logged (a WARNING every time) and counted
 (`RedisDedupeStore.refusals`); each failure to reach Redis is counted
-(`RedisDedupeStore.failures`) and logged at most once per ``warn_interval``.
+(`RedisDedupeStore.failures`) and logged at most once per ``warn_interval``. A final record
+that cannot be written is tried again while the claim holds.
 
 Neither store imports a2a-sdk; redis-py is imported only by `RedisDedupeStore.from_url`, and
 to tell its refusals from its failures.
@@ -35,14 +46,17 @@ import asyncio
 import base64
 import contextlib
 import functools
+import heapq
+import itertools
 import json
 import logging
+import math
 import sys
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from a2a_client_errors._redis_time import patience, run_bounded
@@ -53,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_RETRY_AFTER",
     "Claim",
     "DedupeRecord",
     "DedupeStore",
@@ -66,6 +81,9 @@ DEFAULT_MAX_ENTRIES: Final = 100_000
 """Entries a `MemoryDedupeStore` keeps by default."""
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 """Bytes a `MemoryDedupeStore` holds by default (its own accounting; see `bytes_used`)."""
+DEFAULT_RETRY_AFTER: Final = 1.0
+"""Seconds a message refused by a store that cannot tell when it will take one is told to
+wait before it is sent again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +117,13 @@ class Claim:
         token: the owner's token, given back to `record` and `release`; empty when not owned.
         record: the first attempt's record, when it is known (not owned).
         fingerprint: the first message's fingerprint, when not owned (recorded or not).
-        degraded: the store could not be reached or refused the claim; the claim is owned by
-            default (fail open) and nothing will be remembered.
+        degraded: the store cannot take this message now: it is full (and holds nothing
+            past its ttl), cannot be reached, or refused the write. Nothing is claimed, and
+            nothing will be remembered: `deduplicate` refuses the message as not processed
+            (or, with ``fail_open=True``, processes it without deduplication), whatever
+            ``owned`` says.
+        retry_after: when degraded, the seconds after which the store expects to take the
+            message again (the answer's ``Retry-After``); None when it cannot tell.
     """
 
     owned: bool
@@ -108,6 +131,7 @@ class Claim:
     record: DedupeRecord | None = None
     fingerprint: str = ""
     degraded: bool = False
+    retry_after: float | None = None
 
 
 @runtime_checkable
@@ -119,7 +143,11 @@ class DedupeStore(Protocol):
 
         ``fingerprint`` is the message's (kept with the claim). Returns a `Claim` that is owned,
         or holds the record, or neither (a first attempt is running: `wait` for it); when not
-        owned, it tells the first message's fingerprint.
+        owned, it tells the first message's fingerprint. A claim is kept for as long as its
+        first attempt runs (``ttl`` may bound how long it lives without word from its owner:
+        a lease, renewed). When the store cannot take the message (full, unreachable,
+        refusing writes) it answers a `Claim` that is ``degraded``, and never drops another
+        message's claim or record to make room.
         """
         ...
 
@@ -137,10 +165,12 @@ class DedupeStore(Protocol):
     async def record(
         self, key: str, token: str, record: DedupeRecord, ttl: float, *, final: bool = True
     ) -> None:
-        """Record the first attempt's answer under the claim ``token`` holds, for ``ttl`` s.
+        """Record the first attempt's answer under the claim ``token`` holds.
 
         A first attempt may record twice: the task id as soon as it is known
-        (``final=False``), then its answer; after a ``final`` record the token is spent.
+        (``final=False``: the attempt still runs, and the record is kept while it does),
+        then its answer; after a ``final`` record the token is spent, and the record is kept
+        ``ttl`` seconds from then.
         """
         ...
 
@@ -153,11 +183,15 @@ class DedupeStore(Protocol):
 # In memory
 # --------------------------------------------------------------------------------------------
 
-_ENTRY_OVERHEAD: Final = 256
+_ENTRY_OVERHEAD: Final = 352
 """Bytes an entry costs besides its strings: the entry object, its numbers, the map's slot and
-order link (measured with tracemalloc, rounded up: the accounting errs on the large side)."""
+order link, and its place in the expiry queue (measured with tracemalloc, rounded up: the
+accounting errs on the large side)."""
 _RECORD_OVERHEAD: Final = 64
 """Bytes a record object costs besides its strings."""
+_RECORD_RESERVE: Final = _RECORD_OVERHEAD + sys.getsizeof("x" * 64) + sys.getsizeof(b"")
+"""Bytes a claim sets aside for its record (a task id of up to 64 characters): a first attempt
+that made its task always has room to record it."""
 
 _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[DedupeRecord | None]"]
 
@@ -166,8 +200,11 @@ _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[DedupeRecord | None]"
 class _Entry:
     token: str
     fingerprint: str
-    expires_at: float
+    base: int
+    """The bytes of the claim, its record's reservation included."""
     cost: int
+    expires_at: float = math.inf
+    """When the record expires; never while the first attempt runs."""
     record: DedupeRecord | None = None
     waiters: list[_Waiter] | None = None
 
@@ -184,27 +221,41 @@ def _unwait(entry: _Entry, waiter: _Waiter) -> None:
         waiters.remove(waiter)
 
 
-def _record_cost(record: DedupeRecord) -> int:
-    """The bytes a record adds to its entry (its fingerprint is the claim's, counted there)."""
-    return _RECORD_OVERHEAD + sys.getsizeof(record.task_id) + sys.getsizeof(record.message)
+def _record_extra(record: DedupeRecord) -> int:
+    """The bytes a record adds to its entry past the claim's reservation."""
+    cost = _RECORD_OVERHEAD + sys.getsizeof(record.task_id) + sys.getsizeof(record.message)
+    return max(0, cost - _RECORD_RESERVE)
 
 
 class MemoryDedupeStore:
     """One process's memory of the messages seen (the default store).
 
     Safe from several threads and event loops at once: the map is guarded by a lock, and a
-    waiter is woken on its own loop. An entry lives ``ttl`` seconds from its claim (its record
-    does not extend it). Entries hold ids and a fingerprint, and a Message answer only when
-    the handler keeps it (small ones); `bytes_used` counts what they hold, the Python objects
-    included. Past ``max_entries`` entries or ``max_bytes`` bytes, the oldest expired or
-    answered entries go first, and running claims only when nothing else is left (their
-    waiters then claim again); every entry dropped before its ttl counts in `evictions`, and
-    a resend of its message runs again.
+    waiter is woken on its own loop. A claim is kept while its first attempt runs, however
+    long; its record ``ttl`` seconds from the first attempt's final record. Entries hold ids
+    and a fingerprint, and a Message answer only when the handler keeps it (small ones);
+    `bytes_used` counts what they hold, the Python objects included (each claim sets aside
+    room for its record, so that a first attempt can always record its task).
+
+    At ``max_entries`` entries or ``max_bytes`` bytes, records past their ttl go (counted in
+    `evictions`), and nothing else ever does: a running claim or a record within its ttl is
+    never dropped for another message. When nothing can go, a new message's claim is refused
+    (`Claim.degraded`, with the time until the next record expires as `Claim.retry_after`),
+    counted in `refusals`, and logged at WARNING at most once per ``warn_interval`` seconds.
+    A first attempt's Message answer that does not fit is recorded without it (a resend is
+    then told that answer cannot be sent again, and is still never run). ``bytes_used`` may
+    pass ``max_bytes`` only by task ids longer than 64 characters.
 
     Args:
         max_entries: the most entries kept.
         max_bytes: the most bytes kept, by the store's accounting (`bytes_used`).
         clock: a monotonic clock in seconds (inject one in tests).
+        warn_interval: the least number of seconds between two warnings that the store is
+            full.
+
+    Attributes:
+        evictions: records past their ttl dropped to make room, since the store was made.
+        refusals: messages refused because the store was full, since the store was made.
     """
 
     def __init__(
@@ -213,6 +264,7 @@ class MemoryDedupeStore:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
+        warn_interval: float = 60.0,
     ) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
@@ -221,9 +273,14 @@ class MemoryDedupeStore:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.clock = clock
+        self.warn_interval = float(warn_interval)
         self.evictions = 0
+        self.refusals = 0
         self._bytes = 0
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._expiring: list[tuple[float, int, str, _Entry]] = []  # a heap, by expiry
+        self._order = itertools.count()
+        self._warned_at: float | None = None
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -232,7 +289,7 @@ class MemoryDedupeStore:
 
     @property
     def bytes_used(self) -> int:
-        """The bytes the entries hold now, by the store's accounting (at most ``max_bytes``)."""
+        """The bytes the entries hold now, by the store's accounting (see the class)."""
         return self._bytes
 
     def _drop(self, key: str, value: DedupeRecord | None) -> None:
@@ -249,31 +306,56 @@ class MemoryDedupeStore:
             return None
         return entry
 
-    def _over(self, entries: int = 0, size: int = 0) -> bool:
-        """Whether the store, less ``entries`` entries of ``size`` bytes, is past a bound."""
+    def _within(self, entries: int, size: int) -> bool:
+        """Whether ``entries`` more entries of ``size`` more bytes fit the bounds. Lock held."""
         return (
-            len(self._entries) - entries > self.max_entries or self._bytes - size > self.max_bytes
+            len(self._entries) + entries <= self.max_entries
+            and self._bytes + size <= self.max_bytes
         )
 
-    def _shrink(self, now: float) -> None:
-        """Drop entries until within bounds: expired or answered first, then running. Lock held."""
-        if not self._over():
-            return
-        victims: list[tuple[str, bool]] = []  # (key, dropped before its ttl)
-        size = 0
-        for key, entry in self._entries.items():  # running claims are few: a short walk
-            if not self._over(len(victims), size):
-                break
-            expired = entry.expires_at <= now
-            if expired or entry.record is not None:
-                victims.append((key, not expired))
-                size += entry.cost
-        for key, early in victims:
-            self.evictions += early
+    def _next_expiry(self) -> float | None:
+        """When the next record expires (the queue's stale heads dropped). Lock held."""
+        queue = self._expiring
+        while queue:
+            expires_at, _, key, entry = queue[0]
+            if self._entries.get(key) is entry and entry.expires_at == expires_at:
+                return expires_at
+            heapq.heappop(queue)  # released, expired on a read, or recorded again: stale
+        return None
+
+    def _fits(self, entries: int, size: int, now: float) -> bool:
+        """Whether the bounds hold ``entries`` and ``size`` more, once expired records went."""
+        if self._within(entries, size):
+            return True
+        while True:
+            expires_at = self._next_expiry()
+            if expires_at is None or expires_at > now:
+                return self._within(entries, size)
+            _, _, key, _ = heapq.heappop(self._expiring)
             self._drop(key, None)
-        while self._over():  # only running claims are left: their waiters claim again
             self.evictions += 1
-            self._drop(next(iter(self._entries)), None)
+            if self._within(entries, size):
+                return True
+
+    def _refuse(self, now: float) -> Claim:
+        """The degraded claim of a full store: counted, and logged once per interval."""
+        self.refusals += 1
+        expires_at = self._next_expiry()
+        hint = None if expires_at is None else max(0.0, expires_at - now)
+        if self._warned_at is None or now - self._warned_at >= self.warn_interval:
+            self._warned_at = now
+            _log.warning(
+                "deduplication store full (%d entries, %d bytes; max_entries=%d, max_bytes=%d), "
+                "and no record is past its ttl: a new message is refused as not processed, "
+                "to be sent again later (%d refused so far); raise max_entries or max_bytes, "
+                "or lower the ttl",
+                len(self._entries),
+                self._bytes,
+                self.max_entries,
+                self.max_bytes,
+                self.refusals,
+            )
+        return Claim(owned=False, degraded=True, retry_after=hint)
 
     @staticmethod
     def _wake(entry: _Entry, value: DedupeRecord | None) -> None:
@@ -283,22 +365,25 @@ class MemoryDedupeStore:
                 loop.call_soon_threadsafe(_resolve, future, value)
 
     async def claim(self, key: str, fingerprint: str, ttl: float) -> Claim:
-        """See `DedupeStore.claim`."""
+        """See `DedupeStore.claim` (the claim never expires: its first attempt ends it)."""
+        del ttl  # a claim lives as long as its first attempt; the record counts the ttl
         now = self.clock()
         with self._lock:
             entry = self._live(key, now)
             if entry is not None:
                 return Claim(owned=False, record=entry.record, fingerprint=entry.fingerprint)
             token = uuid.uuid4().hex
-            cost = (
+            base = (
                 _ENTRY_OVERHEAD
                 + sys.getsizeof(key)
                 + sys.getsizeof(token)
                 + sys.getsizeof(fingerprint)
+                + _RECORD_RESERVE
             )
-            self._entries[key] = _Entry(token, fingerprint, now + ttl, cost)
-            self._bytes += cost
-            self._shrink(now)
+            if not self._fits(1, base, now):
+                return self._refuse(now)
+            self._entries[key] = _Entry(token, fingerprint, base, base)
+            self._bytes += base
             return Claim(owned=True, token=token)
 
     async def wait(self, key: str, timeout: float) -> DedupeRecord | None:
@@ -321,25 +406,31 @@ class MemoryDedupeStore:
 
     def _owned(self, key: str, token: str) -> _Entry | None:
         entry = self._entries.get(key)
-        return entry if entry is not None and entry.token == token else None
+        return entry if entry is not None and token and entry.token == token else None
 
     async def record(
         self, key: str, token: str, record: DedupeRecord, ttl: float, *, final: bool = True
     ) -> None:
-        """See `DedupeStore.record` (the entry keeps the expiry of its claim)."""
-        del ttl, final  # the entry expires ttl seconds after its claim
+        """See `DedupeStore.record`: kept while running, then ``ttl`` s from the final one."""
+        now = self.clock()
         with self._lock:
             entry = self._owned(key, token)
             if entry is None:
                 return
-            if entry.record is not None:
-                entry.cost -= _record_cost(entry.record)
-                self._bytes -= _record_cost(entry.record)
+            extra = _record_extra(record)
+            grow = extra - (entry.cost - entry.base)
+            if grow > 0 and record.message and not self._fits(0, grow, now):
+                record = replace(record, message=b"")  # the answer does not fit: not kept
+                extra = _record_extra(record)
+                grow = extra - (entry.cost - entry.base)
             entry.record = record
-            entry.cost += _record_cost(record)
-            self._bytes += _record_cost(record)
+            entry.cost += grow
+            self._bytes += grow
+            if final:
+                entry.token = ""  # spent
+                entry.expires_at = now + ttl
+                heapq.heappush(self._expiring, (entry.expires_at, next(self._order), key, entry))
             self._wake(entry, record)
-            self._shrink(self.clock())
 
     async def release(self, key: str, token: str) -> None:
         """See `DedupeStore.release`."""
@@ -374,8 +465,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 _RENEW: Final = """
--- KEYS[1]: the entry. ARGV: the claim, the lease (ms). Extends the lease of that claim only.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+-- KEYS[1]: the entry. ARGV: what this claim wrote last, the lease (ms). While that value is
+-- there, it lives at least the lease from now (a longer expiry is never shortened).
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  return 1
+end
 return 0
 """
 
@@ -423,6 +520,19 @@ def _parse(raw: object) -> DedupeRecord | _Claimed | None:
         return None
 
 
+_CONSEQUENCES: Final = {
+    "claim": (
+        "the message cannot be remembered, and deduplicate refuses it as not processed "
+        "(to be sent again later)"
+    ),
+    "read": "the message cannot be checked, and deduplicate refuses it as not processed",
+    "record": "the record is written again while its claim holds",
+    "renew": "the renewal is tried again at the next period",
+    "release": "the claim ends with its lease",
+}
+"""What follows a refused write, by the command refused."""
+
+
 @functools.cache
 def _refusal_types() -> tuple[type[BaseException], ...]:
     """The errors by which Redis says no (an answer, not a failure to reach it)."""
@@ -433,18 +543,36 @@ def _refusal_types() -> tuple[type[BaseException], ...]:
     return (ResponseError,)
 
 
+@dataclass(eq=False, slots=True)
+class _Held:
+    """A claim this process holds in Redis: what it wrote there last, and how it keeps it."""
+
+    name: str
+    value: str
+    lease_ms: int
+    pending: str = ""
+    """A final record Redis did not take: written again at each renewal until it is."""
+    ttl_ms: int = 0
+    give_up_at: float = 0.0
+    task: asyncio.Task[None] | None = None
+
+
 class RedisDedupeStore:
     """A memory shared by every replica of an agent, on Redis (``redis.asyncio``).
 
     Keys are ``prefix`` + the hash `deduplicate` made (SHA-256 of the caller, the tenant and
     the messageId: no user name, credential or messageId is stored as such). A claim is
     ``SET key {"claim": token, "fp": fingerprint} NX PX lease``, renewed every ``lease / 3``
-    until the first attempt records or releases it (a renewal that fails is tried again at
-    the next period; renewal stops only when the claim is provably gone: its lease expired
-    or another took the key), so a replica that dies gives the message back within
-    ``lease``. The record (``{"task": id, "fp": fingerprint}``, and ``"msg"``, a small
-    Message answer in base64, when kept) replaces it with the ttl. Records hold ids only:
-    every replica must read tasks from one shared task store.
+    while the first attempt runs (a renewal that fails is tried again at the next period;
+    renewal stops only when the claim is provably gone: its lease expired or another took
+    the key), so that a first attempt that runs longer than the ttl keeps its claim, and a
+    replica that dies gives the message back within ``lease``. A stream's first record
+    (``final=False``, at its first event) is renewed the same way until the stream ends. The
+    final record (``{"task": id, "fp": fingerprint}``, and ``"msg"``, a small Message answer
+    in base64, when kept) replaces the claim with the ttl, counted from then. Records hold
+    ids only: every replica must read tasks from one shared task store. Redis must not evict
+    them (``maxmemory-policy noeviction``: a full Redis then refuses writes, and new messages
+    are refused, rather than records dropped).
 
     Every command is bounded by ``timeout`` of Redis's time: the event loop's own lag (a
     blocked or busy loop reading the answer late) does not count, up to a patience of
@@ -452,13 +580,15 @@ class RedisDedupeStore:
     full Redis under ``maxmemory`` with ``noeviction``, a read-only replica), the refusal is
     counted in `refusals` and logged at WARNING, every time; when a command fails or times
     out, it is counted in `failures`, and a WARNING says so at most once per
-    ``warn_interval`` seconds. Either way the call fails open: its message is processed
-    without deduplication, and a resend of it may run again.
+    ``warn_interval`` seconds. Either way a new message's claim is degraded (`Claim.degraded`,
+    ``retry_after`` seconds as its hint): `deduplicate` refuses that message as not processed
+    (fail closed). A final record that cannot be written is written again at each renewal
+    period, for at most ``ttl`` seconds, while the claim holds (resends wait meanwhile).
 
     Args:
         client: a ``redis.asyncio.Redis`` (or anything with its ``set``, ``get`` and ``eval``
             coroutines). Give it a ``BlockingConnectionPool``, as `from_url` does: with the
-            default pool, a burst of claims beyond its connections fails open.
+            default pool, a burst of claims beyond its connections is refused.
         prefix: the prefix of every key.
         lease: seconds a claim lives without renewal.
         timeout: seconds one command may take.
@@ -467,6 +597,8 @@ class RedisDedupeStore:
         poll_max: the longest pause between two reads.
         warn_interval: the least number of seconds between two warnings that Redis cannot be
             reached (refusals are logged every time).
+        retry_after: the seconds a message refused because Redis failed or refused is told
+            to wait before it is sent again.
         sleep: the coroutine that pauses between two reads (inject one in tests).
         renew_sleep: the coroutine that pauses between two renewals of a claim (real time by
             default, as the lease is Redis's; inject one in tests).
@@ -487,12 +619,15 @@ class RedisDedupeStore:
         poll_initial: float = 0.01,
         poll_max: float = 0.5,
         warn_interval: float = 60.0,
+        retry_after: float = DEFAULT_RETRY_AFTER,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         renew_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if lease <= 0 or timeout <= 0 or poll_initial <= 0 or poll_max < poll_initial:
             raise ValueError("lease, timeout and poll_initial must be > 0, poll_max >= initial")
+        if retry_after < 0:
+            raise ValueError("retry_after must not be negative")
         self.client = client
         self.prefix = prefix
         self.lease = float(lease)
@@ -500,14 +635,14 @@ class RedisDedupeStore:
         self.poll_initial = float(poll_initial)
         self.poll_max = float(poll_max)
         self.warn_interval = float(warn_interval)
+        self.retry_after = float(retry_after)
         self.sleep = sleep
         self.renew_sleep = renew_sleep
         self.clock = clock
         self.refusals = 0
         self.failures = 0
         self._warned_at: float | None = None
-        self._written: dict[tuple[str, str], str] = {}
-        self._renewals: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._held: dict[tuple[str, str], _Held] = {}
         pool = getattr(client, "connection_pool", None)
         size = getattr(pool, "max_connections", None)
         self._room = size if isinstance(size, int) and 0 < size < 2**20 else None
@@ -556,23 +691,24 @@ class RedisDedupeStore:
 
     async def aclose(self) -> None:
         """Stop renewing claims and close the client."""
-        for task in list(self._renewals.values()):
-            task.cancel()
-        self._renewals.clear()
+        for held in list(self._held.values()):
+            if held.task is not None:
+                held.task.cancel()
+        self._held.clear()
         closer = getattr(self.client, "aclose", None)
         if closer is not None:
             await closer()
 
-    # -- failing open ------------------------------------------------------------------------
+    # -- when Redis fails or says no ---------------------------------------------------------
 
-    def _fail_open(self, what: str, exc: BaseException) -> None:
+    def _failed(self, what: str, exc: BaseException) -> None:
         if isinstance(exc, _refusal_types()):
             self.refusals += 1
             _log.warning(
-                "deduplication store refused a write (%s: %s); this message is processed "
-                "without deduplication, and a resend of it may run again",
+                "deduplication store refused a write (%s: %s); %s",
                 what,
                 type(exc).__name__,
+                _CONSEQUENCES.get(what, _CONSEQUENCES["claim"]),
             )
             return
         self.failures += 1
@@ -580,11 +716,14 @@ class RedisDedupeStore:
         if self._warned_at is None or now - self._warned_at >= self.warn_interval:
             self._warned_at = now
             _log.warning(
-                "deduplication store unreachable (%s failed: %s); processing messages "
-                "without deduplication (a resend may run a message again)",
+                "deduplication store unreachable (%s failed: %s); new messages are refused "
+                "as not processed, to be sent again later, until it answers",
                 what,
                 type(exc).__name__,
             )
+
+    def _degraded(self) -> Claim:
+        return Claim(owned=False, degraded=True, retry_after=self.retry_after)
 
     def _slot(self) -> asyncio.Semaphore | contextlib.nullcontext[None]:
         """A connection of the client's pool to wait for, in this process's own queue.
@@ -604,14 +743,14 @@ class RedisDedupeStore:
         try:
             async with self._slot():
                 return True, await run_bounded(call, self.timeout)
-        except Exception as exc:  # any client or network failure: fail open
-            self._fail_open(what, exc)
+        except Exception as exc:  # any client or network failure: counted, logged
+            self._failed(what, exc)
             return False, None
 
     # -- the protocol ------------------------------------------------------------------------
 
     async def claim(self, key: str, fingerprint: str, ttl: float) -> Claim:
-        """See `DedupeStore.claim`; fails open (owned, degraded) when Redis fails or refuses."""
+        """See `DedupeStore.claim`; degraded when Redis fails or refuses (fail closed)."""
         name = self.prefix + key
         for _ in range(2):  # the second time: the entry expired between the two commands
             token = uuid.uuid4().hex
@@ -621,16 +760,15 @@ class RedisDedupeStore:
                 "claim", functools.partial(self.client.set, name, value, nx=True, px=lease_ms)
             )
             if not ok:
-                return Claim(owned=True, degraded=True)
+                return self._degraded()
             if won:
-                self._written[(key, token)] = value
-                self._renewals[(key, token)] = asyncio.create_task(
-                    self._renew(name, value, lease_ms)
-                )
+                held = _Held(name, value, lease_ms)
+                self._held[(key, token)] = held
+                held.task = asyncio.create_task(self._renew(key, token, held))
                 return Claim(owned=True, token=token)
             ok, raw = await self._command("read", functools.partial(self.client.get, name))
             if not ok:
-                return Claim(owned=True, degraded=True)
+                return self._degraded()
             found = _parse(raw)
             if isinstance(found, DedupeRecord):
                 return Claim(owned=False, record=found, fingerprint=found.fingerprint)
@@ -640,27 +778,54 @@ class RedisDedupeStore:
                 return Claim(owned=False)
         return Claim(owned=False)
 
-    async def _renew(self, name: str, value: str, lease_ms: int) -> None:
-        """Extend the claim's lease every third of it, until stopped or provably lost."""
+    async def _swap(self, held: _Held, value: str, ttl_ms: int) -> tuple[bool, bool]:
+        """Write ``value`` where ``held`` wrote last (or nothing is); (ok, written)."""
+        ok, written = await self._command(
+            "record",
+            functools.partial(self.client.eval, _SWAP, 1, held.name, held.value, value, ttl_ms),
+        )
+        return ok, bool(written)
+
+    async def _renew(self, key: str, token: str, held: _Held) -> None:
+        """Keep the claim (or a stream's record) alive while its first attempt runs.
+
+        Every third of the lease: extend it to the lease, or write the final record Redis did
+        not take yet. Ends when stopped, when the claim is provably lost, or when a pending
+        record could not be written for ``ttl`` seconds.
+        """
         while True:
-            await self.renew_sleep(lease_ms / 3000)
+            await self.renew_sleep(held.lease_ms / 3000)
+            if held.pending:
+                ok, written = await self._swap(held, held.pending, held.ttl_ms)
+                if ok or self.clock() >= held.give_up_at:
+                    self._held.pop((key, token), None)
+                    if not written:
+                        _log.warning(
+                            "the record of a deduplicated message could not be written (%s); "
+                            "a resend of that message may run again",
+                            "the key was taken" if ok else "Redis failed until the ttl passed",
+                        )
+                    return
+                continue
+            sent = held.value
             ok, renewed = await self._command(
-                "renew", functools.partial(self.client.eval, _RENEW, 1, name, value, lease_ms)
+                "renew",
+                functools.partial(self.client.eval, _RENEW, 1, held.name, sent, held.lease_ms),
             )
-            if ok and not renewed:
+            if ok and not renewed and sent == held.value and not held.pending:
                 _log.warning(
                     "a deduplication claim was lost while its first attempt ran (its lease "
                     "expired, or the key was taken); a resend of that message may run again"
                 )
                 return
 
-    def _stop_renewing(self, key: str, token: str) -> None:
-        task = self._renewals.pop((key, token), None)
-        if task is not None:
-            task.cancel()
+    def _finish(self, key: str, token: str) -> None:
+        held = self._held.pop((key, token), None)
+        if held is not None and held.task is not None:
+            held.task.cancel()
 
     async def wait(self, key: str, timeout: float) -> DedupeRecord | None:
-        """See `DedupeStore.wait`: polls with backoff; None when Redis fails (fail open)."""
+        """See `DedupeStore.wait`: polls with backoff; None when Redis fails (claim again)."""
         name = self.prefix + key
         deadline = self.clock() + timeout
         pause = self.poll_initial
@@ -682,42 +847,38 @@ class RedisDedupeStore:
     async def record(
         self, key: str, token: str, record: DedupeRecord, ttl: float, *, final: bool = True
     ) -> None:
-        """See `DedupeStore.record`; a failure is logged and counted (fail open).
+        """See `DedupeStore.record`; a failure is logged and counted.
 
-        A final record that cannot be written gives the claim back (a resend then runs again,
-        at once rather than when the lease ends); one that is not final keeps the claim, and
-        its renewal, for the final record to try again.
+        A record that is not final keeps being renewed while the attempt runs. A final
+        record that cannot be written keeps the claim, and is written again at each renewal
+        period (for at most ``ttl`` seconds): a resend meanwhile waits, never runs.
         """
-        last = self._written.get((key, token))
-        if last is None:  # a degraded or spent claim: nothing to record
+        held = self._held.get((key, token))
+        if held is None:  # a spent, released or unknown claim: nothing to record
             return
         value = _record_value(record)
-        if value == last and final:  # already there: the token is spent, nothing to write
-            del self._written[(key, token)]
-            return
         ttl_ms = max(1, int(ttl * 1000))
-        ok, written = await self._command(
-            "record",
-            functools.partial(self.client.eval, _SWAP, 1, self.prefix + key, last, value, ttl_ms),
-        )
-        if ok or final:
-            self._stop_renewing(key, token)
-            del self._written[(key, token)]
+        ok, written = await self._swap(held, value, ttl_ms)
         if ok and written and not final:
-            self._written[(key, token)] = value
-        elif not ok and final and isinstance(_parse(last), _Claimed):
-            await self._command(
-                "release", functools.partial(self.client.eval, _DROP, 1, self.prefix + key, last)
-            )
+            held.value = value  # renewed from now on as the record
+            return
+        if ok:  # written and spent, or the key is another's: nothing more to do
+            self._finish(key, token)
+            return
+        if final:
+            held.pending, held.ttl_ms = value, ttl_ms
+            held.give_up_at = self.clock() + ttl
+            if held.task is None or held.task.done():
+                held.task = asyncio.create_task(self._renew(key, token, held))
 
     async def release(self, key: str, token: str) -> None:
         """See `DedupeStore.release`."""
-        self._stop_renewing(key, token)
-        last = self._written.pop((key, token), None)
-        if last is None:
+        held = self._held.get((key, token))
+        self._finish(key, token)
+        if held is None:
             return
         await self._command(
-            "release", functools.partial(self.client.eval, _DROP, 1, self.prefix + key, last)
+            "release", functools.partial(self.client.eval, _DROP, 1, held.name, held.value)
         )
 
     def __repr__(self) -> str:

@@ -22,7 +22,9 @@ task store, a hook, another wrapper):
   correlation id (`internal_error`): the traceback logged once, here, with that id; its text
   never sent.
 * An `A2AError` that cannot be encoded takes `encode_or_internal`'s path (internal error).
-* a2a-sdk's own errors, and a gRPC abort already under way, pass through as they are.
+* a2a-sdk's own errors, a gRPC abort already under way, and Starlette's ``HTTPException`` (an
+  HTTP answer meant as it is: `deduplicate`'s 503 to a send it cannot take) pass through as
+  they are.
 
 What a2a-sdk's HTTP routes cannot carry: they send the ErrorInfo alone (extra details travel
 on gRPC only), and only the reasons a2a-sdk knows; an `A2AError` of another reason (one of
@@ -100,6 +102,12 @@ def _is_abort(exc: BaseException) -> bool:
     return aio is not None and isinstance(exc, aio.AbortError)
 
 
+def _is_http_exception(exc: BaseException) -> bool:
+    """Whether ``exc`` is Starlette's ``HTTPException`` (only imported where it is used)."""
+    module = sys.modules.get("starlette.exceptions")
+    return module is not None and isinstance(exc, module.HTTPException)
+
+
 class A2AErrorHandler(RequestHandler):
     """A ``RequestHandler`` whose errors leave as A2A errors (see the module docstring).
 
@@ -130,7 +138,7 @@ class A2AErrorHandler(RequestHandler):
 
     async def _fail(self, exc: Exception, context: ServerCallContext) -> None:
         """Raise the answer to ``exc``; return when ``exc`` is to go on as it is."""
-        if isinstance(exc, SDK_ERRORS) or _is_abort(exc):
+        if isinstance(exc, SDK_ERRORS) or _is_abort(exc) or _is_http_exception(exc):
             return
         error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=self.logger)
         servicer = _grpc_context(context)

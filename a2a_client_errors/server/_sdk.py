@@ -13,7 +13,11 @@ and how it spells things:
 * listing tasks: ``on_list_tasks`` / 0.3 none (A2A 0.3 has no ListTasks);
 * the tenant: ``context.tenant``, ``request.tenant`` / 0.3 none;
 * task states: ``TASK_STATE_COMPLETED``... / 0.3 ``completed``...;
-* a Message kept as bytes: its protobuf encoding / 0.3 its JSON (by alias).
+* a Message kept as bytes: its protobuf encoding / 0.3 its JSON (by alias);
+* a copy of a Task or Message with an entry added to its ``metadata``: ``CopyFrom`` and the
+  ``Struct`` / 0.3 ``model_copy`` with a new dict;
+* the extensions a call activated: 0.3's ``context.activated_extensions`` (echoed in the
+  response's extensions header); 1.x's context has none.
 
 What the 0.3 line can carry of an `A2AError` (`sdk_error`): over JSON-RPC, the error's code and
 message and, in ``data``, the details this library encodes (the ErrorInfo with its reason,
@@ -46,6 +50,7 @@ __all__ = [
     "SETTLED",
     "TASK_CLASS",
     "RequestHandler",
+    "activate_extension",
     "agent_extension",
     "dump_message",
     "fingerprint_part",
@@ -53,6 +58,7 @@ __all__ = [
     "history_length",
     "list_tasks",
     "load_message",
+    "marked",
     "put_extension",
     "sdk_error",
     "sdk_reason",
@@ -233,6 +239,28 @@ def load_message(data: bytes) -> Any:
     message = _types.Message()
     message.ParseFromString(data)
     return message
+
+
+def marked(event: Any, key: str, value: dict[str, Any]) -> Any:
+    """A copy of a Task or Message with ``metadata[key] = value``; any other event as it is.
+
+    The event itself is left untouched (it may be the task store's own object).
+    """
+    if not isinstance(event, (TASK_CLASS, MESSAGE_CLASS)):
+        return event
+    if LINE == "0.3":
+        return event.model_copy(update={"metadata": {**(event.metadata or {}), key: value}})
+    copy = type(event)()
+    copy.CopyFrom(event)
+    copy.metadata[key] = value
+    return copy
+
+
+def activate_extension(context: Any, uri: str) -> None:
+    """Say that the call used the extension ``uri``, where the context can (0.3: echoed)."""
+    activated = getattr(context, "activated_extensions", None)
+    if isinstance(activated, set):
+        activated.add(uri)
 
 
 # --- the card ----------------------------------------------------------------------------------

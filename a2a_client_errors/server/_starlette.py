@@ -19,6 +19,12 @@ cannot read the body). Add `A2AErrorMiddleware` and no exception gets that far.
 Only an exception raised after the response has started (a streaming endpoint that fails
 half-way) still reaches the ASGI server: that answer cannot be completed, the connection must
 close, and the client sees a cut response rather than a complete wrong one.
+
+`A2AErrorMiddleware` also completes the answer to a send that `deduplicate` refused (its store
+cannot take the message now): a2a-sdk's routes cannot send a status or a header of the
+handler's choosing, so the handler notes the refusal for the request the middleware serves,
+and the middleware answers it in place of what the routes made: HTTP 503 with ``Retry-After``
+and the error body of the binding the send came over (``server/_unavailable.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,12 @@ from a2a_client_errors.server._encoding import (
     internal_error,
     to_http,
     to_jsonrpc,
+)
+from a2a_client_errors.server._unavailable import (
+    Unavailable,
+    http_answer,
+    jsonrpc_answer,
+    refusals,
 )
 
 if TYPE_CHECKING:
@@ -94,7 +106,10 @@ class A2AErrorMiddleware:
     nothing is re-raised, and the connection serves the client's next request. An exception
     raised after the response started is re-raised: only closing the connection can tell the
     client that answer is cut. Starlette's and FastAPI's own handlers (``HTTPException``,
-    validation errors, `exception_handlers`) run inside it and keep their answers::
+    validation errors, `exception_handlers`) run inside it and keep their answers, except
+    for a send `deduplicate` refused: that one is answered 503 with ``Retry-After`` and the
+    error body of its binding (the module docstring tells why). The headers of an event
+    stream wait for its first event (a refusal may come before it, on a2a-sdk 0.3)::
 
         app = Starlette(routes=..., middleware=[Middleware(A2AErrorMiddleware, binding="jsonrpc")])
         app = FastAPI(); app.add_middleware(A2AErrorMiddleware, binding="http+json")
@@ -123,12 +138,36 @@ class A2AErrorMiddleware:
             await self.app(scope, receive, send)
             return
         body = _Body(receive, keep=self.binding == "jsonrpc")
-        started = False
+        refused: list[Unavailable] = []
+        slot = refusals.set(refused)
+        started = False  # the client has the start of a response
+        held: Message | None = None  # an event stream's start, until its first event
+        replaced = False  # a refusal was answered: the app's own answer goes nowhere
+
+        async def refuse() -> None:
+            nonlocal started, held, replaced
+            started, held, replaced = True, None, True
+            await _send(send, *await _refusal(refused[0], body))
 
         async def watch(message: Message) -> None:
-            nonlocal started
+            nonlocal started, held
+            if replaced:
+                return
             if message.get("type") == "http.response.start":
-                started = True
+                if refused:
+                    await refuse()
+                elif _is_event_stream(message):
+                    held = message
+                else:
+                    started = True
+                    await send(message)
+                return
+            if held is not None:
+                if refused:
+                    await refuse()
+                    return
+                started, opening, held = True, held, None
+                await send(opening)
             await send(message)
 
         try:
@@ -136,13 +175,42 @@ class A2AErrorMiddleware:
         except Exception as exc:
             if started:
                 raise  # the answer cannot be completed: only closing the connection says so
+            if refused:
+                await refuse()
+                return
             error = exc if isinstance(exc, A2AError) else internal_error(exc, logger=self.logger)
             request_id = await body.request_id() if self.binding == "jsonrpc" else None
-            status, headers, content = _answer(self.binding, error, request_id, self.logger)
-            raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-            raw.append((b"content-length", str(len(content)).encode("latin-1")))
-            await send({"type": "http.response.start", "status": status, "headers": raw})
-            await send({"type": "http.response.body", "body": content})
+            await _send(send, *_answer(self.binding, error, request_id, self.logger))
+        finally:
+            refusals.reset(slot)
+        if held is not None:  # a start with no body after it
+            await send(held)
+
+
+def _is_event_stream(start: Message) -> bool:
+    """Whether a response's start opens an event stream (``text/event-stream``)."""
+    for name, value in start.get("headers") or ():
+        if bytes(name).lower() == b"content-type":
+            return bytes(value).lower().startswith(b"text/event-stream")
+    return False
+
+
+async def _refusal(refused: Unavailable, body: _Body) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, body) answering a send `deduplicate` refused, in its binding."""
+    if refused.binding == "jsonrpc":
+        request_id = refused.request_id
+        if request_id is None:
+            request_id = await body.request_id()
+        return jsonrpc_answer(refused, request_id)
+    return http_answer(refused)
+
+
+async def _send(send: Send, status: int, headers: dict[str, str], content: bytes) -> None:
+    """Send a whole response: its start (with its length) and its body."""
+    raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+    raw.append((b"content-length", str(len(content)).encode("latin-1")))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": content})
 
 
 class _Body:

@@ -644,7 +644,9 @@ class EmbeddedPeer:
         startup_timeout: Seconds `start` waits for all servers.
         deduplicate: whether the request handler is wrapped in
             `a2a_client_errors.server.deduplicate` (a resent messageId gets the first task),
-            and the card advertises it (its ``DEDUPLICATE_EXTENSION`` entry).
+            and the card advertises it (its ``DEDUPLICATE_EXTENSION`` entry). The HTTP app is
+            then served under `A2AErrorMiddleware`, as a deduplicating agent should be (a
+            send its store cannot take is answered 503 with ``Retry-After``).
         dedupe_options: more arguments for ``deduplicate`` (``store``, ``ttl``,
             ``credential_headers``, ``caller``, ...), when ``deduplicate`` is set.
         grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server (they see a
@@ -1142,12 +1144,20 @@ class EmbeddedPeer:
         await grpc_server.start()
 
         rest = rest_routes(handlers[REST], dialect, _REST_PREFIX)
+        middleware: list[Any] = []
+        if self.deduplicate:
+            from starlette.middleware import Middleware  # noqa: PLC0415
+
+            from a2a_client_errors.server import A2AErrorMiddleware  # noqa: PLC0415
+
+            middleware.append(Middleware(A2AErrorMiddleware, binding="jsonrpc"))
         app: Any = Starlette(
             routes=[
                 *create_agent_card_routes(card, card_url=_CARD_PATH),
                 *jsonrpc_routes(handlers[JSONRPC], dialect, _JSONRPC_PATH),
                 *rest,
-            ]
+            ],
+            middleware=middleware,
         )
         apps: list[Any] = [app]
         if other_url:

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
+from a2a.grpc import a2a_pb2
 from a2a.types import Message, Task, TaskState
+from a2a.utils import proto_utils
+from google.protobuf.json_format import MessageToDict
 
-from a2a_client_errors import Action, Reason, classify
-from a2a_client_errors.server import DEDUPLICATE_EXTENSION
+from a2a_client_errors import Action, Delivery, Reason, classify
+from a2a_client_errors._dedupe_card import DedupeParams, read_dedupe_mark
+from a2a_client_errors.server import DEDUPLICATE_EXTENSION, A2AErrorMiddleware, MemoryDedupeStore
 from a2a_client_errors.types import Source
-from tests.agent03 import SECRET
+from tests.agent03 import JSONRPC_PATH, REST_PREFIX, SECRET
 from tests.sdk03.client03 import BINDINGS, client03, message, send
 
 if TYPE_CHECKING:
@@ -188,3 +193,91 @@ def test_the_card_says_so(start_agent03: Callable[..., Running03]) -> None:
     assert [e.uri for e in extensions] == [DEDUPLICATE_EXTENSION]
     assert extensions[0].required is False
     assert extensions[0].params == {"ttl": 86400.0, "perCaller": True}
+
+
+# --- deduplicate's word: the mark, the refusal ---------------------------------------------
+
+MARK = DedupeParams(ttl=86400.0, per_caller=True)
+
+
+@pytest.mark.parametrize("binding", list(BINDINGS))
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_every_answer_carries_the_mark(
+    start_agent03: Callable[..., Running03], binding: str, streaming: bool
+) -> None:
+    """First send and resend, unary and streamed, each binding: marked; the stored task not."""
+    running = start_agent03(wrap="errors-dedupe")
+    async with client03(running, binding, streaming=streaming) as client:
+        first = await send(client, "complete", message_id="marked")
+        second = await send(client, "complete", message_id="marked")
+    assert read_dedupe_mark(first) == MARK
+    assert read_dedupe_mark(second) == MARK
+    assert all(read_dedupe_mark(task) is None for task in running.agent.store.tasks.values())
+
+
+async def test_jsonrpc_echoes_the_extension_in_its_header(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """0.3's JSON-RPC routes echo the activated extension; the result's JSON carries the mark."""
+    running = start_agent03(wrap="dedupe")
+    async with httpx.AsyncClient(timeout=10.0) as http:
+        answer = await http.post(running.base_url + JSONRPC_PATH, json=jsonrpc03("echoed"))
+    assert answer.status_code == 200, answer.text
+    assert DEDUPLICATE_EXTENSION in answer.headers["x-a2a-extensions"]
+    assert read_dedupe_mark(answer.json()) == MARK
+
+
+def jsonrpc03(message_id: str, method: str = "message/send") -> dict[str, Any]:
+    """A 0.3 JSON-RPC send of a message that completes."""
+    sent = message("complete", message_id=message_id)
+    return {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": method,
+        "params": {"message": sent.model_dump(mode="json", by_alias=True, exclude_none=True)},
+    }
+
+
+def rest03(message_id: str) -> dict[str, Any]:
+    """A 0.3 HTTP+JSON send body (the protobuf JSON of its SendMessageRequest)."""
+    sent = proto_utils.ToProto.message(message("complete", message_id=message_id))
+    return MessageToDict(a2a_pb2.SendMessageRequest(request=sent))
+
+
+async def test_a_full_store_refuses_on_every_binding_as_not_processed(
+    start_agent03: Callable[..., Running03],
+) -> None:
+    """One record within its ttl fills the store: every new send is 503 or UNAVAILABLE, unrun."""
+    running = start_agent03(
+        wrap="errors-dedupe",
+        dedupe_options={"store": MemoryDedupeStore(max_entries=1), "ttl": 30},
+        wrap_app=lambda app: A2AErrorMiddleware(app, binding="jsonrpc"),
+    )
+    async with client03(running, "jsonrpc") as client:
+        await send(client, "complete", message_id="kept")
+    async with httpx.AsyncClient(timeout=10.0) as http:
+        url = running.base_url + JSONRPC_PATH
+        answers = [
+            await http.post(url, json=jsonrpc03("new", method))
+            for method in ("message/send", "message/stream")
+        ]
+        for route in ("message:send", "message:stream"):
+            url = f"{running.base_url}{REST_PREFIX}/v1/{route}"
+            answers.append(await http.post(url, json=rest03("new")))
+    for answer in answers:
+        assert answer.status_code == 503, answer.text
+        assert 29 <= int(answer.headers["retry-after"]) <= 30
+        decision = classify(answer, operation="SendMessage")
+        assert decision.error is not None
+        assert decision.error.delivery is Delivery.NOT_PROCESSED
+        assert decision.action is Action.RETRY
+    assert answers[0].json()["id"] == 5
+    for streaming in (False, True):
+        async with client03(running, "grpc", streaming=streaming) as client:
+            with pytest.raises(Exception) as raised:  # noqa: PT011 (the 0.3 client's own)
+                await send(client, "complete", message_id="new")
+        decision = classify(raised.value, operation="SendMessage")
+        assert decision.error is not None
+        assert decision.error.delivery is Delivery.NOT_PROCESSED
+        assert decision.action is Action.RETRY
+    assert running.executor.executions == {"kept": 1}
