@@ -295,6 +295,34 @@ async def test_a_deduplicating_peer_is_resent_at_once(
     assert seen_at == [_interface_url(dedup_agent.via(proxy.url), binding)]
 
 
+@pytest.mark.parametrize("binding", HTTP_BINDINGS)
+async def test_a_deduplicating_agent_confirmed_by_its_answers_is_resent_at_once(
+    dedup_agent: EmbeddedPeer, binding: str
+) -> None:
+    """Its card says so and its answers carry the mark: a later lost answer is resent at once."""
+    hook = Unknowns()
+    before = dedup_agent.task_ids()
+    plan = script((is_send, "forward", 1), (is_send, "lose", 1))
+    with LossyProxy(dedup_agent.http_target, plan) as proxy:
+        guard = Guard(sleep=lambda _: None, hooks=[hook])
+        client, http = await sdk_client(
+            dedup_agent, binding, card=dedup_agent.via(proxy.url), guard=guard, streaming=False
+        )
+        try:
+            await _send(client, send_request())  # answered: its mark is learnt
+            second = send_request()
+            events = await _send(client, second)
+        finally:
+            await client.close()
+            await http.aclose()
+    made = new_tasks(dedup_agent, before)
+    assert len(made) == 2  # one per logical send
+    assert sdk_task_ids(events) <= set(made)
+    assert hook.resolutions == [Resolution.DEDUPLICATING]
+    assert dedup_agent.executions[second.message.message_id] == 1
+    assert not any(is_list_tasks(seen) for seen in proxy.seen)
+
+
 def _interface_url(card: Any, binding: str) -> str:
     """The URL of the card's interface of ``binding`` ("jsonrpc" or "rest")."""
     wire = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}[binding]
