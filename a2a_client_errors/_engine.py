@@ -82,6 +82,7 @@ if TYPE_CHECKING:
         ExactlyOnce,
         GetTaskQuery,
         ListTasksQuery,
+        LookupAllowance,
     )
     from a2a_client_errors._policy import Policy
     from a2a_client_errors._retry import RetryBudgetLike
@@ -123,7 +124,7 @@ class Configured(Protocol):
     def card_claims(self, agent: str) -> CardClaims | None: ...
     def sleep(self, seconds: float) -> None: ...
     async def asleep(self, seconds: float) -> None: ...
-    def allowance_for(self, peer: str) -> RetryBudgetLike: ...
+    def allowance_for(self, peer: str) -> LookupAllowance: ...
     def run_reads(
         self,
         search: Generator[Query, Any, LookupResult],
@@ -947,7 +948,7 @@ class GuardedCall:
             if self.deadline_at <= now:
                 return _NO_TIME
             until = self.deadline_at
-        guard.allowance_for(self.peer).credit()  # each look-up adds its share of a read
+        guard.allowance_for(self.peer).deposit()  # each look-up adds its share of a read
         search = self._search(lookup) if isinstance(lookup, TaskReader) else None
         result: LookupResult = yield Look(lookup, until, search)
         return result

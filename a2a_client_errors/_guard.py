@@ -43,10 +43,12 @@ from a2a_client_errors._engine import (
 )
 from a2a_client_errors._lookup import (
     AgentFacts,
+    AnswerTooLargeError,
     CardQuery,
     ExactlyOnce,
     GetTaskQuery,
     ListTasksQuery,
+    LookupAllowance,
     Query,
     ReadFailedError,
     Unanswered,
@@ -62,7 +64,6 @@ from a2a_client_errors._retry import (
     BudgetRegistry,
     BudgetRegistryLike,
     IdlePeers,
-    RetryBudget,
     RetryBudgetLike,
 )
 from a2a_client_errors.hooks import (
@@ -190,10 +191,8 @@ class Guard:
         self.exactly_once = exactly_once if exactly_once is not None else ExactlyOnce()
         self._facts: IdlePeers[AgentFacts] = IdlePeers(lambda _peer: AgentFacts(), clock=self.clock)
         settings = self.exactly_once
-        self._allowances: IdlePeers[RetryBudget] = IdlePeers(
-            lambda _peer: RetryBudget(
-                settings.allowance, success_credit=settings.allowance_per_call
-            ),
+        self._allowances: IdlePeers[LookupAllowance] = IdlePeers(
+            lambda _peer: LookupAllowance(settings.allowance, settings.allowance_per_call),
             clock=self.clock,
         )
         # Whether some agent was learnt unlisted: until then a send's fast path asks nothing
@@ -276,12 +275,10 @@ class Guard:
         """What the card learnt for ``agent`` (an interface, or a peer key) says, if any."""
         return self._cards.get(agent)
 
-    def allowance_for(self, peer: str) -> RetryBudget:
-        """The look-up allowance of ``peer`` (see `ExactlyOnce.allowance`): its reads' tokens.
+    def allowance_for(self, peer: str) -> LookupAllowance:
+        """The look-up allowance of ``peer`` (see `ExactlyOnce.allowance`, `LookupAllowance`).
 
-        A read of a look-up takes one token; a read the agent answers gives it back; each
-        look-up adds ``allowance_per_call``. Kept per peer in this process, forgotten when
-        the peer goes idle (then full again).
+        Kept per peer in this process, forgotten when the peer goes idle (then full again).
         """
         return self._allowances.get(peer)
 
@@ -316,7 +313,7 @@ class Guard:
             patient=self.exactly_once if wait else None,
         )
         allowance = self.allowance_for(peer)
-        return drive(effects, ask, self.sleep, allowance.try_spend, allowance.refund)
+        return drive(effects, ask, self.sleep, allowance.open, allowance.charge)
 
     async def arun_reads(
         self,
@@ -339,7 +336,7 @@ class Guard:
             patient=self.exactly_once if wait else None,
         )
         allowance = self.allowance_for(peer)
-        return await adrive(effects, ask, self.asleep, allowance.try_spend, allowance.refund)
+        return await adrive(effects, ask, self.asleep, allowance.open, allowance.charge)
 
     def _read_judge(
         self, agent: str, deadline_at: float | None
@@ -356,9 +353,10 @@ class Guard:
             if error is None and not isinstance(exc, ReadFailedError):
                 error = normalize(exc, limits=self.policy.limits, operation=operation)
             if error is None:
-                # The agent answered, not as asked (another shape, too large): it will again.
+                # The agent answered, not as asked (another shape): it will again. Too large
+                # for the bytes left: a later look, with bytes of its own, may read it.
                 why = f"the look-up's {operation} was not answered as asked ({exc})"
-                return Unanswered(why, final=True)
+                return Unanswered(why, final=not isinstance(exc, AnswerTooLargeError))
             time_left = None if deadline_at is None else deadline_at - self.clock()
             decision = self.policy.decide(
                 error,

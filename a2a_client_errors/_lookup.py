@@ -25,8 +25,9 @@ The search is sans-IO. `find_sent` is a generator that yields `GetTaskQuery`,
 `ListTasksQuery` and `Pause` and is sent their answers (a pause: whether it was taken; a
 query: its answer, or `Unanswered`); `follow_task` waits for a task to settle the same way.
 `reading` wraps either so that each query is an `Ask` whose failures are judged (retried
-after a `Pause`), a look-up's reads drawn from the peer's look-up allowance (`Take`, given
-back by an answer: `GiveBack`), and every pause ends by the deadline; `drive` and `adrive`
+after a `Pause`), a look-up's reads made only while the peer's look-up allowance is open
+(`MayRead`), each read the agent leaves unanswered charged to it (`Charge`), and every pause
+ends by the deadline; `drive` and `adrive`
 carry the effects out with sync or async I/O. The doors (the httpx transports, the a2a-sdk
 client) only say how to ask one query (`TaskReader`).
 """
@@ -52,23 +53,25 @@ __all__ = [
     "DEDUPE_MARGIN",
     "WORK_OPERATIONS",
     "AgentFacts",
+    "AnswerTooLargeError",
     "Ask",
     "CardQuery",
+    "Charge",
     "Deduplicates",
     "ExactlyOnce",
     "Failed",
     "Found",
     "GetTaskQuery",
-    "GiveBack",
     "ListTasksQuery",
+    "LookupAllowance",
     "LookupResult",
+    "MayRead",
     "NotFound",
     "Pause",
     "Query",
     "ReadFailedError",
     "Resolution",
     "SentMessage",
-    "Take",
     "TaskPage",
     "TaskReader",
     "TaskView",
@@ -183,7 +186,7 @@ class ExactlyOnce:
 
     deduplicating: Collection[str] | Callable[[str], bool] = ()
     listed_within: Mapping[str, float] | Callable[[str], float | None] | None = None
-    max_pages: int = 5
+    max_pages: int = 10
     page_size: int = 50
     history_length: int | None = 20
     max_bytes: int = 64 * 1024
@@ -503,6 +506,13 @@ class ReadFailedError(Exception):
         self.error = error
 
 
+class AnswerTooLargeError(ReadFailedError):
+    """A look-up's answer larger than the bytes it may take: not read, nothing told from it.
+
+    Asking again cannot help within the same look; a later look, with its own bytes, may.
+    """
+
+
 @runtime_checkable
 class TaskReader(Protocol):
     """How a door reads an agent's tasks for the Guard: one request per query, no retry.
@@ -589,12 +599,13 @@ def find_sent(
     pause = settings.recheck_after
     doubt = ""
     looks = 0
+    cursor = _Cursor()
     while True:
         looks += 1
         if sent.task_id:
             result, final = yield from _look_in_task(sent, view)
         else:
-            result, final = yield from _look_in_listing(sent, settings, view, own=own)
+            result, final = yield from _look_in_listing(sent, settings, view, own, cursor)
         if isinstance(result, Found):
             return result
         wait = pause
@@ -620,6 +631,9 @@ def find_sent(
 
 
 _TWO_STARTED: Final = Unresolved("more than one task was started by this messageId")
+_RESUMED: Final = Unresolved(
+    "the rest of the listing, from where the last look stopped, does not hold it"
+)
 _TRIMMED: Final = Unresolved("the task's history does not go back to its start (trimmed or absent)")
 _MESSAGES: Final = "the agent answers messages with a Message, which leaves nothing to find"
 
@@ -653,72 +667,81 @@ def _look_in_task(
     return NOT_FOUND, False
 
 
-def _look_in_listing(
-    sent: SentMessage, settings: ExactlyOnce, view: Callable[[Any], TaskView], *, own: bool
-) -> Generator[Query, Any, _Look]:
-    """One look through the listing, to its end: the task the message started, or absence.
+@dataclass(slots=True)
+class _Cursor:
+    """Where the next look through the listing starts, and what a task was seen to weigh.
 
-    Pages are sized to the bytes left: the first asks for one task (the newest: a lost send
-    just made it), the next as many as the bytes left are likely to hold at the size the
-    tasks read so far took, so that no page is read past ``max_bytes``.
+    A look that stops on its bounds (bytes, pages) leaves its page token here: the next look
+    goes on from there (tasks updated since are above it, the task looked for sinks below),
+    and back to the top once a look read the listing to its end.
     """
-    mid = sent.message_id
-    since = None if sent.sent_at is None else sent.sent_at - settings.clock_skew
-    started: list[Any] = []
-    in_context: list[Any] = []
-    holding = blind = listed = read = shown = foreign = 0
-    token = ""
-    size = 1
+
+    token: str = ""
+    per_task: int = 0
+
+
+def _look_in_listing(
+    sent: SentMessage,
+    settings: ExactlyOnce,
+    view: Callable[[Any], TaskView],
+    own: bool,
+    cursor: _Cursor,
+) -> Generator[Query, Any, _Look]:
+    """One look through the listing: the task the message started, or absence, or no word.
+
+    Pages are sized to the bytes left: the first look's first page asks for one task (the
+    newest: a lost send just made it), the next as many as half the bytes left are likely to
+    hold at the size the tasks read so far took, so that no page is read past ``max_bytes``.
+    A look that starts where the previous one stopped can find the task, never prove it absent.
+    """
+    seen_so_far = _Tally(sent, settings, own)
+    started = seen_so_far.started
+    read = 0
+    token = resumed = cursor.token
+    size = _page_size(settings, settings.max_bytes, cursor.per_task) if resumed else 1
     checked = False
     for _ in range(settings.max_pages):
         left = settings.max_bytes - read
         page = yield ListTasksQuery(sent.context_id, token, size, settings.history_length, left)
         if isinstance(page, Unanswered):
+            if started:
+                return Found(started[0]), False  # its neighbours could not be read: it stands
             return Unresolved(page.why), page.final
         read += page.size
         for task in page.tasks:
-            listed += 1
-            seen = view(task)
-            shown += seen.shows_start
-            if sent.context_id and seen.context_id and seen.context_id != sent.context_id:
-                foreign += 1  # the listing does not keep to its filter: this one is not it
-                if seen.started_by(mid):
-                    started.append(task)
-                continue
-            if seen.started_by(mid):
-                started.append(task)  # whatever its timestamp says: clocks differ
-            elif own:
-                in_context.append(task)
-            elif since is not None and seen.updated_at is not None and seen.updated_at < since:
-                continue  # its status changed before the message was sent: not the one
-            elif seen.holds(mid):
-                holding += 1
-            elif not seen.shows_start:
-                blind += 1
+            seen_so_far.add(task, view(task))
+        listed, shown = seen_so_far.listed, seen_so_far.shown
         if len(started) > 1:
             return _TWO_STARTED, True
         if listed >= settings.page_size and not shown and not own:
             return NO_START_SHOWN, True  # a page without one user's message first: none will
         token = page.next_page_token
+        per_task = cursor.per_task = max(read // max(listed, 1), 1)
+        size = _page_size(settings, settings.max_bytes - read, per_task)
+        full = settings.max_bytes - read < 2 * per_task  # no room for one more task
         if started:
-            if checked or not token or read >= settings.max_bytes:
+            if checked or not token or full:
                 return Found(started[0]), False
             checked = True  # read its neighbours too: a second task started by it is no answer
+            continue
         if not token:
-            if page.total_size is not None and page.total_size > listed:
+            cursor.token = ""
+            if page.total_size is not None and page.total_size > listed and not resumed:
                 return Unresolved("the listing ended before the tasks it counts"), False
             break
-        if read >= settings.max_bytes:
+        if full:
+            cursor.token = token  # the next look goes on from here
             return Unresolved(f"the listing is larger than {settings.max_bytes} bytes"), False
-        per_task = max(read // max(listed, 1), 1)
-        size = max(1, min(settings.page_size, (settings.max_bytes - read) // (2 * per_task)))
     else:
         if started:
             return Found(started[0]), False
+        cursor.token = token
         return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
-    verdict = _read_to_the_end(started, in_context, foreign=foreign, holding=holding, blind=blind)
+    verdict = seen_so_far.verdict()
     if verdict is not None:
         return verdict
+    if resumed:
+        return _RESUMED, False
     if listed:
         return NOT_FOUND, False
     if sent.context_id:
@@ -729,26 +752,68 @@ def _look_in_listing(
     return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
 
 
-def _read_to_the_end(
-    started: list[Any], in_context: list[Any], *, foreign: int, holding: int, blind: int
-) -> _Look | None:
-    """What a listing read to its end says; None when it shows the task absent (if any)."""
-    if started:
-        return Found(started[0]), False
-    if foreign:
-        return Unresolved("the listing does not keep to the contextId it was asked for"), False
-    if in_context:
-        if len(in_context) == 1:
-            return Found(in_context[0]), False  # the one task of the message's own context
-        return Unresolved(f"{len(in_context)} tasks in the message's own context"), True
-    if holding:
-        return Unresolved("a task holds the messageId without having been started by it"), False
-    if blind:
-        return Unresolved(
-            f"{blind} task(s) that could be the one do not show how they started "
-            "(no history, or history without the user's message)"
-        ), False
-    return None
+def _page_size(settings: ExactlyOnce, left: int, per_task: int) -> int:
+    """Tasks to ask for: as many as half of ``left`` bytes hold, from 1 to ``page_size``."""
+    return max(1, min(settings.page_size, left // (2 * max(per_task, 1))))
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one look saw of the listing's tasks, for the message it looks for."""
+
+    sent: SentMessage
+    settings: ExactlyOnce
+    own: bool
+    started: list[Any] = field(default_factory=list)
+    in_context: list[Any] = field(default_factory=list)
+    holding: int = 0
+    blind: int = 0
+    listed: int = 0
+    shown: int = 0
+    foreign: int = 0
+
+    def add(self, task: Any, seen: TaskView) -> None:
+        """Count one listed task (``seen``: what the look-up reads of it)."""
+        sent = self.sent
+        mid = sent.message_id
+        self.listed += 1
+        self.shown += seen.shows_start
+        if sent.context_id and seen.context_id and seen.context_id != sent.context_id:
+            self.foreign += 1  # the listing does not keep to its filter: this one is not it
+            if seen.started_by(mid):
+                self.started.append(task)
+            return
+        since = None if sent.sent_at is None else sent.sent_at - self.settings.clock_skew
+        if seen.started_by(mid):
+            self.started.append(task)  # whatever its timestamp says: clocks differ
+        elif self.own:
+            self.in_context.append(task)
+        elif since is not None and seen.updated_at is not None and seen.updated_at < since:
+            return  # its status changed before the message was sent: not the one
+        elif seen.holds(mid):
+            self.holding += 1
+        elif not seen.shows_start:
+            self.blind += 1
+
+    def verdict(self) -> _Look | None:
+        """What a listing read to its end says; None when it shows the task absent."""
+        if self.started:
+            return Found(self.started[0]), False
+        if self.foreign:
+            return Unresolved("the listing does not keep to the contextId it was asked for"), False
+        if self.in_context:
+            if len(self.in_context) == 1:
+                return Found(self.in_context[0]), False  # the one task of its own context
+            return Unresolved(f"{len(self.in_context)} tasks in the message's own context"), True
+        if self.holding:
+            why = "a task holds the messageId without having been started by it"
+            return Unresolved(why), False
+        if self.blind:
+            return Unresolved(
+                f"{self.blind} task(s) that could be the one do not show how they started "
+                "(no history, or history without the user's message)"
+            ), False
+        return None
 
 
 def card_dedupe() -> Generator[Query, Any, DedupeParams | None]:
@@ -817,18 +882,63 @@ class Failed:
 
 
 @dataclass(frozen=True, slots=True)
-class Take:
-    """Take one read from the peer's look-up allowance. Answer: whether one was taken."""
+class MayRead:
+    """Ask the peer's look-up allowance whether a read may be made. Answer: a bool."""
 
 
 @dataclass(frozen=True, slots=True)
-class GiveBack:
-    """Give back the read taken: the agent answered it (the answer is ignored)."""
+class Charge:
+    """Charge one read the agent left unanswered to the peer's allowance (answer ignored)."""
 
 
-TAKE: Final = Take()
-GIVE_BACK: Final = GiveBack()
-Effect: TypeAlias = "Ask | Pause | Take | GiveBack"
+MAY_READ: Final = MayRead()
+CHARGE: Final = Charge()
+Effect: TypeAlias = "Ask | Pause | MayRead | Charge"
+
+
+class LookupAllowance:
+    """A peer's allowance of look-up reads that go unanswered (see `ExactlyOnce.allowance`).
+
+    A read may be made while the allowance holds at least one read; a read the agent
+    answers costs nothing, whatever else is in flight, so look-ups of an agent that answers
+    are never rationed, however many run at once. A read left unanswered is charged (the
+    allowance may go below zero when many fail at once), and each look-up deposits
+    ``per_call``: under an outage, once spent, at most ``per_call`` reads per look-up on
+    average. Thread-safe.
+    """
+
+    __slots__ = ("_lock", "_reads", "capacity", "per_call")
+
+    def __init__(self, capacity: float, per_call: float) -> None:
+        import threading  # noqa: PLC0415 (only the allowance needs it)
+
+        self.capacity = float(capacity)
+        self.per_call = float(per_call)
+        self._reads = float(capacity)
+        self._lock = threading.Lock()
+
+    @property
+    def reads(self) -> float:
+        """The reads left (below zero after a burst of failures)."""
+        return self._reads
+
+    def open(self) -> bool:
+        """Whether a read may be made now."""
+        return self._reads >= 1.0
+
+    def charge(self) -> None:
+        """Charge one read the agent left unanswered (never below ``-capacity``)."""
+        with self._lock:
+            self._reads = max(self._reads - 1.0, -self.capacity)
+
+    def deposit(self) -> None:
+        """What one look-up adds (``per_call``), up to ``capacity``."""
+        if self._reads >= self.capacity:
+            return
+        with self._lock:
+            self._reads = min(self.capacity, self._reads + self.per_call)
+
+
 Judge: TypeAlias = (
     "Callable[[GetTaskQuery | ListTasksQuery | CardQuery, Exception, int], float | Unanswered]"
 )
@@ -836,7 +946,7 @@ Judge: TypeAlias = (
 before asking again, or `Unanswered` saying why not."""
 
 _RATIONED: Final = Unanswered(
-    "the look-up allowance is spent: the agent did not answer its recent look-ups", final=True
+    "the look-up allowance is spent: the agent left its recent look-ups unanswered", final=True
 )
 _NO_TIME: Final = Unanswered("the deadline came before the read was answered")
 
@@ -861,8 +971,8 @@ def reading(
         judge: how a failed read is judged (see `Judge`).
         clock: the Guard's clock.
         deadline_at: when the search must end (None: no bound).
-        rationed: each read is drawn from the peer's look-up allowance (`Take`) and given
-            back when the agent answers it (`GiveBack`): a look-up's reads.
+        rationed: a read is made only while the peer's look-up allowance is open (`MayRead`),
+            and one the agent leaves unanswered is charged to it (`Charge`): a look-up's reads.
         patient: a wait's reads (these settings): a failed read is retried whatever its
             attempts, pauses from ``poll_initial`` doubling up to ``poll_max`` (longer when
             the agent asks), until the deadline, or without one for ``timeout`` seconds of
@@ -905,13 +1015,13 @@ def _read(
         left = None if deadline_at is None else deadline_at - clock()
         if left is not None and left <= 0:
             return _NO_TIME
-        if rationed and not (yield TAKE):
+        if rationed and not (yield MAY_READ):
             return _RATIONED
         answer = yield Ask(query, left)
         if not isinstance(answer, Failed):
-            if rationed:
-                yield GIVE_BACK
             return answer
+        if rationed and not _answered(answer.exc):
+            yield CHARGE  # not answered: an outage's read, counted against the allowance
         verdict = judge(query, answer.exc, 1 if patient is not None else asked)
         if isinstance(verdict, Unanswered):
             return verdict
@@ -927,6 +1037,17 @@ def _read(
         yield Pause(verdict)
 
 
+def _answered(exc: Exception) -> bool:
+    """Whether a failed read was answered by a peer that is up (not an outage's failure)."""
+    if not isinstance(exc, ReadFailedError):
+        return False
+    if exc.error is None:
+        return True  # an answer of another shape, or larger than the bound
+    from a2a_client_errors._breaker import peer_unwell  # noqa: PLC0415 (no cycle at import)
+
+    return not peer_unwell(exc.error)
+
+
 def _fits(seconds: float, clock: Callable[[], float], deadline_at: float | None) -> bool:
     return deadline_at is None or clock() + seconds < deadline_at
 
@@ -935,8 +1056,8 @@ def drive(
     effects: Generator[Effect, Any, R],
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], object],
-    take: Callable[[], bool],
-    give_back: Callable[[], object],
+    may_read: Callable[[], bool],
+    charge: Callable[[], object],
 ) -> R:
     """Carry out `reading`'s effects with sync I/O; returns what the search returns."""
     try:
@@ -950,10 +1071,10 @@ def drive(
                     reply = Failed(exc)
             elif isinstance(effect, Pause):
                 sleep(effect.seconds)
-            elif isinstance(effect, Take):
-                reply = take()
+            elif isinstance(effect, MayRead):
+                reply = may_read()
             else:
-                give_back()
+                charge()
             effect = effects.send(reply)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
@@ -963,10 +1084,10 @@ async def adrive(
     effects: Generator[Effect, Any, R],
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
     sleep: Callable[[float], Any],
-    take: Callable[[], Any],
-    give_back: Callable[[], object],
+    may_read: Callable[[], bool],
+    charge: Callable[[], object],
 ) -> R:
-    """`drive`, awaiting ``ask``, ``sleep`` and ``take`` when they return awaitables."""
+    """`drive`, awaiting ``ask`` and ``sleep`` when they return awaitables."""
     try:
         effect = next(effects)
         while True:
@@ -976,10 +1097,10 @@ async def adrive(
                     reply = ask(effect.query, effect.timeout)
                 elif isinstance(effect, Pause):
                     reply = sleep(effect.seconds)
-                elif isinstance(effect, Take):
-                    reply = take()
+                elif isinstance(effect, MayRead):
+                    reply = may_read()
                 else:
-                    give_back()
+                    charge()
                 if hasattr(reply, "__await__"):
                     reply = await reply
             except Exception as exc:

@@ -38,6 +38,7 @@ from a2a_client_errors._http_lookup import (
 )
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
+    AnswerTooLargeError,
     CardQuery,
     GetTaskQuery,
     ListTasksQuery,
@@ -214,7 +215,7 @@ class _Reader:
 
     def too_large(self, limit: int | None = None) -> ReadFailedError:
         """An answer past the bound cannot be read, so nothing can be told from it."""
-        return ReadFailedError(f"the answer is larger than {limit or self.limit} bytes")
+        return AnswerTooLargeError(f"the answer is larger than {limit or self.limit} bytes")
 
 
 _UNSET: Final = object()

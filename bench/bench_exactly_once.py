@@ -500,7 +500,7 @@ async def _door(
     read_timeout: float = 10.0,
 ) -> AsyncIterator[Send]:
     """A sender through ``door`` to ``peer`` (through the origin ``via``), closed after use."""
-    timeout = httpx.Timeout(10.0, read=read_timeout)
+    timeout = httpx.Timeout(30.0, read=read_timeout)
     if door == "guard_client":
         http = httpx.AsyncClient(transport=meter, timeout=timeout, headers=VERSION)
         config = ClientConfig(
@@ -583,6 +583,64 @@ def part_a(kinds: Iterable[Kind], sends: int, seed: int) -> list[Row]:
         asyncio.run(_lost_answers(kind, door, share, sends, seed))
         for kind in kinds
         for share in LOST_SHARES
+        for door in DOORS
+    ]
+
+
+# --- Part E: many concurrent senders -----------------------------------------------------------
+
+CONCURRENT_KINDS = (PLAIN, KINDS[-1])  # a plain a2a-sdk agent, and a deduplicating one
+
+
+async def _concurrent(kind: Kind, door: str, share: float, sends: int, run: Crowd) -> Row:
+    """``sends`` sends at once (at most ``run.senders`` in flight), answers lost by schedule.
+
+    One Guard for all of them, as an orchestrator has: one budget per peer, one look-up
+    allowance, shared by every sender.
+    """
+    row = Row("E", door, kind.name, f"{run.senders} senders, {share:.0%} lost")
+    row.wants_got = kind.lists_history or kind.deduplicate
+    schedule = Schedule(share, seed=run.seed)
+    guard = Guard(sleep=_no_sleep)
+    sent: list[str] = []
+    with kind.peer() as peer, contextlib.ExitStack() as stack:
+        if door == "guard_client":
+            proxy = stack.enter_context(LossyProxy(peer.http_target, schedule.plan))
+            meter, via = Meter(), proxy.url
+        else:
+            meter, via = Meter(LosingTransport(schedule.plan)), None
+        started = time.perf_counter()
+        async with _door(door, peer, guard, meter, via=via) as send:
+            gate = asyncio.Semaphore(run.senders)
+
+            async def one(index: int) -> None:
+                message_id = f"E-{uuid.uuid4()}"
+                schedule.expect(message_id, index)
+                sent.append(message_id)
+                async with gate:
+                    row.outcomes[await _outcome(peer, send, message_id, "hello")] += 1
+
+            await asyncio.gather(*(one(index) for index in range(sends)))
+        row.seconds = time.perf_counter() - started
+        _tally(row, peer, sent, meter)
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class Crowd:
+    """The settings of Part E."""
+
+    senders: int
+    sends: int
+    seed: int
+
+
+def part_e(run: Crowd) -> list[Row]:
+    """A plain and a deduplicating agent, many senders at once, both doors."""
+    return [
+        asyncio.run(_concurrent(kind, door, share, run.sends, run))
+        for kind in CONCURRENT_KINDS
+        for share in (TARGET_AT,)
         for door in DOORS
     ]
 
@@ -915,6 +973,34 @@ def markdown(figures: dict[str, Any]) -> list[str]:
             for rows in [[r for r in b if r["kind"] == kind]]
         ),
     )
+    crowd = _of(figures, "E")
+    if crowd:
+        lines += ["", "Many senders at once, one Guard, answers lost (Part E):", ""]
+        lines += table(
+            [
+                "kind",
+                "door",
+                "scenario",
+                "runs per send (worst)",
+                "own task",
+                "OutcomeUnknown",
+                "reads per lost answer",
+                "KiB per lost answer",
+            ],
+            (
+                [
+                    f"`{r['kind']}`",
+                    r["door"],
+                    r["scenario"],
+                    _worst_runs([r]),
+                    _share(r),
+                    f"{r['outcomes'].get(UNKNOWN, 0) / max(r['sends'], 1):.1%}",
+                    _per_lost(r, "reads_per_lost_answer"),
+                    _per_lost(r, "read_bytes_per_lost_answer", 1024, 1),
+                ]
+                for r in crowd
+            ),
+        )
     lines += ["", "A busy agent, each send's first answer lost and looked up (Part C):", ""]
     lines += table(
         [
@@ -971,7 +1057,7 @@ def markdown(figures: dict[str, Any]) -> list[str]:
 
 def targets(figures: dict[str, Any]) -> list[Target]:
     """One task per send, no wrong task, callers served, look-ups bounded, outages cheap."""
-    sends = [r for r in figures["rows"] if r["part"] in ("A", "B", "C")]
+    sends = [r for r in figures["rows"] if r["part"] in ("A", "B", "C", "E")]
     not_once = sum(r["sends_not_run_once"] for r in sends)
     two = sum(r["sends_with_two_tasks"] for r in sends)
     wrong = sum(r["wrong_tasks"] for r in sends)
@@ -1037,10 +1123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy-sends", type=int, default=10, help="part C: look-ups per door")
     parser.add_argument("--outage-warmup", type=int, default=50, help="part D: uncounted calls")
     parser.add_argument("--outage-calls", type=int, default=200, help="part D: counted calls")
+    parser.add_argument("--senders", type=int, default=200, help="part E: senders at once")
+    parser.add_argument("--crowd-sends", type=int, default=600, help="part E: sends per row")
     parser.add_argument("--seed", type=int, default=7)
     add_json_option(parser)
     args = parser.parse_args(argv)
-    if min(args.sends, args.long_sends, args.busy_sends, args.outage_calls) < 1:
+    if min(args.sends, args.long_sends, args.busy_sends, args.outage_calls, args.senders) < 1:
         parser.error("--sends, --long-sends, --busy-sends and --outage-calls must be at least 1")
     if min(args.busy_tasks, args.outage_warmup) < 0 or args.hold <= args.read_timeout:
         parser.error("counts must not be negative, and --hold must exceed --read-timeout")
@@ -1054,8 +1142,10 @@ def main(argv: list[str] | None = None) -> int:
     c = part_c(args.busy_tasks, args.busy_sends, args.seed)
     seconds["C"], started = time.perf_counter() - started, time.perf_counter()
     d = part_d(args.outage_warmup, args.outage_calls)
-    seconds["D"] = time.perf_counter() - started
-    rows: list[Row | BusyRow | OutageRow] = [*a, *b, *c, *d]
+    seconds["D"], started = time.perf_counter() - started, time.perf_counter()
+    e = part_e(Crowd(args.senders, args.crowd_sends, args.seed))
+    seconds["E"] = time.perf_counter() - started
+    rows: list[Row | BusyRow | OutageRow] = [*a, *b, *c, *d, *e]
     missed = [line for row in rows for line in row.missed()]
     figures = {
         "a2a_sdk": _version("a2a-sdk"),

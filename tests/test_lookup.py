@@ -13,17 +13,19 @@ from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     AgentFacts,
     Ask,
+    Charge,
     ExactlyOnce,
     Failed,
     Found,
     GetTaskQuery,
-    GiveBack,
     ListTasksQuery,
+    LookupAllowance,
+    MayRead,
     NotFound,
     Pause,
+    ReadFailedError,
     Resolution,
     SentMessage,
-    Take,
     TaskPage,
     TaskView,
     Unanswered,
@@ -159,17 +161,43 @@ def test_pages_grow_to_what_the_bytes_left_hold() -> None:
     assert [(q.page_size, q.max_bytes) for q in queries] == [(1, 2000), (9, 1900), (9, 1800)]
 
 
-def test_a_busy_agents_first_page_is_one_task() -> None:
-    """Tasks far larger than a page should be (artifacts not left out): one task a page."""
-    big = TaskPage((made("a", user("x")),), "1", None, 50_000)
+def test_a_busy_agents_look_stops_before_its_bytes_and_the_next_goes_on() -> None:
+    """50 KB tasks: one a look within 64 KiB; the next look starts where the last stopped."""
 
     def answer(query: Any) -> TaskPage:
-        return big if not query.page_token else TaskPage((made("b", user(MID)),), "", None, 50_000)
+        if not query.page_token:
+            return TaskPage((made("a", user("x")),), "1", None, 50_000)
+        return TaskPage((made("b", user(MID)),), "", None, 50_000)
 
-    found, queries = run(SentMessage(MID), ExactlyOnce(), answer)
+    found, queries = run(SentMessage(MID), ExactlyOnce(), answer, contract=None)
     assert found == Found(made("b", user(MID)))
-    assert [q.page_size for q in queries] == [1, 1]
-    assert queries[1].max_bytes == 64 * 1024 - 50_000
+    lists = [q for q in queries if isinstance(q, ListTasksQuery)]
+    assert [(q.page_token, q.page_size, q.max_bytes) for q in lists] == [
+        ("", 1, 64 * 1024),
+        ("1", 1, 64 * 1024),
+    ]
+
+
+def test_a_busy_agents_task_on_the_first_page_costs_one_task() -> None:
+    """Found first, with no room left for its neighbours: found, nothing more read."""
+    big = TaskPage((made("a", user(MID)),), "1", None, 50_000)
+    found, queries = run(SentMessage(MID), ExactlyOnce(), lambda q: big)
+    assert found == Found(made("a", user(MID)))
+    assert len(queries) == 1
+
+
+def test_a_look_resumed_to_the_end_proves_nothing_and_the_next_starts_at_the_top() -> None:
+    """Resumed from a token and read to the end: no proof; the next look reads from the top."""
+
+    def answer(query: Any) -> TaskPage:
+        if not query.page_token:
+            return TaskPage((made("a", user("x")),), "1", None, 50_000)
+        return TaskPage((made("b", user("y")),), "", None, 50_000)
+
+    found, queries = run(SentMessage(MID), ExactlyOnce(max_looks=3), answer)
+    assert isinstance(found, Unresolved)  # under a contract too: never NOT_FOUND
+    lists = [q.page_token for q in queries if isinstance(q, ListTasksQuery)]
+    assert lists == ["", "1", ""]
 
 
 def test_found_on_the_third_page_follows_the_page_tokens() -> None:
@@ -587,7 +615,7 @@ def effects_of(
 ) -> tuple[Any, list[Any]]:
     """Run `reading` by hand: each effect answered by ``replies``; the result and the effects.
 
-    ``Take`` is answered True and ``GiveBack`` None unless ``replies`` says otherwise.
+    ``MayRead`` is answered True and ``Charge`` None unless ``replies`` says otherwise.
     """
     clock = clock or FakeClock()
     gen = reading(
@@ -612,13 +640,13 @@ def one_get() -> Generator[Any, Any, Any]:
 
 
 def answers(*replies: Any) -> Callable[[Any], Any]:
-    """Answer each Ask with the next reply; Take with True, GiveBack and Pause with None."""
+    """Answer each Ask with the next reply; MayRead with True, Charge and Pause with None."""
     queue = iter(replies)
 
     def reply(effect: Any) -> Any:
-        if isinstance(effect, Take):
+        if isinstance(effect, MayRead):
             return True
-        if isinstance(effect, (GiveBack, Pause)):
+        if isinstance(effect, (Charge, Pause)):
             return None
         return next(queue)
 
@@ -626,10 +654,10 @@ def answers(*replies: Any) -> Callable[[Any], Any]:
 
 
 def test_reading_asks_each_query_with_the_time_left() -> None:
-    """Each query is an Ask bounded by the time left, drawn from the allowance, given back."""
+    """Each query is an Ask bounded by the time left, made while the allowance is open."""
     result, seen = effects_of(one_get(), answers("task"), deadline_at=10.0)
     assert result == "task"
-    assert seen == [Take(), Ask(GetTaskQuery("t"), 10.0), GiveBack()]
+    assert seen == [MayRead(), Ask(GetTaskQuery("t"), 10.0)]
 
 
 def test_reading_retries_a_failed_read_after_its_pause() -> None:
@@ -637,20 +665,38 @@ def test_reading_retries_a_failed_read_after_its_pause() -> None:
     result, seen = effects_of(one_get(), answers(Failed(OSError("reset")), "task"))
     assert result == "task"
     assert seen == [
-        Take(),
+        MayRead(),
         Ask(GetTaskQuery("t"), None),
+        Charge(),
         Pause(0.25),
-        Take(),
+        MayRead(),
         Ask(GetTaskQuery("t"), None),
-        GiveBack(),
     ]
 
 
-def test_a_failed_read_keeps_its_share_of_the_allowance() -> None:
-    """Only an answered read gives back what it took: a failed one keeps it spent."""
+def test_only_an_unanswered_read_is_charged() -> None:
+    """A transport failure is charged; an answer of another shape or too large is not."""
     _, seen = effects_of(one_get(), answers(Failed(OSError()), "task"))
-    assert seen.count(Take()) == 2
-    assert seen.count(GiveBack()) == 1
+    assert seen.count(Charge()) == 1
+    answered = Failed(ReadFailedError("not a task"))
+    _, seen = effects_of(one_get(), answers(answered, "task"))
+    assert Charge() not in seen
+
+
+def test_the_allowance_rations_only_reads_left_unanswered() -> None:
+    """Open while a read is left; charges may take it below zero; deposits bring it back."""
+    allowance = LookupAllowance(2.0, 0.5)
+    assert allowance.open()
+    for _ in range(5):
+        allowance.charge()
+    assert allowance.reads == -2.0  # never below -capacity
+    assert not allowance.open()
+    for _ in range(6):
+        allowance.deposit()
+    assert allowance.open()
+    for _ in range(10):
+        allowance.deposit()
+    assert allowance.reads == 2.0
 
 
 def test_reading_tells_the_judge_how_often_a_query_was_asked() -> None:
@@ -671,17 +717,17 @@ def test_reading_sends_unanswered_when_the_allowance_is_spent() -> None:
     """No read left in the allowance: nothing is asked, and the search is told why, finally."""
 
     def reply(effect: Any) -> Any:
-        return False if isinstance(effect, Take) else None
+        return False if isinstance(effect, MayRead) else None
 
     result, seen = effects_of(one_get(), reply)
     assert isinstance(result, Unanswered)
     assert result.final
     assert "allowance is spent" in result.why
-    assert seen == [Take()]
+    assert seen == [MayRead()]
 
 
 def test_an_unrationed_read_draws_on_no_allowance() -> None:
-    """A wait's reads (rationed=False) take nothing and give nothing back."""
+    """A wait's reads (rationed=False) ask the allowance nothing and charge nothing."""
     result, seen = effects_of(one_get(), answers("task"), rationed=False)
     assert result == "task"
     assert seen == [Ask(GetTaskQuery("t"), None)]
@@ -776,7 +822,7 @@ def test_a_refused_patient_read_ends_at_once() -> None:
 
 
 def test_drive_carries_out_each_effect() -> None:
-    """Ask calls ask(query, timeout), Pause sleeps, Take takes, GiveBack gives back."""
+    """Ask calls ask(query, timeout), Pause sleeps, MayRead asks, Charge charges."""
     slept: list[float] = []
     asked: list[tuple[Any, float | None]] = []
     ledger: list[str] = []
@@ -789,18 +835,18 @@ def test_drive_carries_out_each_effect() -> None:
             raise answer
         return answer
 
-    def take() -> bool:
-        ledger.append("take")
+    def may_read() -> bool:
+        ledger.append("may")
         return True
 
     effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert drive(effects, ask, slept.append, take, lambda: ledger.append("give")) == "task"
+    assert drive(effects, ask, slept.append, may_read, lambda: ledger.append("charge")) == "task"
     assert slept == [0.5]
     assert asked == [(GetTaskQuery("t"), None)] * 2
-    assert ledger == ["take", "take", "give"]
+    assert ledger == ["may", "charge", "may"]
 
 
-async def test_adrive_awaits_asks_sleeps_and_takes() -> None:
+async def test_adrive_awaits_asks_and_sleeps() -> None:
     """The async driver awaits what returns awaitables, and sends failures back."""
     slept: list[float] = []
     outcomes = iter([OSError("reset"), "task"])
@@ -814,11 +860,8 @@ async def test_adrive_awaits_asks_sleeps_and_takes() -> None:
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    async def take() -> bool:
-        return True
-
     effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert await adrive(effects, ask, sleep, take, lambda: None) == "task"
+    assert await adrive(effects, ask, sleep, lambda: True, lambda: None) == "task"
     assert slept == [0.5]
 
 
@@ -841,9 +884,9 @@ async def test_adrive_lets_a_failing_sleep_propagate() -> None:
 
 
 def test_exactly_once_defaults() -> None:
-    """Five pages of up to 50 tasks, 20 history entries, 64 KiB a look, 16 looks, no contract."""
+    """Ten pages of up to 50 tasks, 20 history entries, 64 KiB a look, 16 looks, no contract."""
     settings = ExactlyOnce()
-    assert (settings.max_pages, settings.page_size, settings.history_length) == (5, 50, 20)
+    assert (settings.max_pages, settings.page_size, settings.history_length) == (10, 50, 20)
     assert settings.max_bytes == 64 * 1024
     assert (settings.recheck_after, settings.clock_skew, settings.timeout) == (0.5, 300.0, 30.0)
     assert (settings.reserve, settings.non_blocking) == (0.2, None)
