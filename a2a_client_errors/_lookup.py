@@ -766,6 +766,7 @@ class _Tally:
     own: bool
     started: list[Any] = field(default_factory=list)
     in_context: list[Any] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
     holding: int = 0
     blind: int = 0
     listed: int = 0
@@ -776,6 +777,10 @@ class _Tally:
         """Count one listed task (``seen``: what the look-up reads of it)."""
         sent = self.sent
         mid = sent.message_id
+        if seen.task_id:
+            if seen.task_id in self.ids:
+                return  # listed again (a listing that pages unstably): counted once
+            self.ids.add(seen.task_id)
         self.listed += 1
         self.shown += seen.shows_start
         if sent.context_id and seen.context_id and seen.context_id != sent.context_id:

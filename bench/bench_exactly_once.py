@@ -92,6 +92,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import httpx
@@ -121,6 +122,9 @@ from a2a_client_errors.testing.dialects import (
 )
 from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' foreign agents
+from tests.foreign import ForeignAgent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -156,10 +160,17 @@ class Kind:
     deduplicate: bool = False
     lists_history: bool = False
     makes_tasks: bool = True
+    dedupe_ttl: float | None = None
 
     def peer(self) -> EmbeddedPeer:
         """A fresh agent of this kind (not started)."""
-        return EmbeddedPeer(streaming=False, dialect=self.dialect, deduplicate=self.deduplicate)
+        options = {} if self.dedupe_ttl is None else {"ttl": self.dedupe_ttl}
+        return EmbeddedPeer(
+            streaming=False,
+            dialect=self.dialect,
+            deduplicate=self.deduplicate,
+            dedupe_options=options,
+        )
 
 
 KINDS = (
@@ -174,6 +185,7 @@ KINDS = (
     Kind("LIST_NEEDS_USER", LIST_NEEDS_USER),
     Kind("NO_LIST_TASKS", NO_LIST_TASKS),
     Kind("EMPTY_LIST", EMPTY_LIST),
+    Kind("DEDUPE_TTL_1S", A2A_SDK, deduplicate=True, lists_history=True, dedupe_ttl=1.0),
     Kind("DEDUPLICATING", A2A_SDK, deduplicate=True),
 )
 PLAIN = KINDS[0]
@@ -645,6 +657,187 @@ def part_e(run: Crowd) -> list[Row]:
     ]
 
 
+# --- Part F: agents no snapshot can prove empty -------------------------------------------------
+
+FOREIGN = (
+    ("lazy", False),
+    ("own_id", False),
+    ("own_id", True),
+    ("compact", False),
+    ("compact", True),
+    ("skewed", False),
+    ("naive", False),
+    ("unstable", False),
+    ("no_history", False),
+    ("no_history", True),
+)
+"""The kinds of `tests.foreign`, each with and without a context of the message's own."""
+SHOWN = {
+    ("lazy", False),
+    ("own_id", True),
+    ("compact", True),
+    ("skewed", False),
+    ("naive", False),
+    ("unstable", False),
+    ("no_history", True),
+}
+"""Where the agent shows the message's task, within the deadline: the 99 % target applies."""
+LAZY_WORK = 0.2
+"""Seconds of the lazy agent's work, during which it lists nothing."""
+
+
+class Abandoning(httpx.AsyncBaseTransport):
+    """Gives up at once on the sends the schedule loses: the request goes on, unanswered.
+
+    What a client's read timeout does to a send whose agent works before it records a task
+    (the lazy agent): the request reaches the agent; its answer never reaches the client.
+    """
+
+    def __init__(self, schedule: Schedule) -> None:
+        self.schedule = schedule
+        self.inner = httpx.AsyncHTTPTransport()
+        self.pending: set[asyncio.Task[None]] = set()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request``; one the schedule loses goes on in the background."""
+        body = await request.aread()
+        if operation_of(request) in WORK_OPERATIONS and self.schedule.loses(_message_id(body)):
+            copy = httpx.Request(request.method, request.url, headers=request.headers)
+            copy.stream = httpx.ByteStream(body)
+            task = asyncio.create_task(self._send(copy))
+            self.pending.add(task)
+            task.add_done_callback(self.pending.discard)
+            raise httpx.ReadTimeout("no answer in time", request=request)
+        return await self.inner.handle_async_request(request)
+
+    async def _send(self, request: httpx.Request) -> None:
+        response = await self.inner.handle_async_request(request)
+        await response.aread()
+        await response.aclose()
+
+    async def aclose(self) -> None:
+        """Wait for the abandoned requests, then close."""
+        while self.pending:
+            await next(iter(self.pending))
+        await self.inner.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """One row of Part F: the kind, whether the message has its own context, the door."""
+
+    kind: str
+    own: bool
+    door: str
+    share: float
+    sends: int
+    seed: int
+
+    def guard(self) -> Guard:
+        """The Guard: real time for the lazy agent (its work takes it), else a fake clock."""
+        settings = ExactlyOnce(recheck_after=0.1, poll_max=0.5)
+        if self.kind == "lazy":
+            return Guard(deadline=10.0, exactly_once=settings)
+        clock = FakeClock()  # the work is done when an answer is lost: no real pause needed
+        return Guard(deadline=10.0, clock=clock, sleep=clock.sleep, exactly_once=settings)
+
+
+def _fill(row: Row, agent: ForeignAgent, sent: list[str], meter: Meter) -> None:
+    """Fill ``row`` with what ``agent`` did for ``sent`` and what ``meter`` saw."""
+    row.sends = len(sent)
+    for message_id in sent:
+        runs = agent.runs.counts[message_id]
+        made = len(agent.runs.made_by(message_id))
+        row.runs += runs
+        row.not_once += runs != 1
+        row.tasks += made
+        row.two_tasks += made > 1
+    row.lost = meter.lost
+    row.requests = meter.requests
+    row.reads = Counter(meter.reads)
+    row.read_bytes = meter.read_bytes
+
+
+async def _judged(agent: ForeignAgent, sending: Awaitable[tuple[str, str]], message_id: str) -> str:
+    """What one send to ``agent`` ended with, judged against what its runs made."""
+    try:
+        what, task_id = await sending
+    except OutcomeUnknown:
+        return UNKNOWN
+    except Exception as exc:  # counted and shown, never hidden
+        return f"raised {type(exc).__name__}"
+    if what != "task":
+        return MESSAGE if what == "message" else what
+    return OWN if task_id in agent.runs.made_by(message_id) else WRONG
+
+
+async def _foreign(case: Foreign) -> Row:
+    """``sends`` sends to a fresh agent of the case's kind, answers lost by the schedule."""
+    kind, own, door = case.kind, case.own, case.door
+    name = f"{kind} (own context)" if own else kind
+    row = Row("F", door, name, f"{case.share:.0%} lost")
+    # a2a-sdk's client cannot read timestamps without an offset: guard_client cannot look.
+    row.wants_got = (kind, own) in SHOWN and not (door == "guard_client" and kind == "naive")
+    schedule = Schedule(case.share, seed=case.seed)
+    guard = case.guard()
+    sent: list[str] = []
+    with ForeignAgent(kind, work=LAZY_WORK) as agent:
+        lossy: httpx.AsyncBaseTransport
+        lossy = Abandoning(schedule) if kind == "lazy" else LosingTransport(schedule.plan)
+        meter = Meter(lossy)
+        started = time.perf_counter()
+        if door == "guard_client":
+            http = httpx.AsyncClient(transport=meter, timeout=30.0, headers=VERSION)
+            config = ClientConfig(
+                streaming=False,
+                httpx_client=http,
+                supported_protocol_bindings=[TransportProtocol.JSONRPC],
+            )
+            client = guard_client(ClientFactory(config).create(agent.card), guard)
+
+            async def send(message_id: str, own_context: bool) -> tuple[str, str]:
+                request = _sdk_request(message_id, "hello")
+                if own_context:
+                    request.message.context_id = message_id
+                return _sdk_answer([event async for event in client.send_message(request)])
+
+        else:
+            transport = AsyncGuardTransport(guard, meter, raise_failures=True)
+            http = httpx.AsyncClient(transport=transport, timeout=30.0, headers=VERSION)
+            client = None
+
+            async def send(message_id: str, own_context: bool) -> tuple[str, str]:
+                body = _raw_request(message_id, "hello")
+                if own_context:
+                    body["params"]["message"]["contextId"] = message_id
+                return _raw_answer(await http.post(agent.url, json=body))
+
+        try:
+            for index in range(case.sends):
+                message_id = f"F-{uuid.uuid4()}"
+                schedule.expect(message_id, index)
+                sent.append(message_id)
+                row.outcomes[await _judged(agent, send(message_id, own), message_id)] += 1
+        finally:
+            if client is not None:
+                await client.close()
+            await http.aclose()
+            await meter.aclose()
+        row.seconds = time.perf_counter() - started
+        _fill(row, agent, sent, meter)
+    return row
+
+
+def part_f(sends: int, seed: int) -> list[Row]:
+    """Every kind of `tests.foreign`, every share of lost answers, through both doors."""
+    return [
+        asyncio.run(_foreign(Foreign(kind, own, door, share, sends, seed)))
+        for kind, own in FOREIGN
+        for share in LOST_SHARES
+        for door in DOORS
+    ]
+
+
 # --- Part B: long sends lost to a read timeout ----------------------------------------------
 
 
@@ -914,7 +1107,7 @@ def markdown(figures: dict[str, Any]) -> list[str]:
     a, b = _of(figures, "A"), _of(figures, "B")
     shares = [f"{share:.0%} lost" for share in LOST_SHARES]
     at = f"{TARGET_AT:.0%} lost"
-    each = " / ".join(f"{share:.0%}" for share in LOST_SHARES) + " lost"
+    each = each_lost = " / ".join(f"{share:.0%}" for share in LOST_SHARES) + " lost"
     lines = ["Answers lost after the agent did the work (Part A):", ""]
     lines += table(
         [
@@ -1001,6 +1194,48 @@ def markdown(figures: dict[str, Any]) -> list[str]:
                 for r in crowd
             ),
         )
+    foreign = _of(figures, "F")
+    if foreign:
+        lines += [
+            "",
+            "Agents no snapshot can prove empty, answers lost after they got the message "
+            "(Part F, `tests.foreign`):",
+            "",
+        ]
+        lines += table(
+            [
+                "kind",
+                "runs per send (worst)",
+                "wrong tasks",
+                f"own task, guard_client ({each_lost})",
+                "own task, AsyncGuardTransport (same)",
+                f"reads per lost answer ({at}, guard_client / AsyncGuardTransport)",
+                "99 % target",
+            ],
+            (
+                [
+                    f"`{kind}`",
+                    _worst_runs(rows),
+                    sum(r["wrong_tasks"] for r in rows),
+                    *(
+                        " / ".join(_share(_pick(rows, door=door, scenario=s)) for s in shares)
+                        for door in DOORS
+                    ),
+                    " / ".join(
+                        _per_lost(_pick(rows, door=door, scenario=at), "reads_per_lost_answer")
+                        for door in DOORS
+                    ),
+                    " / ".join(
+                        "yes"
+                        if any(r["target_got_applies"] for r in rows if r["door"] == d)
+                        else "no"
+                        for d in DOORS
+                    ),
+                ]
+                for kind in _kinds(foreign)
+                for rows in [[r for r in foreign if r["kind"] == kind]]
+            ),
+        )
     lines += ["", "A busy agent, each send's first answer lost and looked up (Part C):", ""]
     lines += table(
         [
@@ -1057,7 +1292,7 @@ def markdown(figures: dict[str, Any]) -> list[str]:
 
 def targets(figures: dict[str, Any]) -> list[Target]:
     """One task per send, no wrong task, callers served, look-ups bounded, outages cheap."""
-    sends = [r for r in figures["rows"] if r["part"] in ("A", "B", "C", "E")]
+    sends = [r for r in figures["rows"] if r["part"] in ("A", "B", "C", "E", "F")]
     not_once = sum(r["sends_not_run_once"] for r in sends)
     two = sum(r["sends_with_two_tasks"] for r in sends)
     wrong = sum(r["wrong_tasks"] for r in sends)
@@ -1125,6 +1360,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outage-calls", type=int, default=200, help="part D: counted calls")
     parser.add_argument("--senders", type=int, default=200, help="part E: senders at once")
     parser.add_argument("--crowd-sends", type=int, default=600, help="part E: sends per row")
+    parser.add_argument("--foreign-sends", type=int, default=60, help="part F: sends per row")
     parser.add_argument("--seed", type=int, default=7)
     add_json_option(parser)
     args = parser.parse_args(argv)
@@ -1144,8 +1380,10 @@ def main(argv: list[str] | None = None) -> int:
     d = part_d(args.outage_warmup, args.outage_calls)
     seconds["D"], started = time.perf_counter() - started, time.perf_counter()
     e = part_e(Crowd(args.senders, args.crowd_sends, args.seed))
-    seconds["E"] = time.perf_counter() - started
-    rows: list[Row | BusyRow | OutageRow] = [*a, *b, *c, *d, *e]
+    seconds["E"], started = time.perf_counter() - started, time.perf_counter()
+    f = part_f(args.foreign_sends, args.seed)
+    seconds["F"] = time.perf_counter() - started
+    rows: list[Row | BusyRow | OutageRow] = [*a, *b, *c, *d, *e, *f]
     missed = [line for row in rows for line in row.missed()]
     figures = {
         "a2a_sdk": _version("a2a-sdk"),

@@ -180,8 +180,14 @@ BENCHMARKS = (
             "30",
             "--outage-calls",
             "100",
+            "--senders",
+            "200",
+            "--crowd-sends",
+            "400",
+            "--foreign-sends",
+            "30",
         ),
-        600,
+        900,
         "Exactly-once sends",
         "Real a2a-sdk agents on 127.0.0.1, one per kind of agent in the field (`EmbeddedPeer` in "
         "each dialect of [`testing.dialects`](testing.md), and one behind `server.deduplicate`), "
@@ -191,7 +197,12 @@ BENCHMARKS = (
         "`AsyncGuardTransport` over a `LosingTransport`). Part B holds a share of sends past "
         "the client's read timeout, blocking or not. Part C looks up lost answers on a busy "
         "agent (tasks with 400 KiB artifacts). Part D drops every request, once the budget is "
-        "spent. The rules: [exactly-once sends](exactly-once.md).",
+        "spent. Part E: 200 senders at once through one Guard, 30 % of answers lost, against a "
+        "plain and a deduplicating agent. Part F: agents of ours that behave as others do "
+        "(`tests.foreign`: a task recorded only when its work ends, histories rewritten or "
+        "compacted, a skewed clock, timestamps without an offset, unstable paging, no "
+        "history), each with and without a context of the message's own. The rules: "
+        "[exactly-once sends](exactly-once.md).",
         "Exactly one task per logical send, whatever answers are lost, against every kind of "
         "agent; never a wrong task handed back. At least 99 % of callers get their task "
         "wherever the agent lists tasks with history, answers non-blocking sends, or "

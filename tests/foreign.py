@@ -47,6 +47,7 @@ class Runs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()
+        self.tasks: dict[str, set[str]] = {}
         self._released: set[str] = set()
         self._all = False
         self._events: dict[str, asyncio.Event] = {}
@@ -56,6 +57,16 @@ class Runs:
         """Count one run of ``message_id``."""
         with self._lock:
             self.counts[message_id] += 1
+
+    def made(self, message_id: str, task_id: str) -> None:
+        """Note that a run of ``message_id`` made the task ``task_id``."""
+        with self._lock:
+            self.tasks.setdefault(message_id, set()).add(task_id)
+
+    def made_by(self, message_id: str) -> set[str]:
+        """The tasks the runs of ``message_id`` made."""
+        with self._lock:
+            return set(self.tasks.get(message_id, ()))
 
     async def held(self, message_id: str) -> None:
         """Wait until the test releases ``message_id`` (or everything)."""
@@ -219,7 +230,7 @@ def _local(match: re.Match[bytes]) -> bytes:
     return b'"timestamp": "' + moment.replace(tzinfo=None).isoformat().encode() + b'"'
 
 
-def _executor(kind: str, runs: Runs) -> Any:
+def _executor(kind: str, runs: Runs, work: float | None) -> Any:
     from a2a.server.agent_execution import AgentExecutor
     from a2a.server.tasks import TaskUpdater
     from a2a.types import Part, Task, TaskState, TaskStatus
@@ -232,9 +243,13 @@ def _executor(kind: str, runs: Runs) -> Any:
             message_id = message.message_id if message is not None else ""
             runs.ran(message_id)
             if kind == "lazy" or message_id.startswith("hold-"):
-                await runs.held(message_id)  # the work, before any event
+                if work is None:
+                    await runs.held(message_id)  # the work, before any event
+                else:
+                    await asyncio.sleep(work)  # the agent's own work, as long as it takes
             task_id, context_id = context.task_id or "", context.context_id or ""
             if context.current_task is None:
+                runs.made(message_id, task_id)
                 task = Task(
                     id=task_id,
                     context_id=context_id,
@@ -256,16 +271,19 @@ def _executor(kind: str, runs: Runs) -> Any:
 class ForeignAgent:
     """One test agent of a ``kind`` of `KINDS`, served on 127.0.0.1 while in use.
 
+    The lazy agent's work lasts until the test releases it, or ``work`` seconds when given.
+
     Attributes:
         url: its JSON-RPC endpoint.
         runs: the executor's runs per messageId (`Runs`).
         card: its agent card (an a2a-sdk ``AgentCard``), listing ``url``.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, work: float | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"no such kind of agent: {kind}")
         self.kind = kind
+        self.work = work  # the lazy agent's work, in seconds (None: until released)
         self.runs = Runs()
         self.url = ""
         self.card: Any = None
@@ -295,7 +313,7 @@ class ForeignAgent:
         )
         interface.url = "http://127.0.0.1/jsonrpc"  # its own, once it listens
         handler = DefaultRequestHandler(
-            agent_executor=_executor(self.kind, self.runs),
+            agent_executor=_executor(self.kind, self.runs, self.work),
             task_store=self.store,
             agent_card=card,
         )

@@ -224,6 +224,13 @@ def test_found_on_a_page_reads_one_more_page_then_stops() -> None:
     assert len(queries) == 2
 
 
+def test_a_task_listed_twice_by_an_unstable_listing_is_one_task() -> None:
+    """A listing that repeats a task on the next page (offset tokens): still one task, found."""
+    task = made("a", user(MID))
+    found, _ = run(SentMessage(MID), SETTINGS, pages((task,), (task, made("b", user("y")))))
+    assert found == Found(task)
+
+
 def test_a_second_task_started_by_it_on_the_next_page_is_no_answer() -> None:
     """Its neighbours' page holds another task started by the messageId: no answer."""
     answer = pages((made("a", user(MID)),), (made("b", user(MID)),))
