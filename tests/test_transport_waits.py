@@ -215,3 +215,40 @@ async def test_a_send_under_a_deadline_keeps_the_reserve_for_the_look_up(mode: s
     assert hook.resolutions == ["found"]
     assert answer.json()["result"]["task"]["id"] == "t-1"
     assert request.extensions["timeout"]["read"] == 5.0  # the caller's own, given back
+
+
+class LosingReads(Agent):
+    """The same agent, whose first ``lost`` GetTask answers are lost on the way."""
+
+    def __init__(self, lost: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lost = lost
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        """Answer one request; lose the first GetTask answers."""
+        body: Any = json.loads(request.content) if request.content else None
+        if isinstance(body, dict) and body.get("method") == "GetTask" and self.lost:
+            self.lost -= 1
+            raise httpx.ReadError("the read's answer was lost", request=request)
+        return super().__call__(request)
+
+
+@MODES
+async def test_lost_reads_of_a_wait_never_end_it_early(mode: str) -> None:
+    """Three GetTask answers lost: the wait reads on; the settled task, not the working one."""
+    clock, agent = FakeClock(), LosingReads(3, reads=1)
+    guard = _guard(clock, non_blocking=True, deadline=30.0)
+    answer, _ = await _send(mode, guard, agent, _rpc())
+    assert answer.json()["result"]["task"]["status"]["state"] == COMPLETED
+    assert agent.lost == 0
+    assert clock.now() < 30.0
+
+
+@MODES
+async def test_a_wait_whose_reads_all_fail_ends_at_the_deadline(mode: str) -> None:
+    """Every read lost: the working task is the answer only once the deadline came."""
+    clock, agent = FakeClock(), LosingReads(1000, reads=1)
+    guard = _guard(clock, non_blocking=True, deadline=30.0)
+    answer, _ = await _send(mode, guard, agent, _rpc())
+    assert answer.json()["result"]["task"]["status"]["state"] == WORKING
+    assert clock.now() >= 30.0 - guard.exactly_once.poll_max  # not before the deadline's reach
