@@ -303,15 +303,7 @@ class Guard:
         past ``deadline_at`` (this Guard's clock). A ListTasks the agent refuses marks
         ``agent`` (default: ``peer``) unlisted.
         """
-        judge = self._read_judge(agent or peer, deadline_at)
-        effects = reading(
-            search,
-            judge,
-            clock=self.clock,
-            deadline_at=deadline_at,
-            rationed=not wait,
-            patient=self.exactly_once if wait else None,
-        )
+        effects = self._reading(search, agent or peer, deadline_at, wait=wait)
         allowance = self.allowance_for(peer)
         return drive(effects, ask, self.sleep, allowance.open, allowance.charge)
 
@@ -326,17 +318,27 @@ class Guard:
         wait: bool = False,
     ) -> R:
         """`run_reads`, awaiting ``ask`` (a coroutine function) and the sleep."""
-        judge = self._read_judge(agent or peer, deadline_at)
-        effects = reading(
+        effects = self._reading(search, agent or peer, deadline_at, wait=wait)
+        allowance = self.allowance_for(peer)
+        return await adrive(effects, ask, self.asleep, allowance.open, allowance.charge)
+
+    def _reading(
+        self,
+        search: Generator[Query, Any, R],
+        agent: str,
+        deadline_at: float | None,
+        *,
+        wait: bool,
+    ) -> Generator[Any, Any, R]:
+        """``search`` as reads under this Guard (see `run_reads`): a look-up's, or a wait's."""
+        return reading(
             search,
-            judge,
+            self._read_judge(agent, deadline_at),
             clock=self.clock,
             deadline_at=deadline_at,
             rationed=not wait,
             patient=self.exactly_once if wait else None,
         )
-        allowance = self.allowance_for(peer)
-        return await adrive(effects, ask, self.asleep, allowance.open, allowance.charge)
 
     def _read_judge(
         self, agent: str, deadline_at: float | None

@@ -124,7 +124,7 @@ from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' foreign agents
-from tests.foreign import ForeignAgent
+from tests.foreign import Abandoning, ForeignAgent
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -686,42 +686,6 @@ LAZY_WORK = 0.2
 """Seconds of the lazy agent's work, during which it lists nothing."""
 
 
-class Abandoning(httpx.AsyncBaseTransport):
-    """Gives up at once on the sends the schedule loses: the request goes on, unanswered.
-
-    What a client's read timeout does to a send whose agent works before it records a task
-    (the lazy agent): the request reaches the agent; its answer never reaches the client.
-    """
-
-    def __init__(self, schedule: Schedule) -> None:
-        self.schedule = schedule
-        self.inner = httpx.AsyncHTTPTransport()
-        self.pending: set[asyncio.Task[None]] = set()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request``; one the schedule loses goes on in the background."""
-        body = await request.aread()
-        if operation_of(request) in WORK_OPERATIONS and self.schedule.loses(_message_id(body)):
-            copy = httpx.Request(request.method, request.url, headers=request.headers)
-            copy.stream = httpx.ByteStream(body)
-            task = asyncio.create_task(self._send(copy))
-            self.pending.add(task)
-            task.add_done_callback(self.pending.discard)
-            raise httpx.ReadTimeout("no answer in time", request=request)
-        return await self.inner.handle_async_request(request)
-
-    async def _send(self, request: httpx.Request) -> None:
-        response = await self.inner.handle_async_request(request)
-        await response.aread()
-        await response.aclose()
-
-    async def aclose(self) -> None:
-        """Wait for the abandoned requests, then close."""
-        while self.pending:
-            await next(iter(self.pending))
-        await self.inner.aclose()
-
-
 @dataclass(frozen=True, slots=True)
 class Foreign:
     """One row of Part F: the kind, whether the message has its own context, the door."""
@@ -783,7 +747,10 @@ async def _foreign(case: Foreign) -> Row:
     sent: list[str] = []
     with ForeignAgent(kind, work=LAZY_WORK) as agent:
         lossy: httpx.AsyncBaseTransport
-        lossy = Abandoning(schedule) if kind == "lazy" else LosingTransport(schedule.plan)
+        if kind == "lazy":
+            lossy = Abandoning(lambda body: schedule.loses(_message_id(body)))
+        else:
+            lossy = LosingTransport(schedule.plan)
         meter = Meter(lossy)
         started = time.perf_counter()
         if door == "guard_client":

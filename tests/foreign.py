@@ -31,9 +31,14 @@ import re
 import threading
 from collections import Counter
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from tests.asgi import serve
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 KINDS = ("lazy", "own_id", "compact", "skewed", "naive", "unstable", "no_history")
 SKEW = timedelta(minutes=10)
@@ -337,8 +342,6 @@ class ForeignAgent:
 
     def listing(self) -> list[dict[str, Any]]:
         """Every task it lists now, as JSON (a plain ListTasks, read to its end)."""
-        import httpx
-
         tasks: list[dict[str, Any]] = []
         token = ""
         while True:
@@ -352,3 +355,63 @@ class ForeignAgent:
             token = result.get("nextPageToken", "")
             if not token:
                 return tasks
+
+
+class Abandoning(httpx.AsyncBaseTransport):
+    """Gives up at once on the sends ``loses`` names (a read timeout): the request goes on.
+
+    What a client's read timeout does to a send whose agent works before it answers (the
+    lazy agent records nothing meanwhile): the request reaches the agent, which does the
+    work; its answer never reaches the client. `settle` waits for those answers.
+
+    Args:
+        loses: given a SendMessage request's body, whether its answer is abandoned.
+    """
+
+    def __init__(self, loses: Callable[[bytes], bool]) -> None:
+        self.loses = loses
+        self.inner = httpx.AsyncHTTPTransport()
+        self.pending: set[asyncio.Task[None]] = set()
+        self.sends = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request``; a send ``loses`` names goes on in the background, unanswered."""
+        body = await request.aread()
+        if b'"SendMessage"' in body:
+            self.sends += 1
+            if self.loses(body):
+                copy = httpx.Request(request.method, request.url, headers=request.headers)
+                copy.stream = httpx.ByteStream(body)
+                task = asyncio.create_task(self._send(copy))
+                self.pending.add(task)
+                task.add_done_callback(self.pending.discard)
+                raise httpx.ReadTimeout("no answer in time", request=request)
+        return await self.inner.handle_async_request(request)
+
+    async def _send(self, request: httpx.Request) -> None:
+        response = await self.inner.handle_async_request(request)
+        await response.aread()
+        await response.aclose()
+
+    async def settle(self) -> None:
+        """Wait for the abandoned requests' answers (the agent's work has ended)."""
+        while self.pending:
+            await next(iter(self.pending))
+
+    async def aclose(self) -> None:
+        """Wait for what is pending, and close."""
+        await self.settle()
+        await self.inner.aclose()
+
+
+def first_send() -> Callable[[bytes], bool]:
+    """A ``loses`` for `Abandoning`: the first send's answer only."""
+    armed = [1]
+
+    def loses(body: bytes) -> bool:
+        if armed[0]:
+            armed[0] -= 1
+            return True
+        return False
+
+    return loses

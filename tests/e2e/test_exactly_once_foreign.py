@@ -15,7 +15,6 @@ with what was sent, nothing resent.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from a2a_client_errors import AsyncGuardTransport, Guard, OutcomeUnknown
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import Unknowns
-from tests.foreign import KINDS, ForeignAgent
+from tests.foreign import KINDS, Abandoning, ForeignAgent, first_send
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,47 +34,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.a2a_sdk("1")]
 
 VERSION = {"A2A-Version": "1.0"}
-
-
-class Abandoning(httpx.AsyncBaseTransport):
-    """Gives up on the first send at once (a read timeout): its request goes on regardless.
-
-    The request reaches the agent, which does the work; the client never sees the answer.
-    """
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.pending: list[asyncio.Task[None]] = []
-        self.armed = 1
-        self.sends = 0
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request``; the first SendMessage's answer is abandoned."""
-        body = await request.aread()
-        if b'"SendMessage"' in body:
-            self.sends += 1
-            if self.armed:
-                self.armed -= 1
-                copy = httpx.Request(request.method, request.url, headers=request.headers)
-                copy.stream = httpx.ByteStream(body)
-                self.pending.append(asyncio.create_task(self._send(copy)))
-                raise httpx.ReadTimeout("no answer in time", request=request)
-        return await self.inner.handle_async_request(request)
-
-    async def _send(self, request: httpx.Request) -> None:
-        response = await self.inner.handle_async_request(request)
-        await response.aread()
-        await response.aclose()
-
-    async def settle(self) -> None:
-        """Wait for the abandoned requests' answers (the agent's work has ended)."""
-        while self.pending:
-            await self.pending.pop()
-
-    async def aclose(self) -> None:
-        """Wait for what is pending, and close."""
-        await self.settle()
-        await self.inner.aclose()
 
 
 def _guard(agent: ForeignAgent, transport: Abandoning, hook: Unknowns) -> Guard:
@@ -114,7 +72,7 @@ FOUND_BY_ID = {"lazy", "skewed", "naive", "unstable"}
 
 
 async def _raw_send(agent: ForeignAgent, message: dict[str, Any]) -> tuple[Any, Unknowns]:
-    hook, inner = Unknowns(), Abandoning()
+    hook, inner = Unknowns(), Abandoning(first_send())
     transport = AsyncGuardTransport(_guard(agent, inner, hook), inner, raise_failures=True)
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
     try:
@@ -194,7 +152,7 @@ async def test_guard_client_finds_the_lazy_agents_task_and_the_own_context_one()
 
     for kind, own_context in (("lazy", False), ("no_history", True), ("own_id", False)):
         with ForeignAgent(kind) as agent:
-            hook, inner = Unknowns(), Abandoning()
+            hook, inner = Unknowns(), Abandoning(first_send())
             async with httpx.AsyncClient(transport=inner, headers=VERSION) as http:
                 config = ClientConfig(
                     streaming=False,
