@@ -149,6 +149,13 @@ def _mark(answer: object, depth: int) -> DedupeParams | None:
         return _params(mark)
     if depth >= _MAX_DEPTH:
         return None
+    which = getattr(answer, "WhichOneof", None)
+    if callable(which):  # a protobuf message: only the payload it holds (a read is cheap)
+        try:
+            name = which("payload")
+        except ValueError:  # no payload to look into (a Task, a Message)
+            return None
+        return None if not isinstance(name, str) else _mark(getattr(answer, name), depth + 1)
     for name in _PAYLOADS:
         inner = _field(answer, name)
         if inner is None or inner is answer or isinstance(inner, (str, bytes, bytearray)):

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, runtime_checkable
 
+from a2a_client_errors._dedupe_card import read_dedupe_mark, read_dedupe_params
 from a2a_client_errors._operations import WORK_OPERATIONS
 
 if TYPE_CHECKING:
@@ -308,8 +309,6 @@ def learn_mark(facts: AgentFacts, answer: object) -> None:
     The mark (`a2a_client_errors._dedupe_card.read_dedupe_mark`) is the agent's own word
     that it deduplicated this message: it confirms a card's claim, and its ttl bounds it.
     """
-    from a2a_client_errors._dedupe_card import read_dedupe_mark  # noqa: PLC0415 (small, pure)
-
     mark = read_dedupe_mark(answer)
     if mark is None:
         return
@@ -823,8 +822,6 @@ class _Tally:
 
 def card_dedupe() -> Generator[Query, Any, DedupeParams | None]:
     """Read the agent's card: the deduplication it advertises, if any."""
-    from a2a_client_errors._dedupe_card import read_dedupe_params  # noqa: PLC0415 (small, pure)
-
     card = yield CardQuery()
     if card is None or isinstance(card, Unanswered):
         return None

@@ -807,8 +807,9 @@ def from_response(
         if carried is not None:
             return _redirected(carried, limits, _FOLLOWED_ELSEWHERE)
     status = response.status_code
-    ok = status // 100 == 2  # 200 <= status < 300, in fewer steps
-    if status // 100 == 3 and (REFUSED in response.extensions or crosses_origin(response)):
+    family = status // 100
+    ok = family == 2  # 200 <= status < 300, in fewer steps
+    if family == 3 and (REFUSED in response.extensions or crosses_origin(response)):
         # A redirect to another origin: whatever its body says, the call was not served here.
         return _redirected(response, limits, response.reason_phrase)
     body = read_content(response)
