@@ -396,7 +396,7 @@ class Abandoning(httpx.AsyncBaseTransport):
     async def settle(self) -> None:
         """Wait for the abandoned requests' answers (the agent's work has ended)."""
         while self.pending:
-            await next(iter(self.pending))
+            await self.pending.pop()  # taken first: a done task's callback runs only later
 
     async def aclose(self) -> None:
         """Wait for what is pending, and close."""
