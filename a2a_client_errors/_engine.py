@@ -967,7 +967,8 @@ class GuardedCall:
             params = yield from card_dedupe()
             if params is not None:
                 facts.deduplicates = True
-                facts.dedupe_ttl = params.ttl
+                ttl = facts.dedupe_ttl  # its answers' mark may say less: the shorter holds
+                facts.dedupe_ttl = params.ttl if ttl is None else min(ttl, params.ttl)
         if self.resends and facts.dedupe_covers(guard.clock() - self.start + self.delay):
             return _DEDUPLICATES
         lost_at = self.now
