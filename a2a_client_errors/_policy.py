@@ -82,6 +82,8 @@ class GiveUp(str, enum.Enum):
     FAILOVER = "failover"
     """Nothing was sent over this interface of the agent; the call goes on over its next one
     (see `a2a_client_errors.integrations.a2a_sdk.guard_client`)."""
+    JOURNAL = "journal"
+    """The journal could not record the send (`a2a_client_errors.journal`): nothing was sent."""
 
     def __str__(self) -> str:
         return self.value

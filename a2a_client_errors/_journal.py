@@ -1,0 +1,546 @@
+"""The in-flight journal: what a send is, as recorded before its first byte, and its protocol.
+
+A journal keeps one record per messageId of a send that creates work. The Guard writes it
+before the first attempt leaves (`Journal.claim`), keeps it leased while the call runs (the
+`LeaseKeeper` renews every lease a process holds), and closes it with what came back
+(`Journal.settle`): the task the answer named, a Message, or a refusal that proves nothing
+was processed. A record whose answer is unknown stays open, its lease released
+(`Journal.release`), for the next sender or `Guard.recover` to look up.
+
+The stores (`a2a_client_errors.journal.SqliteJournal`, and `RedisJournal`, `PostgresJournal`
+in the integrations) implement `Journal`; each keeps time by its own clock (the machine's for
+SQLite, the server's for Redis and Postgres), so leases are compared on one clock. No store
+keeps a request body: a record holds the body's digest (`digest_of`) and the message's ids.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+from a2a_client_errors._failures import CallFailed, FixRequestNeeded, ReconcileNeeded
+from a2a_client_errors._lookup import SentMessage
+from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._reasons import Action
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_RETENTION",
+    "SCHEMA_VERSION",
+    "AlreadySent",
+    "Entry",
+    "Journal",
+    "JournalError",
+    "JournalRecord",
+    "JournalUnavailable",
+    "LeaseKeeper",
+    "Made",
+    "RequestMismatch",
+    "State",
+    "digest_of",
+    "entry_for",
+    "message_id_for",
+    "new_owner",
+    "task_made",
+]
+
+_log = logging.getLogger("a2a_client_errors")
+
+SCHEMA_VERSION: Final = 1
+"""The version of the records' layout every store writes (and refuses to read past)."""
+DEFAULT_LEASE: Final = 10.0
+"""Seconds a sender's lease lasts unless renewed: a dead sender's lapses within this."""
+DEFAULT_RETENTION: Final = 24 * 3600.0
+"""Seconds a closed record is kept before it is deleted."""
+NOTE_MAX: Final = 200
+"""Characters of a record's note that are kept."""
+
+
+class State(str, enum.Enum):
+    """Where a recorded send stands."""
+
+    OPEN = "open"
+    """Sent or being sent: held by its sender's lease, or (no owner, or the lease lapsed)
+    waiting to be looked up: its answer is unknown."""
+    TASK = "task"
+    """Closed: its answer named a task (``made``)."""
+    MESSAGE = "message"
+    """Closed: the agent answered it with a Message, which leaves nothing to read back."""
+    REFUSED = "refused"
+    """Closed: nothing was processed (not sent, or refused by the agent or a hop): the same
+    messageId may be sent again, as a new first attempt."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a send is, for the journal: recorded before its first byte.
+
+    Attributes:
+        message_id: the message's messageId (the record's key).
+        digest: the digest of what is sent (`digest_of`): the same messageId with another
+            body is refused.
+        peer: where it goes (the Guard's peer key: the interface's URL for the httpx doors).
+        context_id: its contextId, if it names one.
+        task_id: its taskId, if it follows up a task.
+
+    """
+
+    message_id: str
+    digest: str
+    peer: str = "default"
+    context_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRecord:
+    """One recorded send, as a store read it.
+
+    Attributes:
+        message_id: the messageId.
+        peer: where it was sent.
+        digest: the digest of what was sent (no body is kept).
+        started: when it was first recorded, in seconds since the epoch (the store's clock).
+        state: where it stands (`State`).
+        owner: the sender holding its lease (None: nobody sends it now).
+        lease_until: when that lease lapses (the store's clock).
+        context_id: its contextId, if it named one.
+        task_id: its taskId, if it followed up a task.
+        made: the task its answer named (state ``task``), if known.
+        note: why it ended as it did, for humans (our words, never the peer's).
+        attempts: how many senders took it (the first, and each that took it over).
+        closed_at: when it was closed (None while open).
+        lapsed: whether, when read, nobody held it (no owner, or the lease had lapsed).
+
+    """
+
+    message_id: str
+    peer: str
+    digest: str
+    started: float
+    state: State
+    owner: str | None
+    lease_until: float
+    context_id: str | None = None
+    task_id: str | None = None
+    made: str | None = None
+    note: str = ""
+    attempts: int = 1
+    closed_at: float | None = None
+    lapsed: bool = False
+
+    @property
+    def sent(self) -> SentMessage:
+        """The message's identity, for a look-up (sent at ``started``)."""
+        return SentMessage(self.message_id, self.context_id, self.task_id, self.started)
+
+    @property
+    def unknown(self) -> bool:
+        """Whether it is open and nobody holds it: its outcome waits to be looked up."""
+        return self.state is State.OPEN and self.lapsed
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (the shell's ``a2a-errors journal list --json``)."""
+        return {
+            "message_id": self.message_id,
+            "peer": self.peer,
+            "digest": self.digest,
+            "started": self.started,
+            "state": self.state.value,
+            "owner": self.owner,
+            "lease_until": self.lease_until,
+            "context_id": self.context_id,
+            "task_id": self.task_id,
+            "made": self.made,
+            "note": self.note,
+            "attempts": self.attempts,
+            "closed_at": self.closed_at,
+            "lapsed": self.lapsed,
+        }
+
+
+class JournalError(Exception):
+    """A journal could not be read or written (a read-only path, a store that is down).
+
+    Raised by the stores; a guarded call turns it into `JournalUnavailable` before anything
+    is sent.
+    """
+
+
+@runtime_checkable
+class Journal(Protocol):
+    """What the Guard asks of a journal store. Every method is atomic; each raises `JournalError`.
+
+    Attributes:
+        lease: seconds a lease lasts unless renewed.
+        retention: seconds a closed record is kept.
+
+    """
+
+    lease: float
+    retention: float
+
+    def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
+        """Record ``entry`` for ``owner``, unless its messageId has a record.
+
+        Returns the record and whether it is ``owner``'s new claim. A record closed as
+        ``refused`` is replaced by the claim (nothing was processed); any other stands.
+        """
+        ...
+
+    def take_over(self, message_id: str, owner: str) -> JournalRecord | None:
+        """Lease an open record nobody holds to ``owner`` (None: it is held, closed, or gone)."""
+        ...
+
+    def renew(self, owner: str) -> int:
+        """Renew the lease of every open record ``owner`` holds; returns how many."""
+        ...
+
+    def settle(
+        self, message_id: str, owner: str, state: State, *, made: str | None = None, note: str = ""
+    ) -> bool:
+        """Close a record ``owner`` holds as ``state`` (False: ``owner`` does not hold it)."""
+        ...
+
+    def release(self, message_id: str, owner: str, note: str = "") -> bool:
+        """Leave a record ``owner`` holds open, held by nobody: its outcome is unknown."""
+        ...
+
+    def get(self, message_id: str) -> JournalRecord | None:
+        """The record of ``message_id``, if any."""
+        ...
+
+    def unsettled(self, *, limit: int = 100) -> list[JournalRecord]:
+        """Open records, oldest first (held or not), at most ``limit``."""
+        ...
+
+    def purge(self) -> int:
+        """Delete the records closed longer than ``retention`` ago; returns how many."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the store's connections (the records stay)."""
+        ...
+
+
+# --- failures of a journaled call -------------------------------------------------------------
+
+
+class JournalUnavailable(CallFailed):
+    """The journal could not record the send (or read its record): nothing was sent.
+
+    The store's `JournalError` is the ``__cause__``. Never a send without its record.
+    """
+
+    def __init__(self, operation: str | None, why: str) -> None:
+        super().__init__(
+            Decision(Action.RETRY, operation=operation, give_up=GiveUp.JOURNAL),
+            attempts=0,
+            maybe_processed=False,
+        )
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"the journal could not record the send, so nothing was sent: {self.why}"
+
+
+class RequestMismatch(FixRequestNeeded):
+    """The messageId has a record of another body: refused before anything was sent.
+
+    Attributes:
+        journal_record: the record that stands.
+
+    """
+
+    def __init__(self, operation: str | None, record: JournalRecord) -> None:
+        super().__init__(
+            Decision(Action.FIX_REQUEST, operation=operation), attempts=0, maybe_processed=False
+        )
+        self.journal_record = record
+
+    def __str__(self) -> str:
+        return (
+            f"messageId {self.journal_record.message_id!r} was recorded with another request "
+            "body: send it with a new messageId, or the same body"
+        )
+
+
+class AlreadySent(ReconcileNeeded):
+    """The messageId was sent before, and what it made cannot be handed back here.
+
+    Its record was closed with a Message (which leaves nothing to read back), or with a
+    task this door cannot read (`Guard.call` without a look-up): ``journal_record.made``
+    names it. Nothing was sent again.
+
+    Attributes:
+        journal_record: the record.
+
+    """
+
+    def __init__(self, operation: str | None, record: JournalRecord) -> None:
+        super().__init__(
+            Decision(Action.RECONCILE, operation=operation), attempts=0, maybe_processed=True
+        )
+        self.journal_record = record
+
+    def __str__(self) -> str:
+        record = self.journal_record
+        if record.state is State.TASK:
+            return f"messageId {record.message_id!r} was sent before: it made task {record.made!r}"
+        return f"messageId {record.message_id!r} was sent before and answered with a message"
+
+
+# --- keys, digests, what an answer made ------------------------------------------------------
+
+_NAMESPACE: Final = uuid.UUID("5b0c43a4-5d0e-4b1e-9a55-a2a0c11e0e75")
+
+
+def message_id_for(run_id: object, step: object) -> str:
+    """A messageId derived from the orchestrator's own run and step: the same in any process.
+
+    A crash does not mint a new one, so a restarted orchestrator sends the same step with the
+    same messageId, and its journal knows it (a UUID, version 5, of ``run_id`` and ``step``).
+    """
+    return str(uuid.uuid5(_NAMESPACE, f"{run_id}\x1f{step}"))
+
+
+def _as_json(value: object) -> Any:
+    """``value`` as JSON data: a mapping as it is, a pydantic model or a protobuf message."""
+    if isinstance(value, (dict, list, str, int, float, bool)) or value is None:
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):  # pydantic (a2a-sdk 0.3)
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    if hasattr(value, "DESCRIPTOR"):  # protobuf (a2a-sdk 1.x)
+        from google.protobuf import json_format  # noqa: PLC0415 (only for protobuf)
+
+        return json_format.MessageToDict(value)  # type: ignore[arg-type]
+    msg = f"cannot read a {type(value).__name__} as a message"
+    raise TypeError(msg)
+
+
+def digest_of(value: object) -> str:
+    """The digest a record keeps of what is sent: SHA-256 of its canonical JSON (32 hex digits).
+
+    ``value`` is JSON data, a pydantic model or a protobuf message; the same content gives
+    the same digest in any process, whatever its keys' order.
+    """
+    canonical = json.dumps(
+        _as_json(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _field(data: dict[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = data.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def entry_for(message: object, peer: str = "default") -> Entry | None:
+    """The journal's entry for a message sent to ``peer`` (None: it has no messageId).
+
+    ``message`` is a message as JSON (``messageId`` or ``message_id``), an a2a-sdk Message of
+    either line, or a `SentMessage` (then its digest is of its ids alone).
+    """
+    if isinstance(message, SentMessage):
+        if not message.message_id:
+            return None
+        ids = [message.message_id, message.context_id, message.task_id]
+        return Entry(
+            message.message_id, digest_of(ids), peer, message.context_id, message.task_id
+        )
+    try:
+        data = _as_json(message)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    message_id = _field(data, "messageId", "message_id")
+    if message_id is None:
+        return None
+    return Entry(
+        message_id,
+        digest_of(data),
+        peer,
+        _field(data, "contextId", "context_id"),
+        _field(data, "taskId", "task_id"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """What a send's answer made: a task (``task_id``), or a Message (``task_id`` None)."""
+
+    task_id: str | None
+
+
+MESSAGE_MADE: Final = Made(None)
+
+
+def _made_of(data: object, depth: int = 0) -> Made | None:
+    if depth > 3 or not isinstance(data, dict) or "error" in data:
+        return None
+    if "result" in data:  # a JSON-RPC answer
+        return _made_of(data["result"], depth + 1)
+    for key in ("task", "statusUpdate", "status_update", "artifactUpdate", "artifact_update"):
+        if isinstance(data.get(key), dict):  # an HTTP+JSON answer, a 1.x stream event
+            return _made_of(data[key], depth + 1)
+    if isinstance(data.get("message"), dict) and "status" not in data:
+        return MESSAGE_MADE  # an HTTP+JSON answer holding a Message
+    kind = data.get("kind")
+    if kind == "message" or (_field(data, "messageId", "message_id") and "role" in data):
+        return MESSAGE_MADE
+    if kind in {"status-update", "artifact-update"} or ("id" not in data and "taskId" in data):
+        task_id = _field(data, "taskId", "task_id")  # an update event names its task
+    elif kind == "task" or "status" in data:
+        task_id = _field(data, "id")
+    else:
+        return None
+    return None if task_id is None else Made(task_id)
+
+
+def task_made(value: object) -> Made | None:
+    """What a send's answer made, read from the answer as a door hands it back (never raises).
+
+    JSON data (a JSON-RPC answer, an HTTP+JSON one, a task or a message), an a2a-sdk object
+    of either line (a Task, a Message, a 1.x ``SendMessageResponse`` or stream response, a
+    0.3 ``(Task, update)`` pair). None when it cannot tell (then the record stays open, for
+    the next sender to look up).
+    """
+    try:
+        if isinstance(value, tuple) and value:
+            value = value[0]
+        has_field = getattr(value, "HasField", None)
+        if callable(has_field):  # a 1.x response: which of its fields is set
+            for name in ("task", "message", "status_update", "artifact_update"):
+                try:
+                    if has_field(name):
+                        return task_made(getattr(value, name))
+                except ValueError:
+                    continue
+        if not isinstance(value, dict):
+            value = _as_json(value)
+        return _made_of(value)
+    except Exception:  # an answer we cannot read tells nothing
+        return None
+
+
+# --- leases ---------------------------------------------------------------------------------
+
+
+def new_owner() -> str:
+    """A sender's name: the host, the process, and a random part (unique to each Guard)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class LeaseKeeper:
+    """Renews the leases one owner holds, from one daemon thread, while any is held.
+
+    `hold` when a record is claimed, `drop` when it is settled or released. The thread
+    renews every ``lease / 3`` seconds, and purges closed records past their retention
+    at most once a minute. A process that dies stops renewing: its leases lapse. After a
+    fork the child is a sender of its own (a new owner), holding nothing.
+    """
+
+    def __init__(self, journal: Journal, *, interval: float | None = None) -> None:
+        self.journal = journal
+        self.interval = interval if interval is not None else max(journal.lease / 3, 0.05)
+        self._lock = threading.Lock()
+        self._held = 0
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._owner = new_owner()
+        self.renewals = 0
+        self.failures = 0
+        self.on_failure: Callable[[BaseException], None] | None = None
+
+    @property
+    def owner(self) -> str:
+        """This process's name in the journal (a new one after a fork)."""
+        if os.getpid() != self._pid:
+            with self._lock:
+                if os.getpid() != self._pid:
+                    self._pid, self._owner = os.getpid(), new_owner()
+                    self._held, self._thread = 0, None
+                    self._wake = threading.Event()
+        return self._owner
+
+    @property
+    def held(self) -> int:
+        """How many records this process holds now."""
+        return self._held
+
+    def hold(self) -> None:
+        """One more record held: renewals run while any is."""
+        owner = self.owner  # a fork's child renews under its own name
+        del owner
+        with self._lock:
+            self._held += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._wake.clear()
+                thread = threading.Thread(
+                    target=self._run, name="a2a-journal-leases", daemon=True
+                )
+                self._thread = thread
+                thread.start()
+
+    def drop(self) -> None:
+        """One record fewer held."""
+        with self._lock:
+            self._held = max(0, self._held - 1)
+
+    def tick(self) -> int:
+        """Renew now (what the thread does each ``interval``); returns how many were renewed."""
+        try:
+            renewed = self.journal.renew(self.owner)
+        except Exception as exc:  # the next tick tries again; the lease may lapse meanwhile
+            self.failures += 1
+            _log.warning("a2a_client_errors: the journal's leases could not be renewed: %s", exc)
+            if self.on_failure is not None:
+                self.on_failure(exc)
+            return 0
+        self.renewals += 1
+        return renewed
+
+    def _run(self) -> None:
+        wake = self._wake
+        while not wake.wait(self.interval):
+            with self._lock:
+                if self._held == 0 or wake is not self._wake:
+                    self._thread = None
+                    return
+            self.tick()
+
+    def stop(self) -> None:
+        """Stop renewing (a journal closed): the thread ends at its next wake."""
+        self._wake.set()
+
+
+def lapsed_of(owner: str | None, lease_until: float, now: float) -> bool:
+    """Whether nobody holds a record: no owner, or its lease lapsed by ``now``."""
+    return owner is None or lease_until <= now
+
+
+def clip_note(note: str) -> str:
+    """A record's note, cut to `NOTE_MAX` characters."""
+    return note if len(note) <= NOTE_MAX else note[: NOTE_MAX - 1] + "…"
+

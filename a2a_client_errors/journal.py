@@ -1,0 +1,408 @@
+"""Durable in-flight sends: one logical send, one task, whatever process dies.
+
+Give a Guard a journal and every door records each send that creates work before its first
+byte leaves, and closes the record with what came back::
+
+    from a2a_client_errors import Guard
+    from a2a_client_errors.journal import SqliteJournal, message_id_for
+
+    guard = Guard(journal=SqliteJournal("sends.db"))
+    message_id = message_id_for(run_id, "summarise")  # the same after a restart
+
+A send whose messageId already has a record never makes a second first attempt: the caller
+gets the task the record holds, waits for the live process sending it, or (its sender dead)
+gets the task looked up, or `OutcomeUnknown` carrying the record; it is sent again only on
+the agent's word (see `a2a_client_errors.ExactlyOnce`). `Guard.recover` comes back to the
+records dead senders left open. ``docs/journal.md`` says what is and is not covered.
+
+Stores: `SqliteJournal` here (several processes on one machine);
+`a2a_client_errors.integrations.redis.RedisJournal` and
+`a2a_client_errors.integrations.postgres.PostgresJournal` for fleets.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Final
+
+from a2a_client_errors._journal import (
+    DEFAULT_LEASE,
+    DEFAULT_RETENTION,
+    SCHEMA_VERSION,
+    AlreadySent,
+    Entry,
+    Journal,
+    JournalError,
+    JournalRecord,
+    JournalUnavailable,
+    LeaseKeeper,
+    Made,
+    RequestMismatch,
+    State,
+    clip_note,
+    digest_of,
+    entry_for,
+    lapsed_of,
+    message_id_for,
+    task_made,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_RETENTION",
+    "SCHEMA_VERSION",
+    "AlreadySent",
+    "Entry",
+    "Journal",
+    "JournalError",
+    "JournalRecord",
+    "JournalUnavailable",
+    "LeaseKeeper",
+    "Made",
+    "RequestMismatch",
+    "SqliteJournal",
+    "State",
+    "digest_of",
+    "entry_for",
+    "message_id_for",
+    "task_made",
+]
+
+_COLUMNS: Final = (
+    "message_id, peer, digest, started, state, owner, lease_until, context_id, task_id, "
+    "made, note, attempts, closed_at"
+)
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS a2a_journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS a2a_sends (
+        message_id TEXT PRIMARY KEY,
+        peer TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        started REAL NOT NULL,
+        state TEXT NOT NULL,
+        owner TEXT,
+        lease_until REAL NOT NULL,
+        context_id TEXT,
+        task_id TEXT,
+        made TEXT,
+        note TEXT NOT NULL DEFAULT '',
+        attempts INTEGER NOT NULL DEFAULT 1,
+        closed_at REAL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS a2a_sends_open ON a2a_sends (state, started)",
+    "CREATE INDEX IF NOT EXISTS a2a_sends_closed ON a2a_sends (closed_at)",
+)
+
+
+class SqliteJournal:
+    """A journal in one SQLite file (the standard library's sqlite3, in WAL mode).
+
+    Safe for several processes and threads on one machine: each thread has its connection,
+    each write is one transaction (``BEGIN IMMEDIATE``), and with ``durable`` (the default)
+    each is on disk (``synchronous=FULL``: one fsync) before the send it records leaves.
+    Leases are kept on this machine's wall clock (``clock``).
+
+    Nothing is opened until first used: a path that cannot be written fails each call that
+    needs it with `JournalError` (a guarded send: `JournalUnavailable`, nothing sent).
+
+    Args:
+        path: the database file (created with its schema if absent).
+        lease: seconds a sender's lease lasts unless renewed (a dead sender's lapses within).
+        retention: seconds a closed record is kept before it is deleted.
+        timeout: seconds a write waits for another process's (SQLite's busy timeout).
+        durable: one fsync per write (``synchronous=FULL``); False keeps what a process
+            crash cannot lose but a power cut may (``NORMAL``).
+        clock: the wall clock, in seconds since the epoch (inject one in tests).
+
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        lease: float = DEFAULT_LEASE,
+        retention: float = DEFAULT_RETENTION,
+        timeout: float = 5.0,
+        durable: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if lease <= 0 or retention < 0:
+            msg = "lease must be positive and retention not negative"
+            raise ValueError(msg)
+        self.path = os.fspath(path)
+        self.lease = float(lease)
+        self.retention = float(retention)
+        self.timeout = timeout
+        self.durable = durable
+        self.clock = clock
+        self._local = threading.local()
+        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SqliteJournal({self.path!r})"
+
+    # --- connections --------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        held: _Connection | None = getattr(self._local, "conn", None)
+        if held is not None and held.pid == os.getpid():
+            return held.conn
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                msg = f"the journal {self.path!r} cannot be put in WAL mode"
+                raise JournalError(msg)
+            conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+            self._prepare(conn)
+        except sqlite3.Error as exc:
+            raise JournalError(f"the journal {self.path!r} cannot be opened: {exc}") from exc
+        wrapper = _Connection(conn)
+        self._local.conn = wrapper
+        self._connections.add(wrapper)
+        return conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Create the schema, or check the one found (once per journal object)."""
+        if self._ready:
+            return
+        with self._ready_lock:
+            if self._ready:
+                return
+            with _transaction(conn):
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                row = conn.execute(
+                    "SELECT value FROM a2a_journal_meta WHERE key = 'schema'"
+                ).fetchone()
+                if row is None:
+                    conn.execute(
+                        "INSERT INTO a2a_journal_meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                    )
+                elif int(row[0]) > SCHEMA_VERSION:
+                    msg = (
+                        f"the journal {self.path!r} has schema {row[0]}, newer than this "
+                        f"version reads ({SCHEMA_VERSION}): upgrade a2a-client-errors"
+                    )
+                    raise JournalError(msg)
+            self._ready = True
+
+    @staticmethod
+    def _fail(exc: sqlite3.Error, doing: str) -> JournalError:
+        return JournalError(f"the journal could not {doing}: {exc}")
+
+    # --- the protocol -------------------------------------------------------------------
+
+    def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
+        """Record ``entry`` for ``owner`` unless it has a record (see `Journal.claim`)."""
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                now = self.clock()
+                row = _select(conn, entry.message_id)
+                if row is not None and row[4] != State.REFUSED.value:
+                    return _record(row, now), False
+                conn.execute(
+                    f"INSERT OR REPLACE INTO a2a_sends ({_COLUMNS}) "  # noqa: S608 (constants)
+                    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, NULL, '', ?, NULL)",
+                    (
+                        entry.message_id,
+                        entry.peer,
+                        entry.digest,
+                        now,
+                        owner,
+                        now + self.lease,
+                        entry.context_id,
+                        entry.task_id,
+                        1 if row is None else row[11] + 1,
+                    ),
+                )
+                new = _select(conn, entry.message_id)
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "record the send") from exc
+        assert new is not None  # noqa: S101 (just written)
+        return _record(new, now), True
+
+    def take_over(self, message_id: str, owner: str) -> JournalRecord | None:
+        """Lease an open record nobody holds to ``owner`` (see `Journal.take_over`)."""
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                now = self.clock()
+                cursor = conn.execute(
+                    "UPDATE a2a_sends SET owner = ?, lease_until = ?, attempts = attempts + 1 "
+                    "WHERE message_id = ? AND state = 'open' "
+                    "AND (owner IS NULL OR lease_until <= ?)",
+                    (owner, now + self.lease, message_id, now),
+                )
+                row = _select(conn, message_id) if cursor.rowcount == 1 else None
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "take the send over") from exc
+        return None if row is None else _record(row, now)
+
+    def renew(self, owner: str) -> int:
+        """Renew every open record ``owner`` holds (see `Journal.renew`)."""
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                now = self.clock()
+                cursor = conn.execute(
+                    "UPDATE a2a_sends SET lease_until = ? WHERE owner = ? AND state = 'open'",
+                    (now + self.lease, owner),
+                )
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "renew its leases") from exc
+        return cursor.rowcount
+
+    def settle(
+        self, message_id: str, owner: str, state: State, *, made: str | None = None, note: str = ""
+    ) -> bool:
+        """Close a record ``owner`` holds as ``state`` (see `Journal.settle`)."""
+        if state is State.OPEN:
+            return self.release(message_id, owner, note)
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                cursor = conn.execute(
+                    "UPDATE a2a_sends SET state = ?, made = ?, note = ?, owner = NULL, "
+                    "closed_at = ? WHERE message_id = ? AND owner = ? AND state = 'open'",
+                    (State(state).value, made, clip_note(note), self.clock(), message_id, owner),
+                )
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "close the record") from exc
+        return cursor.rowcount == 1
+
+    def release(self, message_id: str, owner: str, note: str = "") -> bool:
+        """Leave a record open, held by nobody (see `Journal.release`)."""
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                cursor = conn.execute(
+                    "UPDATE a2a_sends SET owner = NULL, lease_until = ?, note = ? "
+                    "WHERE message_id = ? AND owner = ? AND state = 'open'",
+                    (self.clock(), clip_note(note), message_id, owner),
+                )
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "release the record") from exc
+        return cursor.rowcount == 1
+
+    def get(self, message_id: str) -> JournalRecord | None:
+        """The record of ``message_id``, if any."""
+        try:
+            row = _select(self._connection(), message_id)
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "read the record") from exc
+        return None if row is None else _record(row, self.clock())
+
+    def unsettled(self, *, limit: int = 100) -> list[JournalRecord]:
+        """Open records, oldest first, at most ``limit``."""
+        try:
+            rows = (
+                self._connection()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM a2a_sends "  # noqa: S608 (constants)
+                    "WHERE state = 'open' ORDER BY started LIMIT ?",
+                    (max(0, limit),),
+                )
+                .fetchall()
+            )
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "list its open records") from exc
+        now = self.clock()
+        return [_record(row, now) for row in rows]
+
+    def purge(self) -> int:
+        """Delete the records closed longer than ``retention`` ago."""
+        try:
+            conn = self._connection()
+            with _transaction(conn):
+                cursor = conn.execute(
+                    "DELETE FROM a2a_sends WHERE state != 'open' AND closed_at <= ?",
+                    (self.clock() - self.retention,),
+                )
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "delete its old records") from exc
+        return cursor.rowcount
+
+    def close(self) -> None:
+        """Close this process's connections (the file and its records stay)."""
+        for held in list(self._connections):
+            held.close()
+        self._local = threading.local()
+
+
+class _Connection:
+    """One thread's connection, and the process that opened it (a fork's child opens anew)."""
+
+    __slots__ = ("__weakref__", "conn", "pid")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.pid = os.getpid()
+
+    def close(self) -> None:
+        if self.pid == os.getpid():
+            try:
+                self.conn.close()
+            except sqlite3.Error:
+                pass
+
+
+class _transaction:  # noqa: N801 (a context manager, named as one uses it)
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error)."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
+def _select(conn: sqlite3.Connection, message_id: str) -> tuple[object, ...] | None:
+    row: tuple[object, ...] | None = conn.execute(
+        f"SELECT {_COLUMNS} FROM a2a_sends WHERE message_id = ?",  # noqa: S608 (constants)
+        (message_id,),
+    ).fetchone()
+    return row
+
+
+def _record(row: tuple[object, ...], now: float) -> JournalRecord:
+    (message_id, peer, digest, started, state, owner, lease_until) = row[:7]
+    (context_id, task_id, made, note, attempts, closed_at) = row[7:]
+    owner_name = None if owner is None else str(owner)
+    until = float(lease_until)  # type: ignore[arg-type]
+    return JournalRecord(
+        message_id=str(message_id),
+        peer=str(peer),
+        digest=str(digest),
+        started=float(started),  # type: ignore[arg-type]
+        state=State(state),
+        owner=owner_name,
+        lease_until=until,
+        context_id=None if context_id is None else str(context_id),
+        task_id=None if task_id is None else str(task_id),
+        made=None if made is None else str(made),
+        note=str(note),
+        attempts=int(attempts),  # type: ignore[call-overload]
+        closed_at=None if closed_at is None else float(closed_at),  # type: ignore[arg-type]
+        lapsed=lapsed_of(owner_name, until, now),
+    )
+

@@ -1,0 +1,225 @@
+"""What every journal store must do (`a2a_client_errors.journal.Journal`), for each store's tests.
+
+A store's test module subclasses `JournalContract` and gives the ``journal`` fixture: a fresh,
+empty store whose clock is the ``clock`` fixture (a `FakeClock` on the wall's scale), so
+leases lapse when the test moves the clock, never by waiting.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+
+from a2a_client_errors.journal import Entry, Journal, JournalRecord, State, entry_for
+from a2a_client_errors.testing import FakeClock
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+START = 1_800_000_000.0
+
+
+def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a") -> Entry:
+    found = entry_for(
+        {"messageId": message_id, "role": "user", "parts": [{"text": body}], "contextId": "c"},
+        peer,
+    )
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(start=START)
+
+
+class JournalContract:
+    """The behaviour every store shares; subclasses provide the ``journal`` fixture."""
+
+    def test_is_a_journal(self, journal: Journal) -> None:
+        assert isinstance(journal, Journal)
+        assert journal.lease > 0
+
+    def test_first_claim_records_the_send_leased_to_its_owner(
+        self, journal: Journal, clock: FakeClock
+    ) -> None:
+        record, mine = journal.claim(entry(), "alice")
+        assert mine
+        assert record.state is State.OPEN
+        assert record.owner == "alice"
+        assert not record.lapsed
+        assert record.started == pytest.approx(START)
+        assert record.lease_until == pytest.approx(START + journal.lease)
+        assert record.context_id == "c"
+        assert record.attempts == 1
+        assert journal.get("m-1") == record
+
+    def test_second_claim_gets_the_record_that_stands(self, journal: Journal) -> None:
+        first, _ = journal.claim(entry(), "alice")
+        second, mine = journal.claim(entry(), "bob")
+        assert not mine
+        assert second.owner == "alice"
+        assert second.digest == first.digest
+
+    def test_another_body_keeps_its_own_digest(self, journal: Journal) -> None:
+        journal.claim(entry(), "alice")
+        other = entry(body="something else")
+        record, mine = journal.claim(other, "bob")
+        assert not mine
+        assert record.digest != other.digest
+
+    def test_lease_lapses_unless_renewed(self, journal: Journal, clock: FakeClock) -> None:
+        journal.claim(entry(), "alice")
+        clock.advance(journal.lease * 0.9)
+        assert journal.renew("alice") == 1
+        clock.advance(journal.lease * 0.9)
+        record = journal.get("m-1")
+        assert record is not None
+        assert not record.lapsed
+        clock.advance(journal.lease * 0.2)
+        record = journal.get("m-1")
+        assert record is not None
+        assert record.lapsed
+        assert record.unknown
+
+    def test_renew_touches_only_the_owners_open_records(self, journal: Journal) -> None:
+        journal.claim(entry("a"), "alice")
+        journal.claim(entry("b"), "alice")
+        journal.claim(entry("c"), "bob")
+        journal.settle("b", "alice", State.TASK, made="t")
+        assert journal.renew("alice") == 1
+        assert journal.renew("nobody") == 0
+
+    def test_take_over_only_what_nobody_holds(self, journal: Journal, clock: FakeClock) -> None:
+        journal.claim(entry(), "alice")
+        assert journal.take_over("m-1", "bob") is None  # alice's lease is live
+        clock.advance(journal.lease + 1)
+        taken = journal.take_over("m-1", "bob")
+        assert taken is not None
+        assert taken.owner == "bob"
+        assert taken.attempts == 2
+        assert not taken.lapsed
+        assert journal.take_over("m-1", "carol") is None  # bob holds it now
+        assert journal.take_over("absent", "bob") is None
+
+    def test_released_record_is_open_held_by_nobody(self, journal: Journal) -> None:
+        journal.claim(entry(), "alice")
+        assert not journal.release("m-1", "bob")  # not bob's
+        assert journal.release("m-1", "alice", "the answer was lost")
+        record = journal.get("m-1")
+        assert record is not None
+        assert record.state is State.OPEN
+        assert record.owner is None
+        assert record.unknown
+        assert record.note == "the answer was lost"
+        taken = journal.take_over("m-1", "bob")
+        assert taken is not None
+        assert taken.owner == "bob"
+
+    def test_settle_closes_what_the_owner_holds(self, journal: Journal) -> None:
+        journal.claim(entry(), "alice")
+        assert not journal.settle("m-1", "bob", State.TASK, made="t-1")
+        assert journal.settle("m-1", "alice", State.TASK, made="t-1", note="ok")
+        record = journal.get("m-1")
+        assert record is not None
+        assert record.state is State.TASK
+        assert record.made == "t-1"
+        assert record.owner is None
+        assert record.closed_at is not None
+        assert not journal.settle("m-1", "alice", State.MESSAGE)  # closed already
+        assert journal.take_over("m-1", "bob") is None
+        again, mine = journal.claim(entry(), "bob")
+        assert not mine
+        assert again.state is State.TASK
+
+    def test_refused_record_is_claimed_anew(self, journal: Journal, clock: FakeClock) -> None:
+        journal.claim(entry(), "alice")
+        journal.settle("m-1", "alice", State.REFUSED, note="INVALID_PARAMS")
+        clock.advance(5)
+        fixed = entry(body="fixed")
+        record, mine = journal.claim(fixed, "bob")
+        assert mine
+        assert record.owner == "bob"
+        assert record.digest == fixed.digest
+        assert record.state is State.OPEN
+        assert record.started == pytest.approx(START + 5)
+        assert record.attempts == 2
+
+    def test_unsettled_lists_open_records_oldest_first(
+        self, journal: Journal, clock: FakeClock
+    ) -> None:
+        for name in ("c", "a", "b"):
+            journal.claim(entry(name), "alice")
+            clock.advance(1)
+        journal.settle("a", "alice", State.MESSAGE)
+        listed = journal.unsettled()
+        assert [record.message_id for record in listed] == ["c", "b"]
+        assert [record.message_id for record in journal.unsettled(limit=1)] == ["c"]
+
+    def test_purge_deletes_closed_records_past_retention(
+        self, journal: Journal, clock: FakeClock
+    ) -> None:
+        journal.claim(entry("old"), "alice")
+        journal.settle("old", "alice", State.TASK, made="t")
+        journal.claim(entry("open"), "alice")
+        clock.advance(journal.retention + 1)
+        journal.claim(entry("new"), "alice")
+        journal.settle("new", "alice", State.TASK, made="t2")
+        assert journal.purge() == 1
+        assert journal.get("old") is None
+        assert journal.get("open") is not None  # open records are never deleted
+        assert journal.get("new") is not None
+
+    def test_note_is_bounded(self, journal: Journal) -> None:
+        journal.claim(entry(), "alice")
+        journal.release("m-1", "alice", "x" * 10_000)
+        record = journal.get("m-1")
+        assert record is not None
+        assert len(record.note) <= 200
+
+    def test_text_is_kept_as_it_is(self, journal: Journal) -> None:
+        odd = "m-\u00e9-'\"; DROP TABLE a2a_sends; --\U0001f600"
+        record, mine = journal.claim(entry(odd, peer="http://h/\u00e9"), "o'wner")
+        assert mine
+        again = journal.get(odd)
+        assert again == record
+        assert again.peer == "http://h/\u00e9"
+
+    def test_concurrent_claims_give_one_owner(self, journal: Journal) -> None:
+        winners: list[str] = []
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(8)
+
+        def claim(name: str) -> None:
+            try:
+                barrier.wait()
+                _, mine = journal.claim(entry(), name)
+                if mine:
+                    winners.append(name)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=claim, args=(f"o{n}",)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert not errors
+        assert len(winners) == 1
+        record = journal.get("m-1")
+        assert record is not None
+        assert record.owner == winners[0]
+
+
+def roundtrip(journal: Journal, make: Callable[[], Journal]) -> JournalRecord:
+    """A record written through one store object, read through another on the same data."""
+    journal.claim(entry("shared"), "alice")
+    other = make()
+    try:
+        record = other.get("shared")
+    finally:
+        other.close()
+    assert record is not None
+    return record

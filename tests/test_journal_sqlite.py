@@ -1,0 +1,122 @@
+"""`SqliteJournal`: the contract, on a real file, and what only SQLite has (paths, schema, WAL)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import TYPE_CHECKING
+
+import pytest
+
+from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, SqliteJournal, State
+from tests.journal_contract import JournalContract, entry, roundtrip
+from tests.journal_contract import clock as clock  # the fixture
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from a2a_client_errors.testing import FakeClock
+
+
+@pytest.fixture
+def journal(tmp_path: Path, clock: FakeClock) -> Iterator[SqliteJournal]:
+    store = SqliteJournal(tmp_path / "sends.db", clock=clock, lease=10.0, retention=3600.0)
+    yield store
+    store.close()
+
+
+class TestSqliteContract(JournalContract):
+    pass
+
+
+def test_two_objects_on_one_file_share_records(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "shared.db"
+    journal = SqliteJournal(path, clock=clock)
+    record = roundtrip(journal, lambda: SqliteJournal(path, clock=clock))
+    assert record.owner == "alice"
+    journal.close()
+
+
+def test_wal_and_full_sync(tmp_path: Path) -> None:
+    journal = SqliteJournal(tmp_path / "w.db")
+    journal.claim(entry(), "alice")
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    journal.close()
+
+
+def test_no_body_is_kept(tmp_path: Path) -> None:
+    journal = SqliteJournal(tmp_path / "b.db")
+    secret = "the-secret-text-of-the-message"
+    journal.claim(entry(body=secret), "alice")
+    journal.close()
+    for name in os.listdir(tmp_path):
+        assert secret.encode() not in (tmp_path / name).read_bytes()
+
+
+def test_a_directory_or_a_foreign_file_fails_with_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(JournalError, match="cannot be opened"):
+        SqliteJournal(tmp_path).claim(entry(), "alice")
+    garbage = tmp_path / "not-a-db"
+    garbage.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(JournalError, match="cannot be opened"):
+        SqliteJournal(garbage).claim(entry(), "alice")
+
+
+def test_unopenable_path_fails_each_call_with_journal_error(tmp_path: Path) -> None:
+    journal = SqliteJournal(tmp_path / "missing-dir" / "x.db")
+    for call in (
+        lambda: journal.claim(entry(), "a"),
+        lambda: journal.get("m-1"),
+        lambda: journal.renew("a"),
+        lambda: journal.unsettled(),
+        lambda: journal.purge(),
+        lambda: journal.take_over("m-1", "a"),
+        lambda: journal.settle("m-1", "a", State.TASK),
+        lambda: journal.release("m-1", "a"),
+    ):
+        with pytest.raises(JournalError):
+            call()
+
+
+def test_a_read_only_file_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    SqliteJournal(path).claim(entry("before"), "alice")
+    uri = f"file:{path}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("INSERT INTO a2a_sends (message_id) VALUES ('x')")
+    conn.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SqliteJournal(path).claim(entry(), "alice")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE a2a_journal_meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION + 1,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(JournalError, match="newer"):
+        SqliteJournal(path).get("m-1")
+
+
+def test_schema_version_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "v.db"
+    SqliteJournal(path).get("nothing")
+    conn = sqlite3.connect(path)
+    row = conn.execute("SELECT value FROM a2a_journal_meta WHERE key = 'schema'").fetchone()
+    conn.close()
+    assert int(row[0]) == SCHEMA_VERSION
+
+
+def test_bad_settings_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="lease"):
+        SqliteJournal(tmp_path / "x.db", lease=0)
+    with pytest.raises(ValueError, match="retention"):
+        SqliteJournal(tmp_path / "x.db", retention=-1)
+
+
+def test_repr_names_the_path(tmp_path: Path) -> None:
+    assert "sends.db" in repr(SqliteJournal(tmp_path / "sends.db"))
