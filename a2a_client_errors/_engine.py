@@ -11,7 +11,11 @@ success ends the call there (no generator, nothing to plan). Anything else goes 
 * ``YIELD``: give the event loop a turn before a retry (``arun``; nothing in ``run``);
 * `Look`: look for what an attempt with an unknown outcome made (a `LookupResult`);
 * `FailOver`: ask the door for the agent's next interface (an `Onward`, or None);
-* `Refresh`: ask the caller's ``refresh_credentials`` (a bool).
+* `Refresh`: ask the caller's ``refresh_credentials`` (a bool);
+* `Record`: ask the journal (`a2a_client_errors.journal`), in ``arun`` from a worker thread.
+
+A send the Guard's journal records is run by `GuardedCall.journaled` from its start: the
+record is claimed before the first attempt, and closed with what the call ended in.
 
 `run` and `arun` carry them out; what they raise (an interrupt, a cancellation) is thrown into
 the generator, which frees the breaker's probe and refunds a retry paid for and never sent.
@@ -33,29 +37,35 @@ from a2a_client_errors._breaker import Admission, Verdict, verdict_of
 from a2a_client_errors._card_claims import read_against_card
 from a2a_client_errors._errors import CallError, ErrorKind
 from a2a_client_errors._failures import (
+    AlreadySent,
     AuthFailed,
     BudgetExhausted,
     CallFailed,
     DeadlineExceeded,
     DegradeNeeded,
     FixRequestNeeded,
+    JournalUnavailable,
     OutcomeUnknown,
     PeerUnavailable,
     ReconcileNeeded,
     ReportNeeded,
+    RequestMismatch,
     RetryAfterTooLong,
     RetryExhausted,
 )
+from a2a_client_errors._journal import Entry, JournalError, JournalRecord, Made, State, task_made
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     Deduplicates,
     Found,
+    GetTaskQuery,
     LookupResult,
     NotFound,
     Query,
     Resolution,
     SentMessage,
     TaskReader,
+    Unanswered,
     Unresolved,
     card_dedupe,
     find_sent,
@@ -67,6 +77,7 @@ from a2a_client_errors.hooks import (
     CallRecord,
     FailoverEvent,
     GuardEvent,
+    JournalEvent,
     UnknownOutcomeEvent,
     tell_one,
 )
@@ -76,11 +87,11 @@ if TYPE_CHECKING:
 
     from a2a_client_errors._breaker import CircuitBreakerLike
     from a2a_client_errors._card_claims import CardClaims
+    from a2a_client_errors._journal import Journal, LeaseKeeper
     from a2a_client_errors._lookup import (
         AgentFacts,
         CardQuery,
         ExactlyOnce,
-        GetTaskQuery,
         ListTasksQuery,
         LookupAllowance,
     )
@@ -118,6 +129,8 @@ class Configured(Protocol):
     exactly_once: ExactlyOnce
     breaker: CircuitBreakerLike | None
     observers: Observers
+    journal: Journal | None
+    leases: LeaseKeeper | None
 
     def budget_for(self, peer: str) -> RetryBudgetLike: ...
     def facts(self, agent: str) -> AgentFacts: ...
@@ -186,6 +199,10 @@ class CallShape:
             card without them, its internal error is PUSH_NOTIFICATION_NOT_SUPPORTED. Only a
             door that reads the request can tell (the httpx transports do); `Guard.call`
             cannot, and leaves it False.
+        entry: what the Guard's journal records of the send before its first byte (its
+            messageId, its body's digest); None: the call is not journaled.
+        made: what a successful answer made, for the journal (default:
+            `a2a_client_errors._journal.task_made`, which reads the common forms).
 
     """
 
@@ -198,6 +215,8 @@ class CallShape:
     answered: Callable[[Any], None] | None = None
     card: CardClaims | Callable[[], CardClaims | None] | None = None
     asks_push: bool = False
+    entry: Entry | None = None
+    made: Callable[[Any], Made | None] | None = None
 
     @property
     def makes_work(self) -> bool:
@@ -289,6 +308,18 @@ class Refresh:
     decision: Decision
 
 
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Ask the journal: ``op()``, in ``arun`` from a worker thread (the store's I/O is sync).
+
+    ``undo`` is called with what ``op`` returned when the call was cancelled while it ran
+    (the thread goes on): it takes back a claim nothing will be sent under.
+    """
+
+    op: Callable[[], Any]
+    undo: Callable[[Any], None] | None = None
+
+
 class _Signal:
     __slots__ = ("name",)
 
@@ -302,7 +333,7 @@ class _Signal:
 ADMIT: Final = _Signal("ADMIT")
 SPEND: Final = _Signal("SPEND")
 YIELD: Final = _Signal("YIELD")
-Effect: TypeAlias = "Attempt | Sleep | Look | FailOver | Refresh | _Signal"
+Effect: TypeAlias = "Attempt | Sleep | Look | FailOver | Refresh | Record | _Signal"
 
 
 # --- failures -------------------------------------------------------------------------------
@@ -401,6 +432,10 @@ _NEVER_RESENT: Final = frozenset(
 _NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
 _NO_TIME: Final = Unresolved("the deadline left no time to look")
 _NO_BUDGET: Final = "the retry budget is spent: nothing was resent"
+_CANCELLED: Final = "cancelled before it was sent"
+_INTERRUPTED: Final = "the call was interrupted: its outcome is unknown"
+_NAMED_NOTHING: Final = "its answer named no task: to be looked up"
+_STILL_SENDING: Final = "another process is still sending it, and the deadline came"
 _DEDUPLICATES: Final = Deduplicates()
 _ELSEWHERE: Final = Unresolved(
     "not there on another interface of the agent, which may keep its own task store"
@@ -434,11 +469,13 @@ class GuardedCall:
         "decision",
         "delay",
         "describe",
+        "entry",
         "fail_over",
         "found",
         "guard",
         "held",
         "holds_end",
+        "journal_record",
         "limit",
         "max_attempts",
         "maybe_processed",
@@ -504,6 +541,8 @@ class GuardedCall:
         # A door whose call goes on after its answer (a stream) tells its success itself.
         self.holds_end = False
         self.told_end = False
+        self.entry: Entry | None = None  # the journaled send, once claimed or taken over
+        self.journal_record: JournalRecord | None = None
 
     # --- the drivers ----------------------------------------------------------------------
 
@@ -518,17 +557,31 @@ class GuardedCall:
         """Run the call with sync I/O: ``fn(*args, **kwargs)`` per attempt; return or raise."""
         kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
+            entry = self._journaled()
+            if entry is not None:
+                return self._drive(self.journaled(entry), fn, args, kwargs)
             first = self._first(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
+        return self._drive(self.steps(first), fn, args, kwargs)
+
+    def _drive(
+        self,
+        steps: Generator[Effect, Any, Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Carry out ``steps``' effects with sync I/O; return what it returns."""
         guard = self.guard
-        steps = self.steps(first)
         try:
             effect = next(steps)
             while True:
                 try:
                     if isinstance(effect, Attempt):
                         reply: Any = attempt_once(fn, args, kwargs)
+                    elif isinstance(effect, Record):
+                        reply = effect.op()
                     elif effect is SPEND:
                         reply = self.budget_now().try_spend()
                     elif isinstance(effect, Sleep):
@@ -567,17 +620,31 @@ class GuardedCall:
         """`run`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
         kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
+            entry = self._journaled()
+            if entry is not None:
+                return await self._adrive(self.journaled(entry), fn, args, kwargs)
             first = await self._afirst(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
+        return await self._adrive(self.steps(first), fn, args, kwargs)
+
+    async def _adrive(
+        self,
+        steps: Generator[Effect, Any, Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """`_drive`, awaiting what returns awaitables."""
         guard = self.guard
-        steps = self.steps(first)
         try:
             effect = next(steps)
             while True:
                 try:
                     if isinstance(effect, Attempt):
                         reply: Any = await _aattempt(fn, args, kwargs, effect.timeout)
+                    elif isinstance(effect, Record):
+                        reply = await _in_thread(effect)
                     elif effect is SPEND:
                         budget = self.budget_now()
                         atry_spend = getattr(budget, "atry_spend", None)
@@ -692,6 +759,277 @@ class GuardedCall:
             return Unresolved("the look-up did not finish in time")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
+
+    # --- the journal ------------------------------------------------------------------------
+
+    def _journaled(self) -> Entry | None:
+        """The journal's entry of this call: a send, under a Guard that has a journal."""
+        if self.guard.journal is None:
+            return None
+        self._know()
+        shape = self.shape
+        return shape.entry if shape.makes_work else None
+
+    def journaled(self, entry: Entry) -> Generator[Effect, Any, Any]:
+        """A send the journal records: claimed before its first byte, closed with its end.
+
+        A messageId that has a record makes no second first attempt (`_recorded`). A journal
+        that cannot record the send fails the call before anything is sent.
+        """
+        guard = self.guard
+        journal, keeper = guard.journal, guard.leases
+        assert journal is not None  # noqa: S101 (set together with leases)
+        assert keeper is not None  # noqa: S101
+        owner = keeper.owner
+        self.entry = entry
+
+        def claim() -> tuple[JournalRecord, bool]:
+            return journal.claim(entry, owner)
+
+        def undo(claimed: tuple[JournalRecord, bool]) -> None:
+            if claimed[1]:  # cancelled while claiming: nothing was sent under the claim
+                journal.settle(entry.message_id, owner, State.REFUSED, note=_CANCELLED)
+
+        try:
+            record, mine = yield Record(claim, undo)
+        except JournalError as exc:
+            raise self._unavailable(exc) from exc
+        if mine:
+            keeper.hold()
+            self.journal_record = record
+            self._tell_journal("recorded", record)
+        else:
+            found = yield from self._recorded(entry, record, claim)
+            if found is not None:
+                return found.value
+        try:
+            outcome = yield from self._attempt()
+            if outcome.refused is None:
+                decision = self._decide(outcome)
+                if decision is None:
+                    value = outcome.value
+                else:
+                    self.decision = decision
+                    value = yield from self.steps(outcome)
+            else:
+                value = yield from self.steps(outcome)
+        except CallFailed as failure:
+            yield from self._close_failed(failure)
+            raise
+        except BaseException:
+            self._abandon()  # interrupted: left open for a look-up, held by nobody
+            raise
+        yield from self._close(value)
+        return value
+
+    def _recorded(
+        self, entry: Entry, record: JournalRecord, claim: Callable[[], tuple[JournalRecord, bool]]
+    ) -> Generator[Effect, Any, Found | None]:
+        """A messageId already recorded: its answer (`Found`), or None when it goes out now.
+
+        A task recorded is read back (`_replay`); a live sender is waited for; a send nobody
+        holds (its sender died, or its outcome was left unknown) is taken over and looked up
+        (`_take_over`). It goes out only as the claim of a record closed as refused
+        meanwhile, or where the agent's word allows a resend.
+        """
+        guard = self.guard
+        journal, keeper = guard.journal, guard.leases
+        assert journal is not None  # noqa: S101 (set together with leases)
+        assert keeper is not None  # noqa: S101
+        owner = keeper.owner
+        message_id = entry.message_id
+        if record.digest != entry.digest:
+            self._tell_journal("mismatch", record)
+            raise RequestMismatch(self.operation, record)
+        pause = guard.exactly_once.poll_initial
+        waited = False
+        while True:
+            mine = False
+            try:
+                if record.state is State.TASK:
+                    return (yield from self._replay(record))
+                if record.state is State.MESSAGE:
+                    self._tell_journal("replayed", record)
+                    raise AlreadySent(self.operation, record)
+                if record.state is State.OPEN and not record.lapsed:  # a live sender
+                    if not waited:
+                        waited = True
+                        self._tell_journal("waited", record)
+                    if self.deadline_at is not None and guard.clock() + pause > self.deadline_at:
+                        raise self._unknown_recorded(record, _STILL_SENDING)
+                    yield Sleep(pause)
+                    pause = min(pause * 2, guard.exactly_once.poll_max)
+                    latest = yield Record(lambda: journal.get(message_id))
+                elif record.state is State.OPEN:
+                    taken = yield Record(lambda: journal.take_over(message_id, owner))
+                    if taken is not None:
+                        keeper.hold()
+                        self.journal_record = taken
+                        self._tell_journal("took_over", taken)
+                        return (yield from self._take_over(taken))
+                    latest = yield Record(lambda: journal.get(message_id))
+                else:
+                    latest = None
+                if latest is None:  # refused (or gone) meanwhile: a new first attempt
+                    latest, mine = yield Record(claim)
+            except JournalError as exc:
+                raise self._unavailable(exc) from exc
+            if mine:
+                keeper.hold()
+                self.journal_record = latest
+                self._tell_journal("recorded", latest)
+                return None
+            record = latest
+
+    def _replay(self, record: JournalRecord) -> Generator[Effect, Any, Found]:
+        """The task a record holds, read back (settled as a blocking send answers)."""
+        lookup = self.shape.lookup
+        if lookup is not None and record.made:
+            search = _read_task(record.made) if isinstance(lookup, TaskReader) else None
+            result = yield Look(lookup, self._look_until(), search)
+            if isinstance(result, Found):
+                self._tell_journal("replayed", record)
+                return result
+        self._tell_journal("replayed", record)
+        raise AlreadySent(self.operation, record)
+
+    def _take_over(self, record: JournalRecord) -> Generator[Effect, Any, Found | None]:
+        """A send nobody holds, taken over: found, resent on the agent's word, or unknown."""
+        guard = self.guard
+        self.maybe_processed = True
+        wall = guard.exactly_once.wall_clock()
+        if guard.exactly_once.deduplicates(self.peer) or guard.facts(self._agent()).dedupe_covers(
+            wall - record.started
+        ):
+            return None  # the agent's deduplication covers the resend
+        lookup = self.shape.lookup
+        result: LookupResult = _NO_LOOKUP
+        if lookup is not None:
+            guard.allowance_for(self.peer).deposit()
+            self.resends = True
+            search = None
+            if isinstance(lookup, TaskReader):
+                search = self._search(lookup, record.sent, lambda: wall - record.lease_until)
+            result = yield Look(lookup, self._look_until(), search)
+        if isinstance(result, Found):
+            yield from self._close(result.value)
+            return result
+        if isinstance(result, (NotFound, Deduplicates)):
+            return None  # the agent's word (its listing contract, its deduplication)
+        why = result.why
+        yield from self._write_close(State.OPEN, None, why)
+        raise self._unknown_recorded(self.journal_record or record, why)
+
+    def _look_until(self) -> float:
+        """When a look-up ends: the deadline, or ``ExactlyOnce.timeout`` from now."""
+        if self.deadline_at is not None:
+            return self.deadline_at
+        return self.guard.clock() + self.guard.exactly_once.timeout
+
+    def _close(self, value: Any) -> Generator[Effect, Any, None]:
+        """Close the record with what the answer made (a task, a Message; unknown: left open)."""
+        made_of = self.shape.made or task_made
+        try:
+            made = made_of(value)
+        except Exception:  # an answer its reader cannot read tells nothing
+            made = None
+        if made is None:
+            yield from self._write_close(State.OPEN, None, _NAMED_NOTHING)
+        elif made.task_id is None:
+            yield from self._write_close(State.MESSAGE, None, "")
+        else:
+            yield from self._write_close(State.TASK, made.task_id, "")
+
+    def _close_failed(self, failure: CallFailed) -> Generator[Effect, Any, None]:
+        """Close the record of a send that failed: refused, or left open (its outcome unknown)."""
+        decision = failure.decision
+        summary = decision.action.value
+        if decision.reason is not None:
+            summary += f" {decision.reason}"
+        if decision.give_up is not None:
+            summary += f" (gave up: {decision.give_up.value})"
+        if isinstance(failure, OutcomeUnknown):
+            yield from self._write_close(State.OPEN, None, failure.why or summary)
+            failure.journal_record = self.journal_record
+        elif failure.maybe_processed:
+            yield from self._write_close(State.OPEN, None, f"{summary}: its outcome is unknown")
+        else:
+            yield from self._write_close(State.REFUSED, None, summary)
+
+    def _write_close(
+        self, state: State, made: str | None, note: str
+    ) -> Generator[Effect, Any, None]:
+        """Write how the send ended; a write that fails is retried by the lease keeper."""
+        guard = self.guard
+        journal, keeper = guard.journal, guard.leases
+        entry, record = self.entry, self.journal_record
+        if journal is None or keeper is None or entry is None or record is None:
+            return
+        owner = keeper.owner
+        message_id = entry.message_id
+
+        def close() -> bool:
+            if state is State.OPEN:
+                return journal.release(message_id, owner, note)
+            return journal.settle(message_id, owner, state, made=made, note=note)
+
+        self.journal_record = record = replace(
+            record, state=state, made=made, note=note, owner=None, lapsed=state is State.OPEN
+        )
+        self.entry = None  # closed once
+        try:
+            yield Record(close)
+        except JournalError as exc:
+            keeper.defer(close)
+            self._tell_journal("failed", record, str(exc))
+        else:
+            self._tell_journal("released" if state is State.OPEN else "settled", record)
+        finally:
+            keeper.drop()
+
+    def _abandon(self) -> None:
+        """The call was interrupted while it held its record: left open, held by nobody."""
+        guard = self.guard
+        journal, keeper, entry = guard.journal, guard.leases, self.entry
+        if journal is None or keeper is None or entry is None or self.journal_record is None:
+            return
+        self.entry = None
+        owner, message_id = keeper.owner, entry.message_id
+        keeper.defer(lambda: journal.release(message_id, owner, _INTERRUPTED))
+        keeper.drop()
+
+    def _unavailable(self, exc: JournalError) -> JournalUnavailable:
+        """The journal failed before anything was sent: the call's failure, told and recorded."""
+        guard = self.guard
+        if guard.observers["on_journal"]:
+            entry = self.entry
+            event = JournalEvent(
+                "failed", "" if entry is None else entry.message_id, self.peer, None, str(exc)
+            )
+            guard.observers.tell("on_journal", event)
+        failure = JournalUnavailable(self.operation, str(exc))
+        if guard.observers["on_give_up"]:
+            guard.observers.tell("on_give_up", self._event(failure.decision, guard.clock()))
+        return failure
+
+    def _unknown_recorded(self, record: JournalRecord, why: str) -> OutcomeUnknown:
+        """`OutcomeUnknown` for a recorded send whose end could not be learnt here."""
+        decision = Decision(Action.RETRY, operation=self.operation, give_up=GiveUp.OUTCOME_UNKNOWN)
+        self.decision = decision
+        self.why = why
+        failure = OutcomeUnknown(decision, attempts=0, sent=record.sent, why=why)
+        failure.journal_record = record
+        guard = self.guard
+        if guard.observers["on_give_up"]:
+            guard.observers.tell("on_give_up", self._event(decision, guard.clock()))
+        failure.record = self.end()
+        return failure
+
+    def _tell_journal(self, kind: str, record: JournalRecord, why: str = "") -> None:
+        observers = self.guard.observers
+        if observers["on_journal"]:
+            event = JournalEvent(kind, record.message_id, self.peer, record.state.value, why)
+            observers.tell("on_journal", event)
 
     # --- the decision core --------------------------------------------------------------------
 
@@ -953,7 +1291,12 @@ class GuardedCall:
         result: LookupResult = yield Look(lookup, until, search)
         return result
 
-    def _search(self, reader: TaskReader) -> Generator[Query, Any, LookupResult]:
+    def _search(
+        self,
+        reader: TaskReader,
+        sent: SentMessage | None = None,
+        since_lost: Callable[[], float] | None = None,
+    ) -> Generator[Query, Any, LookupResult]:
         """The look-up: the agent's card first (once per agent), then the search.
 
         An agent whose card advertises deduplication, confirmed by its answers, needs no
@@ -974,12 +1317,12 @@ class GuardedCall:
         lost_at = self.now
         return (
             yield from find_sent(
-                reader.sent,
+                reader.sent if sent is None else sent,
                 guard.exactly_once,
                 reader.view,
                 answers_with_messages=facts.answers_with_messages,
                 listed_within=guard.exactly_once.listing_contract(self.peer),
-                since_lost=lambda: guard.clock() - lost_at,
+                since_lost=since_lost or (lambda: guard.clock() - lost_at),
             )
         )
 
@@ -1296,6 +1639,14 @@ class GuardedCall:
         )
 
 
+def _read_task(task_id: str) -> Generator[Query, Any, LookupResult]:
+    """Read the task a journal's record holds: `Found`, or `Unresolved` when it cannot be."""
+    task = yield GetTaskQuery(task_id)
+    if task is None or isinstance(task, Unanswered):
+        return Unresolved(f"task {task_id!r} could not be read back")
+    return Found(task)
+
+
 def _searched(reader: TaskReader, result: LookupResult) -> LookupResult:
     """The search's result as the look-up's: "not there" only where the message went."""
     if isinstance(result, Found):
@@ -1383,3 +1734,21 @@ async def _async_result(value: object) -> bool:
     if inspect.isawaitable(value):
         value = await value
     return bool(value)
+
+
+async def _in_thread(effect: Record) -> Any:
+    """``effect.op()`` in a worker thread; a cancellation meanwhile hands its result to undo."""
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(None, contextvars.copy_context().run, effect.op)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        undo = effect.undo
+        if undo is not None:
+
+            def undone(done: asyncio.Future[Any]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    loop.run_in_executor(None, undo, done.result())
+
+            future.add_done_callback(undone)
+        raise

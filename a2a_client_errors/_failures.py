@@ -15,9 +15,12 @@ Exception tree::
           │                             (.retry_in: seconds until the next probe)
           ├── ReconcileNeeded       action reconcile: read the task (TASK_NOT_FOUND, ...)
           ├── DegradeNeeded         action degrade: the peer lacks a capability
+          │    └── AlreadySent      ... a journaled messageId was sent before: nothing sent
           ├── FixRequestNeeded      action fix_request: change the request before resending
+          │    └── RequestMismatch  ... a journaled messageId recorded with another body
           ├── ReportNeeded          action report: the peer broke the contract, or unknown
-          └── AuthFailed            action auth: credentials missing or refused
+          ├── AuthFailed            action auth: credentials missing or refused
+          └── JournalUnavailable    the journal could not record the send: nothing was sent
 
 Each carries the `Decision` that ended the call; ``decision.error`` is the `CallError`
 (`a2a_client_errors._errors`), the normalised record of what the peer said.
@@ -25,29 +28,33 @@ Each carries the `Decision` that ended the call; ``decision.error`` is the `Call
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from a2a_client_errors._reasons import Delivery
+from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._reasons import Action, Delivery
 
 if TYPE_CHECKING:
     from a2a_client_errors._breaker import BreakerState
     from a2a_client_errors._errors import CallError
+    from a2a_client_errors._journal import JournalRecord
     from a2a_client_errors._lookup import SentMessage
-    from a2a_client_errors._policy import Decision
     from a2a_client_errors._reasons import Reason
     from a2a_client_errors.hooks import CallRecord
 
 __all__ = [
+    "AlreadySent",
     "AuthFailed",
     "BudgetExhausted",
     "CallFailed",
     "DeadlineExceeded",
     "DegradeNeeded",
     "FixRequestNeeded",
+    "JournalUnavailable",
     "OutcomeUnknown",
     "PeerUnavailable",
     "ReconcileNeeded",
     "ReportNeeded",
+    "RequestMismatch",
     "RetryAfterTooLong",
     "RetryExhausted",
 ]
@@ -145,8 +152,12 @@ class OutcomeUnknown(RetryExhausted):
     Attributes:
         sent: the message's identity (messageId, contextId, taskId, when it was sent), if known.
         why: what stood in the way of the look-up, for humans.
+        journal_record: the send's record, under a Guard with a journal (left open: the next
+            sender, or `Guard.recover`, looks it up again); None without one.
 
     """
+
+    journal_record: JournalRecord | None = None
 
     def __init__(
         self,
@@ -239,3 +250,70 @@ class ReportNeeded(CallFailed):
 
 class AuthFailed(CallFailed):
     """Credentials are missing or refused; a refresh, if any, did not help."""
+
+
+_STATE_TASK: Final = "task"
+
+
+class JournalUnavailable(CallFailed):
+    """The journal could not record the send (or read its record): nothing was sent.
+
+    The store's `JournalError` is the ``__cause__``. Never a send without its record.
+    """
+
+    def __init__(self, operation: str | None, why: str) -> None:
+        super().__init__(
+            Decision(Action.RETRY, operation=operation, give_up=GiveUp.JOURNAL),
+            attempts=0,
+            maybe_processed=False,
+        )
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"the journal could not record the send, so nothing was sent: {self.why}"
+
+
+class RequestMismatch(FixRequestNeeded):
+    """The messageId has a record of another body: refused before anything was sent.
+
+    Attributes:
+        journal_record: the record that stands.
+
+    """
+
+    def __init__(self, operation: str | None, record: JournalRecord) -> None:
+        super().__init__(
+            Decision(Action.FIX_REQUEST, operation=operation), attempts=0, maybe_processed=False
+        )
+        self.journal_record = record
+
+    def __str__(self) -> str:
+        return (
+            f"messageId {self.journal_record.message_id!r} was recorded with another request "
+            "body: send it with a new messageId, or the same body"
+        )
+
+
+class AlreadySent(ReconcileNeeded):
+    """The messageId was sent before, and what it made cannot be handed back here.
+
+    Its record was closed with a Message (which leaves nothing to read back), or with a
+    task this door cannot read (`Guard.call` without a look-up): ``journal_record.made``
+    names it. Nothing was sent again.
+
+    Attributes:
+        journal_record: the record.
+
+    """
+
+    def __init__(self, operation: str | None, record: JournalRecord) -> None:
+        super().__init__(
+            Decision(Action.RECONCILE, operation=operation), attempts=0, maybe_processed=True
+        )
+        self.journal_record = record
+
+    def __str__(self) -> str:
+        record = self.journal_record
+        if record.state == _STATE_TASK:
+            return f"messageId {record.message_id!r} was sent before: it made task {record.made!r}"
+        return f"messageId {record.message_id!r} was sent before and answered with a message"

@@ -41,6 +41,7 @@ from a2a_client_errors._engine import (
     switch_testing,
     tell_record,
 )
+from a2a_client_errors._journal import Journal, LeaseKeeper, entry_for
 from a2a_client_errors._lookup import (
     AgentFacts,
     AnswerTooLargeError,
@@ -51,6 +52,7 @@ from a2a_client_errors._lookup import (
     LookupAllowance,
     Query,
     ReadFailedError,
+    SentMessage,
     Unanswered,
     adrive,
     drive,
@@ -138,6 +140,10 @@ class Guard:
             to it fail fast with `PeerUnavailable`, nothing sent. Default: None, no breaker.
             Share one between Guards to share what they learn; its changes of state are told
             to this Guard's hooks (`Hook.on_breaker`).
+        journal: where every send that creates work is recorded before its first byte (a
+            `Journal`: `a2a_client_errors.journal.SqliteJournal`, `RedisJournal`,
+            `PostgresJournal`): a messageId recorded is never sent as a first attempt again,
+            by this process or another, after any crash (see `recover`). Default: None.
 
     Example:
         >>> from a2a_client_errors import Guard
@@ -162,6 +168,7 @@ class Guard:
         override: Callable[[Decision], Action | None] | None = None,
         exactly_once: ExactlyOnce | None = None,
         breaker: CircuitBreakerLike | None = None,
+        journal: Journal | None = None,
     ) -> None:
         if max_attempts < 1:
             msg = "max_attempts must be at least 1"
@@ -206,6 +213,9 @@ class Guard:
         self.observers = Observers(self.hooks)
         """The hooks' methods, by name (for doors: ask before building an event)."""
         self.breaker = breaker
+        self.journal = journal
+        self.leases: LeaseKeeper | None = None if journal is None else LeaseKeeper(journal)
+        """Renews the leases of the sends this Guard has recorded (None: no journal)."""
         # Held weakly by the budget and the breaker: this Guard may go away before them.
         if self.observers["on_budget_fallback"]:
             _subscribe(getattr(self.budgets, "subscribe", None), self._budget_fallback)
@@ -431,6 +441,7 @@ class Guard:
         peer: str | None = None,
         deadline: float | None = None,
         lookup: Lookup | None = None,
+        sent: object = None,
         **kwargs: Any,
     ) -> T:
         """Call ``fn(*args, **kwargs)`` under the guard; return its result or raise.
@@ -441,13 +452,18 @@ class Guard:
         (your word that the task is absent); a ``lookup`` that finds the task gives the
         answer; without one such a call raises `OutcomeUnknown`.
 
+        ``sent`` is the message a send sends (JSON, an a2a-sdk Message, or a `SentMessage`):
+        its messageId for the look-up, and, under a ``journal``, the send's record (see
+        `a2a_client_errors.journal`); it implies ``operation="SendMessage"`` when none is
+        given. Without it, a journal records nothing of this call.
+
         Raises:
             CallFailed: the subclass that names the final decision (`ReconcileNeeded`,
                 `RetryExhausted`, ...), chained from the last attempt's exception.
             Exception: an exception that is not a call error (a bug in ``fn``) as it is.
 
         """
-        shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
+        shape = self._shape_of(operation, lookup, sent, peer)
         return GuardedCall(self, shape, peer, deadline).run(fn, args, kwargs)  # type: ignore[no-any-return]
 
     @overload
@@ -459,6 +475,7 @@ class Guard:
         peer: str | None = None,
         deadline: float | None = None,
         lookup: Lookup | None = None,
+        sent: object = None,
         **kwargs: Any,
     ) -> T: ...
 
@@ -471,6 +488,7 @@ class Guard:
         peer: str | None = None,
         deadline: float | None = None,
         lookup: Lookup | None = None,
+        sent: object = None,
         **kwargs: Any,
     ) -> T: ...
 
@@ -482,6 +500,7 @@ class Guard:
         peer: str | None = None,
         deadline: float | None = None,
         lookup: Lookup | None = None,
+        sent: object = None,
         **kwargs: Any,
     ) -> Any:
         """Await ``fn(*args, **kwargs)`` under the guard; return its result or raise.
@@ -492,8 +511,25 @@ class Guard:
         sleep ever suspends: calls that retry at once never starve the loop's other tasks.
         Raises as `call` does.
         """
-        shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
+        shape = self._shape_of(operation, lookup, sent, peer)
         return await GuardedCall(self, shape, peer, deadline).arun(fn, args, kwargs)
+
+    def _shape_of(
+        self, operation: str | None, lookup: Lookup | None, sent: object, peer: str | None
+    ) -> CallShape:
+        """What `call` and `acall` are told of a call (``sent``: the message a send sends)."""
+        if sent is None:
+            return CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
+        entry = entry_for(sent, peer or "default")
+        if entry is None:
+            msg = "sent= must be a message with a messageId (JSON, an a2a-sdk Message, SentMessage)"
+            raise ValueError(msg)
+        identity = SentMessage(
+            entry.message_id, entry.context_id, entry.task_id, self.exactly_once.wall_clock()
+        )
+        return CallShape(
+            operation or "SendMessage", lookup=lookup, sent=identity, entry=entry, creates_work=True
+        )
 
     # --- the door API -----------------------------------------------------------------------
 

@@ -23,14 +23,12 @@ import os
 import secrets
 import socket
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from a2a_client_errors._failures import CallFailed, FixRequestNeeded, ReconcileNeeded
 from a2a_client_errors._lookup import SentMessage
-from a2a_client_errors._policy import Decision, GiveUp
-from a2a_client_errors._reasons import Action
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,15 +37,12 @@ __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_RETENTION",
     "SCHEMA_VERSION",
-    "AlreadySent",
     "Entry",
     "Journal",
     "JournalError",
     "JournalRecord",
-    "JournalUnavailable",
     "LeaseKeeper",
     "Made",
-    "RequestMismatch",
     "State",
     "digest_of",
     "entry_for",
@@ -64,6 +59,8 @@ DEFAULT_LEASE: Final = 10.0
 """Seconds a sender's lease lasts unless renewed: a dead sender's lapses within this."""
 DEFAULT_RETENTION: Final = 24 * 3600.0
 """Seconds a closed record is kept before it is deleted."""
+PURGE_EVERY: Final = 60.0
+"""Seconds between two purges of closed records past their retention, while sends run."""
 NOTE_MAX: Final = 200
 """Characters of a record's note that are kept."""
 
@@ -238,73 +235,6 @@ class Journal(Protocol):
         ...
 
 
-# --- failures of a journaled call -------------------------------------------------------------
-
-
-class JournalUnavailable(CallFailed):
-    """The journal could not record the send (or read its record): nothing was sent.
-
-    The store's `JournalError` is the ``__cause__``. Never a send without its record.
-    """
-
-    def __init__(self, operation: str | None, why: str) -> None:
-        super().__init__(
-            Decision(Action.RETRY, operation=operation, give_up=GiveUp.JOURNAL),
-            attempts=0,
-            maybe_processed=False,
-        )
-        self.why = why
-
-    def __str__(self) -> str:
-        return f"the journal could not record the send, so nothing was sent: {self.why}"
-
-
-class RequestMismatch(FixRequestNeeded):
-    """The messageId has a record of another body: refused before anything was sent.
-
-    Attributes:
-        journal_record: the record that stands.
-
-    """
-
-    def __init__(self, operation: str | None, record: JournalRecord) -> None:
-        super().__init__(
-            Decision(Action.FIX_REQUEST, operation=operation), attempts=0, maybe_processed=False
-        )
-        self.journal_record = record
-
-    def __str__(self) -> str:
-        return (
-            f"messageId {self.journal_record.message_id!r} was recorded with another request "
-            "body: send it with a new messageId, or the same body"
-        )
-
-
-class AlreadySent(ReconcileNeeded):
-    """The messageId was sent before, and what it made cannot be handed back here.
-
-    Its record was closed with a Message (which leaves nothing to read back), or with a
-    task this door cannot read (`Guard.call` without a look-up): ``journal_record.made``
-    names it. Nothing was sent again.
-
-    Attributes:
-        journal_record: the record.
-
-    """
-
-    def __init__(self, operation: str | None, record: JournalRecord) -> None:
-        super().__init__(
-            Decision(Action.RECONCILE, operation=operation), attempts=0, maybe_processed=True
-        )
-        self.journal_record = record
-
-    def __str__(self) -> str:
-        record = self.journal_record
-        if record.state is State.TASK:
-            return f"messageId {record.message_id!r} was sent before: it made task {record.made!r}"
-        return f"messageId {record.message_id!r} was sent before and answered with a message"
-
-
 # --- keys, digests, what an answer made ------------------------------------------------------
 
 _NAMESPACE: Final = uuid.UUID("5b0c43a4-5d0e-4b1e-9a55-a2a0c11e0e75")
@@ -364,9 +294,7 @@ def entry_for(message: object, peer: str = "default") -> Entry | None:
         if not message.message_id:
             return None
         ids = [message.message_id, message.context_id, message.task_id]
-        return Entry(
-            message.message_id, digest_of(ids), peer, message.context_id, message.task_id
-        )
+        return Entry(message.message_id, digest_of(ids), peer, message.context_id, message.task_id)
     try:
         data = _as_json(message)
     except (TypeError, ValueError):
@@ -428,14 +356,13 @@ def task_made(value: object) -> Made | None:
     try:
         if isinstance(value, tuple) and value:
             value = value[0]
+        fields = getattr(value, "DESCRIPTOR", None)
         has_field = getattr(value, "HasField", None)
-        if callable(has_field):  # a 1.x response: which of its fields is set
+        if fields is not None and callable(has_field):  # a 1.x response: which field is set
+            names = {field.name for field in getattr(fields, "fields", ())}
             for name in ("task", "message", "status_update", "artifact_update"):
-                try:
-                    if has_field(name):
-                        return task_made(getattr(value, name))
-                except ValueError:
-                    continue
+                if name in names and has_field(name):
+                    return task_made(getattr(value, name))
         if not isinstance(value, dict):
             value = _as_json(value)
         return _made_of(value)
@@ -472,10 +399,12 @@ class LeaseKeeper:
         self.renewals = 0
         self.failures = 0
         self.on_failure: Callable[[BaseException], None] | None = None
+        self._deferred: list[Callable[[], object]] = []
+        self._purged = time.monotonic()
 
     @property
     def owner(self) -> str:
-        """This process's name in the journal (a new one after a fork)."""
+        """The name this process holds its leases under (a new one after a fork)."""
         if os.getpid() != self._pid:
             with self._lock:
                 if os.getpid() != self._pid:
@@ -491,15 +420,16 @@ class LeaseKeeper:
 
     def hold(self) -> None:
         """One more record held: renewals run while any is."""
-        owner = self.owner  # a fork's child renews under its own name
-        del owner
+        _ = self.owner  # a fork's child renews under its own name
         with self._lock:
             self._held += 1
+        self._start()
+
+    def _start(self) -> None:
+        with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._wake.clear()
-                thread = threading.Thread(
-                    target=self._run, name="a2a-journal-leases", daemon=True
-                )
+                thread = threading.Thread(target=self._run, name="a2a-journal-leases", daemon=True)
                 self._thread = thread
                 thread.start()
 
@@ -508,8 +438,29 @@ class LeaseKeeper:
         with self._lock:
             self._held = max(0, self._held - 1)
 
+    def defer(self, write: Callable[[], object]) -> None:
+        """A closing write that failed (or must not wait): retried from the thread until done.
+
+        Until it is done, the record stays held and renewed: other senders wait for it.
+        """
+        with self._lock:
+            self._deferred.append(write)
+            self._held += 1  # the thread runs until the write is done
+        self._start()
+
+    def pending(self) -> int:
+        """How many closing writes wait to be retried."""
+        return len(self._deferred)
+
     def tick(self) -> int:
-        """Renew now (what the thread does each ``interval``); returns how many were renewed."""
+        """Renew now (what the thread does each ``interval``); returns how many were renewed.
+
+        The closing writes deferred are tried first, each once.
+        """
+        with self._lock:
+            deferred, self._deferred = self._deferred, []
+        for write in deferred:
+            self._retry(write)
         try:
             renewed = self.journal.renew(self.owner)
         except Exception as exc:  # the next tick tries again; the lease may lapse meanwhile
@@ -519,7 +470,22 @@ class LeaseKeeper:
                 self.on_failure(exc)
             return 0
         self.renewals += 1
+        if time.monotonic() - self._purged >= PURGE_EVERY:
+            self._purged = time.monotonic()
+            try:
+                self.journal.purge()
+            except Exception as exc:  # the records stay until the next purge
+                _log.warning("a2a_client_errors: the journal could not delete old records: %s", exc)
         return renewed
+
+    def _retry(self, write: Callable[[], object]) -> None:
+        try:
+            write()
+        except Exception:  # tried again at the next tick
+            with self._lock:
+                self._deferred.append(write)
+        else:
+            self.drop()
 
     def _run(self) -> None:
         wake = self._wake
@@ -543,4 +509,3 @@ def lapsed_of(owner: str | None, lease_until: float, now: float) -> bool:
 def clip_note(note: str) -> str:
     """A record's note, cut to `NOTE_MAX` characters."""
     return note if len(note) <= NOTE_MAX else note[: NOTE_MAX - 1] + "…"
-

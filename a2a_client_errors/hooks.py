@@ -33,6 +33,7 @@ __all__ = [
     "FailoverEvent",
     "GuardEvent",
     "Hook",
+    "JournalEvent",
     "Observers",
     "TaskOutcomeEvent",
     "UnknownOutcomeEvent",
@@ -134,6 +135,13 @@ class Hook:
         `on_decision`.
         """
 
+    def on_journal(self, event: JournalEvent) -> None:
+        """A step of a journaled send (`a2a_client_errors.journal`), named by ``event.kind``.
+
+        Recorded, closed, waited for, taken over, replayed, or failed. Never a body, never
+        credentials.
+        """
+
     # --- task outcomes: results of successful calls, kept apart from call errors ------------
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
@@ -156,6 +164,7 @@ HOOK_METHODS: Final = (
     "on_peer_unavailable",
     "on_unknown_outcome",
     "on_failover",
+    "on_journal",
 )
 HOOK_METHODS_ALL: Final = (*HOOK_METHODS, "on_task_outcome")
 """Every method of `Hook` a Guard tells (``on_task_outcome`` included)."""
@@ -206,6 +215,45 @@ class UnknownOutcomeEvent:
     attempt: int
     elapsed: float
     sent: SentMessage | None
+    why: str = ""
+
+
+JOURNAL_KINDS: Final = (
+    "recorded",
+    "settled",
+    "released",
+    "waited",
+    "took_over",
+    "replayed",
+    "mismatch",
+    "recovered",
+    "failed",
+)
+"""What `JournalEvent.kind` may be."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """What `Hook.on_journal` is told: one step of a journaled send.
+
+    Attributes:
+        kind: ``recorded`` (claimed before its first byte), ``settled`` (closed with its
+            end), ``released`` (left open, its outcome unknown), ``waited`` (another live
+            process sends it), ``took_over`` (its sender was gone), ``replayed`` (sent
+            before: its recorded answer handed back), ``mismatch`` (another body), ``recovered``
+            (`Guard.recover` closed it), ``failed`` (the journal could not be written).
+        message_id: the send's messageId.
+        peer: the peer's key.
+        state: the record's state after the step (``open``, ``task``, ``message``,
+            ``refused``), None when the journal failed before one was read.
+        why: what the journal said, for ``failed``; the record's note otherwise.
+
+    """
+
+    kind: str
+    message_id: str
+    peer: str
+    state: str | None
     why: str = ""
 
 

@@ -22,6 +22,7 @@ Stores: `SqliteJournal` here (several processes on one machine);
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -29,19 +30,17 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Final
 
+from a2a_client_errors._failures import AlreadySent, JournalUnavailable, RequestMismatch
 from a2a_client_errors._journal import (
     DEFAULT_LEASE,
     DEFAULT_RETENTION,
     SCHEMA_VERSION,
-    AlreadySent,
     Entry,
     Journal,
     JournalError,
     JournalRecord,
-    JournalUnavailable,
     LeaseKeeper,
     Made,
-    RequestMismatch,
     State,
     clip_note,
     digest_of,
@@ -176,7 +175,7 @@ class SqliteJournal:
         if self._ready:
             return
         with self._ready_lock:
-            if self._ready:
+            if self._is_ready():
                 return
             with _transaction(conn):
                 for statement in _SCHEMA:
@@ -195,6 +194,9 @@ class SqliteJournal:
                     )
                     raise JournalError(msg)
             self._ready = True
+
+    def _is_ready(self) -> bool:
+        return self._ready
 
     @staticmethod
     def _fail(exc: sqlite3.Error, doing: str) -> JournalError:
@@ -223,7 +225,7 @@ class SqliteJournal:
                         now + self.lease,
                         entry.context_id,
                         entry.task_id,
-                        1 if row is None else row[11] + 1,
+                        1 if row is None else int(row[11]) + 1,  # type: ignore[call-overload]
                     ),
                 )
                 new = _select(conn, entry.message_id)
@@ -351,10 +353,8 @@ class _Connection:
 
     def close(self) -> None:
         if self.pid == os.getpid():
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
-            except sqlite3.Error:
-                pass
 
 
 class _transaction:  # noqa: N801 (a context manager, named as one uses it)
@@ -405,4 +405,3 @@ def _record(row: tuple[object, ...], now: float) -> JournalRecord:
         closed_at=None if closed_at is None else float(closed_at),  # type: ignore[arg-type]
         lapsed=lapsed_of(owner_name, until, now),
     )
-
