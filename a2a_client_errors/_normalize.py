@@ -1269,12 +1269,14 @@ class StreamHead:
 
     """
 
-    __slots__ = ("_limits", "_reader", "_told")
+    __slots__ = ("_limits", "_reader", "_told", "parsed")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._limits = limits
         self._reader = event_reader(limits)
         self._told = False  # the first event came (or the stream broke): nothing more to tell
+        self.parsed: object = None
+        """The first event's data as parsed, once it came (what a journal reads it made)."""
 
     def __call__(self, chunk: bytes) -> bool:
         """Take one chunk; True when the first event, now complete, is a result."""
@@ -1288,7 +1290,8 @@ class StreamHead:
         if not events:
             return False
         self._told = True
-        return event_error(*events[0], self._limits)[1] is None
+        self.parsed, error = event_error(*events[0], self._limits)
+        return error is None
 
 
 # --- exceptions -----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from a2a_client_errors._http_lookup import (
     sent_message,
     task_view,
 )
+from a2a_client_errors._journal import Made, entry_for, task_made
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     AnswerTooLargeError,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from a2a_client_errors._card_claims import CardClaims
+    from a2a_client_errors._journal import Entry
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 
@@ -138,6 +140,23 @@ def _sends(item: object) -> bool:
 def _cannot_look(time_left: float | None) -> LookupResult:
     """The look-up of a batch: it is not made (say so, and resend nothing)."""
     return _BATCH
+
+
+HEAD: Final = "a2a_head"
+"""Where a stream's response keeps its first event, parsed (``extensions``)."""
+
+
+def _made(response: object) -> Made | None:
+    """What a send's answer made, for the journal: its task, or a Message (None: unknown)."""
+    if not isinstance(response, httpx.Response):
+        return None
+    if _TransportBase.is_stream(response):
+        return task_made(response.extensions.get(HEAD))
+    try:
+        content = response.content
+    except httpx.ResponseNotRead:
+        return None
+    return task_made(parse_json(content))
 
 
 def _peer_of(request: httpx.Request) -> str:
@@ -443,15 +462,42 @@ class _TransportBase:
         sent = sent_message(body, sent_at)
         answered = _learn(self.guard, agent_of(request))
         push = asks_for_push(body)  # read against a card without push (see `CallShape.card`)
+        entry = self._entry(request, body)
         try:
             finder = HttpLookup(request, body)
         except CannotLookError:
-            return CallShape(operation, sent=sent, answered=answered, asks_push=push)
+            return CallShape(
+                operation, sent=sent, answered=answered, asks_push=push, entry=entry, made=_made
+            )
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
         assert sent is not None  # noqa: S101 (a SendMessage with a messageId)
         reader = self._reader(finder, sent, peer, deadline_at)
-        return CallShape(operation, sent=sent, lookup=reader, answered=answered, asks_push=push)
+        return CallShape(
+            operation,
+            sent=sent,
+            lookup=reader,
+            answered=answered,
+            asks_push=push,
+            entry=entry,
+            made=_made,
+        )
+
+    def _entry(self, request: httpx.Request, body: object) -> Entry | None:
+        """What the journal records of a send (None: the Guard has no journal).
+
+        Its peer is where it went: the URL without its query (which may hold a key), and for
+        JSON-RPC the method after ``#`` (what `lookup_for` rebuilds a look-up from).
+        """
+        if self.guard.journal is None:
+            return None
+        message = params_of(body)
+        message = None if message is None else message.get("message")
+        url = request.url.copy_with(query=None, fragment=None)
+        where = str(url)
+        if isinstance(body, dict) and isinstance(body.get("method"), str):
+            where += f"#{body['method']}"
+        return entry_for(message, where)
 
     def _card_finder(self, request: httpx.Request) -> Callable[[], CardClaims | None]:
         """What finds the card learnt for the interface ``request`` went to (asked on failure).
@@ -515,7 +561,7 @@ class _TransportBase:
         """Bytes of a body that are read (the Guard's ``max_body``)."""
         return self.guard.policy.limits.max_body
 
-    def _plain_success(self) -> Callable[[httpx.Response], bool] | None:
+    def _plain_success(self, request: httpx.Request) -> Callable[[httpx.Response], bool] | None:
         """What spares a success its full reading, when nothing depends on that reading.
 
         A transparent transport (``raise_failures=False``) whose Guard has no hooks hands back
@@ -529,6 +575,8 @@ class _TransportBase:
         guard = self.guard
         if self.raise_failures or guard.breaker is not None or guard.observers.any():
             return None
+        if guard.journal is not None and operation_of(request) in WORK_OPERATIONS:
+            return None  # a send is recorded before its first byte: the engine makes it
         return _cannot_hold_an_error
 
     def _credited(
@@ -730,6 +778,8 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         head = self._head(response)
         if not read_within(response, limit, deadline_at=until, clock=self.guard.clock, enough=head):
             held.append(response)
+            if head is not None and head.parsed is not None:
+                response.extensions[HEAD] = head.parsed
         elif request.method == "GET":
             self._learn_card(request, response)
         else:
@@ -754,7 +804,7 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         finder = self._non_blocking(request)
         if finder is not None:
             return self._without_blocking(finder, start, deadline_at, until)
-        plain = self._plain_success()
+        plain = self._plain_success(request)
         args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
@@ -819,6 +869,8 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         clock = self.guard.clock
         if not await aread_within(response, limit, deadline_at=until, clock=clock, enough=head):
             held.append(response)
+            if head is not None and head.parsed is not None:
+                response.extensions[HEAD] = head.parsed
         elif request.method == "GET":
             self._learn_card(request, response)
         else:
@@ -843,7 +895,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         finder = self._non_blocking(request)
         if finder is not None:
             return await self._without_blocking(finder, start, deadline_at, until)
-        plain = self._plain_success()
+        plain = self._plain_success(request)
         args: tuple[Any, ...] = (request, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit

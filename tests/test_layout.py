@@ -187,7 +187,16 @@ def test_the_report_knows_nothing_of_how_answers_are_obtained() -> None:
 
 
 # The public namespaces: every module outside them is private (a leading underscore).
-NAMESPACES = ("types", "hooks", "server", "integrations", "instrumentation", "testing", "probe")
+NAMESPACES = (
+    "types",
+    "hooks",
+    "journal",
+    "server",
+    "integrations",
+    "instrumentation",
+    "testing",
+    "probe",
+)
 PUBLIC_MODULES = {"__init__", "__main__", "cli", "demo", "types", "hooks"}
 
 
@@ -204,6 +213,7 @@ def test_implementation_modules_are_private() -> None:
         "testing.dialects",
         "integrations.grpc",
         "integrations.redis",
+        "integrations.postgres",
         "integrations.a2a_sdk",
     }
     public = []
