@@ -22,6 +22,7 @@ START = 1_800_000_000.0
 
 
 def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a") -> Entry:
+    """The entry of a send of ``body`` to ``peer``."""
     found = entry_for(
         {"messageId": message_id, "role": "user", "parts": [{"text": body}], "contextId": "c"},
         peer,
@@ -30,21 +31,23 @@ def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a
     return found
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock(start=START)
-
-
 class JournalContract:
     """The behaviour every store shares; subclasses provide the ``journal`` fixture."""
 
+    @pytest.fixture
+    def clock(self) -> FakeClock:
+        """The store's clock: a fake wall clock."""
+        return FakeClock(start=START)
+
     def test_is_a_journal(self, journal: Journal) -> None:
+        """Is a journal."""
         assert isinstance(journal, Journal)
         assert journal.lease > 0
 
     def test_first_claim_records_the_send_leased_to_its_owner(
         self, journal: Journal, clock: FakeClock
     ) -> None:
+        """First claim records the send leased to its owner."""
         record, mine = journal.claim(entry(), "alice")
         assert mine
         assert record.state is State.OPEN
@@ -57,6 +60,7 @@ class JournalContract:
         assert journal.get("m-1") == record
 
     def test_second_claim_gets_the_record_that_stands(self, journal: Journal) -> None:
+        """Second claim gets the record that stands."""
         first, _ = journal.claim(entry(), "alice")
         second, mine = journal.claim(entry(), "bob")
         assert not mine
@@ -64,6 +68,7 @@ class JournalContract:
         assert second.digest == first.digest
 
     def test_another_body_keeps_its_own_digest(self, journal: Journal) -> None:
+        """Another body keeps its own digest."""
         journal.claim(entry(), "alice")
         other = entry(body="something else")
         record, mine = journal.claim(other, "bob")
@@ -71,6 +76,7 @@ class JournalContract:
         assert record.digest != other.digest
 
     def test_lease_lapses_unless_renewed(self, journal: Journal, clock: FakeClock) -> None:
+        """Lease lapses unless renewed."""
         journal.claim(entry(), "alice")
         clock.advance(journal.lease * 0.9)
         assert journal.renew("alice") == 1
@@ -85,6 +91,7 @@ class JournalContract:
         assert record.unknown
 
     def test_renew_touches_only_the_owners_open_records(self, journal: Journal) -> None:
+        """Renew touches only the owners open records."""
         journal.claim(entry("a"), "alice")
         journal.claim(entry("b"), "alice")
         journal.claim(entry("c"), "bob")
@@ -93,6 +100,7 @@ class JournalContract:
         assert journal.renew("nobody") == 0
 
     def test_take_over_only_what_nobody_holds(self, journal: Journal, clock: FakeClock) -> None:
+        """Take over only what nobody holds."""
         journal.claim(entry(), "alice")
         assert journal.take_over("m-1", "bob") is None  # alice's lease is live
         clock.advance(journal.lease + 1)
@@ -105,6 +113,7 @@ class JournalContract:
         assert journal.take_over("absent", "bob") is None
 
     def test_released_record_is_open_held_by_nobody(self, journal: Journal) -> None:
+        """Released record is open held by nobody."""
         journal.claim(entry(), "alice")
         assert not journal.release("m-1", "bob")  # not bob's
         assert journal.release("m-1", "alice", "the answer was lost")
@@ -119,6 +128,7 @@ class JournalContract:
         assert taken.owner == "bob"
 
     def test_settle_closes_what_the_owner_holds(self, journal: Journal) -> None:
+        """Settle closes what the owner holds."""
         journal.claim(entry(), "alice")
         assert not journal.settle("m-1", "bob", State.TASK, made="t-1")
         assert journal.settle("m-1", "alice", State.TASK, made="t-1", note="ok")
@@ -135,6 +145,7 @@ class JournalContract:
         assert again.state is State.TASK
 
     def test_refused_record_is_claimed_anew(self, journal: Journal, clock: FakeClock) -> None:
+        """Refused record is claimed anew."""
         journal.claim(entry(), "alice")
         journal.settle("m-1", "alice", State.REFUSED, note="INVALID_PARAMS")
         clock.advance(5)
@@ -150,6 +161,7 @@ class JournalContract:
     def test_unsettled_lists_open_records_oldest_first(
         self, journal: Journal, clock: FakeClock
     ) -> None:
+        """Unsettled lists open records oldest first."""
         for name in ("c", "a", "b"):
             journal.claim(entry(name), "alice")
             clock.advance(1)
@@ -161,6 +173,7 @@ class JournalContract:
     def test_purge_deletes_closed_records_past_retention(
         self, journal: Journal, clock: FakeClock
     ) -> None:
+        """Purge deletes closed records past retention."""
         journal.claim(entry("old"), "alice")
         journal.settle("old", "alice", State.TASK, made="t")
         journal.claim(entry("open"), "alice")
@@ -173,6 +186,7 @@ class JournalContract:
         assert journal.get("new") is not None
 
     def test_note_is_bounded(self, journal: Journal) -> None:
+        """Note is bounded."""
         journal.claim(entry(), "alice")
         journal.release("m-1", "alice", "x" * 10_000)
         record = journal.get("m-1")
@@ -180,6 +194,7 @@ class JournalContract:
         assert len(record.note) <= 200
 
     def test_text_is_kept_as_it_is(self, journal: Journal) -> None:
+        """Text is kept as it is."""
         odd = "m-\u00e9-'\"; DROP TABLE a2a_sends; --\U0001f600"
         record, mine = journal.claim(entry(odd, peer="http://h/\u00e9"), "o'wner")
         assert mine
@@ -188,11 +203,13 @@ class JournalContract:
         assert again.peer == "http://h/\u00e9"
 
     def test_concurrent_claims_give_one_owner(self, journal: Journal) -> None:
+        """Concurrent claims give one owner."""
         winners: list[str] = []
         errors: list[BaseException] = []
         barrier = threading.Barrier(8)
 
         def claim(name: str) -> None:
+            """Claim."""
             try:
                 barrier.wait()
                 _, mine = journal.claim(entry(), name)

@@ -1,0 +1,477 @@
+"""`Guard(journal=...)` through `Guard.call` and `acall`, on a real SQLite file.
+
+Every send is recorded before its first attempt and closed with its end; a messageId with a
+record never makes a second first attempt. Time is a `FakeClock` (the Guard's) and the
+journal's own clock; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from a2a_client_errors import ExactlyOnce, Guard, Hook, OutcomeUnknown
+from a2a_client_errors.journal import (
+    AlreadySent,
+    Entry,
+    JournalError,
+    JournalRecord,
+    JournalUnavailable,
+    RequestMismatch,
+    SqliteJournal,
+    State,
+    entry_for,
+    message_id_for,
+    task_made,
+)
+from a2a_client_errors.testing import FakeClock
+from a2a_client_errors.types import Found, NotFound, Unresolved
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from a2a_client_errors.hooks import JournalEvent
+
+MESSAGE = {"messageId": "m-1", "role": "user", "parts": [{"text": "hello"}]}
+TASK = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "completed"}},
+}
+
+
+class Journaled(Hook):
+    """A hook that keeps the journal's events."""
+
+    def __init__(self) -> None:
+        self.events: list[JournalEvent] = []
+
+    def on_journal(self, event: JournalEvent) -> None:
+        """On journal."""
+        self.events.append(event)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds told, in order."""
+        return [event.kind for event in self.events]
+
+
+class Sender:
+    """A send that answers each attempt from a script, counting the attempts."""
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self) -> Any:
+        """One attempt."""
+        self.calls += 1
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+@pytest.fixture
+def wall() -> FakeClock:
+    """The wall clock the journal keeps its leases by."""
+    return FakeClock(start=1_800_000_000.0)
+
+
+@pytest.fixture
+def journal(tmp_path: Path, wall: FakeClock) -> SqliteJournal:
+    """A journal on a fresh SQLite file, on the fake wall clock."""
+    return SqliteJournal(tmp_path / "sends.db", clock=wall, lease=10.0)
+
+
+def _guard(journal: Any, hook: Journaled | None = None, **kwargs: Any) -> Guard:
+    clock = FakeClock()
+    return Guard(
+        journal=journal, clock=clock, sleep=clock.sleep, hooks=[hook] if hook else [], **kwargs
+    )
+
+
+def test_a_send_is_recorded_before_and_closed_with_its_task(journal: SqliteJournal) -> None:
+    """A send is recorded before and closed with its task."""
+    seen: list[JournalRecord | None] = []
+
+    def send() -> Any:
+        """Send."""
+        seen.append(journal.get("m-1"))  # the record exists before the first byte
+        return TASK
+
+    hook = Journaled()
+    assert _guard(journal, hook).call(send, sent=MESSAGE) == TASK
+    assert seen[0] is not None
+    assert seen[0].state is State.OPEN
+    record = journal.get("m-1")
+    assert record is not None
+    assert record.state is State.TASK
+    assert record.made == "t-1"
+    assert hook.kinds == ["recorded", "settled"]
+    assert _guard(journal).leases is not None
+
+
+def test_a_recorded_task_is_never_sent_again(journal: SqliteJournal) -> None:
+    """A recorded task is never sent again."""
+    send = Sender(TASK)
+    _guard(journal).call(send, sent=MESSAGE)
+    with pytest.raises(AlreadySent) as raised:
+        _guard(journal).call(send, sent=MESSAGE)
+    assert send.calls == 1
+    assert raised.value.journal_record.made == "t-1"
+    assert "t-1" in str(raised.value)
+
+
+def test_a_recorded_task_is_read_back_through_the_look_up(journal: SqliteJournal) -> None:
+    """A recorded task is read back through the look up."""
+    send = Sender(TASK)
+    _guard(journal).call(send, sent=MESSAGE)
+    asked: list[float | None] = []
+
+    def lookup(time_left: float | None) -> Found:
+        """Lookup."""
+        asked.append(time_left)
+        return Found({"read": "back"})
+
+    again = _guard(journal).call(send, sent=MESSAGE, lookup=lookup)
+    assert again == {"read": "back"}
+    assert send.calls == 1
+    assert len(asked) == 1
+
+
+def test_a_message_answer_is_already_sent(journal: SqliteJournal) -> None:
+    """A message answer is already sent."""
+    reply = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"kind": "message", "messageId": "r", "role": "agent", "parts": []},
+    }
+    _guard(journal).call(Sender(reply), sent=MESSAGE)
+    assert journal.get("m-1").state is State.MESSAGE  # type: ignore[union-attr]
+    with pytest.raises(AlreadySent, match="answered with a message"):
+        _guard(journal).call(Sender(reply), sent=MESSAGE)
+
+
+def test_another_body_under_the_same_message_id_is_refused(journal: SqliteJournal) -> None:
+    """Another body under the same message id is refused."""
+    _guard(journal).call(Sender(TASK), sent=MESSAGE)
+    send = Sender(TASK)
+    hook = Journaled()
+    with pytest.raises(RequestMismatch) as raised:
+        _guard(journal, hook).call(send, sent={**MESSAGE, "parts": [{"text": "other"}]})
+    assert send.calls == 0
+    assert raised.value.decision.action.value == "fix_request"
+    assert hook.kinds == ["mismatch"]
+
+
+def test_a_refused_send_may_go_again_even_fixed(journal: SqliteJournal) -> None:
+    """A refused send may go again even fixed."""
+    refusal = httpx.Response(
+        400,
+        json={"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}},
+        request=httpx.Request("POST", "http://agent/"),
+    )
+    with pytest.raises(Exception):  # noqa: B017, PT011 (the fix_request failure)
+        _guard(journal).call(Sender(refusal), sent=MESSAGE)
+    assert journal.get("m-1").state is State.REFUSED  # type: ignore[union-attr]
+    fixed = {**MESSAGE, "parts": [{"text": "fixed"}]}
+    assert _guard(journal).call(Sender(TASK), sent=fixed) == TASK
+    assert journal.get("m-1").state is State.TASK  # type: ignore[union-attr]
+
+
+def test_a_lost_answer_leaves_the_record_open_and_carries_it(journal: SqliteJournal) -> None:
+    """A lost answer leaves the record open and carries it."""
+    send = Sender(httpx.ReadTimeout("lost"))
+    with pytest.raises(OutcomeUnknown) as raised:
+        _guard(journal).call(send, sent=MESSAGE)
+    record = raised.value.journal_record
+    assert record is not None
+    assert record.message_id == "m-1"
+    assert record.state is State.OPEN
+    stored = journal.get("m-1")
+    assert stored is not None
+    assert stored.unknown
+    assert send.calls == 1  # nothing resent
+
+
+def test_a_send_left_unknown_is_looked_up_by_the_next_sender(journal: SqliteJournal) -> None:
+    """A send left unknown is looked up by the next sender."""
+    with pytest.raises(OutcomeUnknown):
+        _guard(journal).call(Sender(httpx.ReadTimeout("lost")), sent=MESSAGE)
+    send = Sender(TASK)
+    found = _guard(journal).call(send, sent=MESSAGE, lookup=lambda _left: Found(TASK))
+    assert found == TASK
+    assert send.calls == 0
+    record = journal.get("m-1")
+    assert record is not None
+    assert record.state is State.TASK
+    assert record.attempts == 2
+
+
+def test_a_dead_senders_send_is_taken_over_and_looked_up(
+    journal: SqliteJournal, wall: FakeClock
+) -> None:
+    """A dead senders send is taken over and looked up."""
+    entry = entry_for(MESSAGE)
+    assert entry is not None
+    journal.claim(entry, "a-dead-process")
+    wall.advance(journal.lease + 1)  # it renews no more
+    hook = Journaled()
+    send = Sender(TASK)
+    with pytest.raises(OutcomeUnknown) as raised:
+        _guard(journal, hook).call(
+            send, sent=MESSAGE, lookup=lambda _left: Unresolved("nothing listed")
+        )
+    assert send.calls == 0  # never a second first attempt
+    assert raised.value.why == "nothing listed"
+    assert hook.kinds == ["took_over", "released"]
+
+
+def test_the_agents_word_allows_the_resend_after_a_dead_sender(
+    journal: SqliteJournal, wall: FakeClock
+) -> None:
+    """The agents word allows the resend after a dead sender."""
+    entry = entry_for(MESSAGE)
+    assert entry is not None
+    journal.claim(entry, "a-dead-process")
+    wall.advance(journal.lease + 1)
+    send = Sender(TASK)
+    guard = _guard(journal, exactly_once=ExactlyOnce(deduplicating=["default"]))
+    assert guard.call(send, sent=MESSAGE) == TASK
+    assert send.calls == 1
+    contract = Sender(TASK)
+    journal.claim(entry_for({**MESSAGE, "messageId": "m-2"}), "gone")  # type: ignore[arg-type]
+    wall.advance(journal.lease + 1)
+    assert (
+        _guard(journal).call(
+            contract, sent={**MESSAGE, "messageId": "m-2"}, lookup=lambda _left: NotFound()
+        )
+        == TASK
+    )
+    assert contract.calls == 1
+
+
+def test_a_live_sender_is_waited_for(journal: SqliteJournal) -> None:
+    """A live sender is waited for."""
+    entry = entry_for(MESSAGE)
+    assert entry is not None
+    journal.claim(entry, "another-process")
+    clock = FakeClock()
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        """Sleep."""
+        waits.append(seconds)
+        clock.advance(seconds)
+        if len(waits) == 2:  # the other process's send ends meanwhile
+            journal.settle("m-1", "another-process", State.TASK, made="t-9")
+
+    hook = Journaled()
+    guard = Guard(journal=journal, clock=clock, sleep=sleep, hooks=[hook])
+    send = Sender(TASK)
+    result = guard.call(send, sent=MESSAGE, lookup=lambda _left: Found({"task": "t-9"}))
+    assert result == {"task": "t-9"}
+    assert send.calls == 0
+    assert waits[1] == 2 * waits[0]
+    assert hook.kinds == ["waited", "replayed"]
+
+
+def test_a_live_sender_is_waited_for_only_within_the_deadline(journal: SqliteJournal) -> None:
+    """A live sender is waited for only within the deadline."""
+    journal.claim(entry_for(MESSAGE), "another-process")  # type: ignore[arg-type]
+    send = Sender(TASK)
+    with pytest.raises(OutcomeUnknown) as raised:
+        _guard(journal, deadline=3.0).call(send, sent=MESSAGE)
+    assert "still sending" in raised.value.why
+    assert send.calls == 0
+    assert raised.value.journal_record is not None
+
+
+class Broken:
+    """A journal whose store is down."""
+
+    lease = 10.0
+    retention = 60.0
+
+    def __getattr__(self, name: str) -> Any:
+        def fail(*args: object, **kwargs: object) -> Any:
+            """Fail."""
+            raise JournalError("the store is down")
+
+        return fail
+
+
+def test_a_journal_that_cannot_record_fails_the_call_before_anything_is_sent() -> None:
+    """A journal that cannot record fails the call before anything is sent."""
+    send = Sender(TASK)
+    hook = Journaled()
+    with pytest.raises(JournalUnavailable, match="nothing was sent") as raised:
+        _guard(Broken(), hook).call(send, sent=MESSAGE)
+    assert send.calls == 0
+    assert not raised.value.maybe_processed
+    assert raised.value.decision.give_up.value == "journal"  # type: ignore[union-attr]
+    assert hook.kinds == ["failed"]
+
+
+def test_a_close_that_fails_is_retried_by_the_lease_keeper(journal: SqliteJournal) -> None:
+    """A close that fails is retried by the lease keeper."""
+
+    class Flaky(SqliteJournal):
+        """Flaky."""
+
+        fail = True
+
+        def settle(self, *args: Any, **kwargs: Any) -> bool:
+            """Settle."""
+            if self.fail:
+                raise JournalError("blip")
+            return super().settle(*args, **kwargs)
+
+    flaky = Flaky(journal.path, clock=journal.clock)
+    hook = Journaled()
+    guard = _guard(flaky, hook)
+    assert guard.call(Sender(TASK), sent=MESSAGE) == TASK  # the answer is handed back anyway
+    assert hook.kinds == ["recorded", "failed"]
+    assert guard.leases is not None
+    assert guard.leases.pending() == 1
+    assert flaky.get("m-1").state is State.OPEN  # type: ignore[union-attr]
+    flaky.fail = False
+    guard.leases.tick()
+    assert guard.leases.pending() == 0
+    assert flaky.get("m-1").state is State.TASK  # type: ignore[union-attr]
+
+
+def test_calls_without_sent_are_not_journaled(journal: SqliteJournal) -> None:
+    """Calls without sent are not journaled."""
+    assert _guard(journal).call(lambda: TASK, operation="SendMessage") == TASK
+    assert journal.unsettled() == []
+    with pytest.raises(ValueError, match="messageId"):
+        _guard(journal).call(lambda: TASK, sent={"role": "user"})
+
+
+def test_interrupted_call_leaves_the_record_open_for_a_look_up(journal: SqliteJournal) -> None:
+    """Interrupted call leaves the record open for a look up."""
+
+    def interrupted() -> Any:
+        """Interrupted."""
+        raise KeyboardInterrupt
+
+    guard = _guard(journal)
+    with pytest.raises(KeyboardInterrupt):
+        guard.call(interrupted, sent=MESSAGE)
+    assert guard.leases is not None
+    guard.leases.tick()  # the release is written from the keeper
+    record = journal.get("m-1")
+    assert record is not None
+    assert record.unknown
+
+
+async def test_acall_records_from_a_worker_thread(journal: SqliteJournal) -> None:
+    """Acall records from a worker thread."""
+    threads: list[str] = []
+
+    class Watched(SqliteJournal):
+        """Watched."""
+
+        def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
+            """Claim."""
+            threads.append(threading.current_thread().name)
+            return super().claim(entry, owner)
+
+    watched = Watched(journal.path, clock=journal.clock)
+
+    async def send() -> Any:
+        """Send."""
+        return TASK
+
+    assert await _guard(watched).acall(send, sent=MESSAGE) == TASK
+    assert threads
+    assert threads[0] != threading.current_thread().name
+    assert watched.get("m-1").state is State.TASK  # type: ignore[union-attr]
+
+
+async def test_a_claim_cancelled_midway_is_taken_back(journal: SqliteJournal) -> None:
+    """A claim cancelled midway is taken back."""
+    entered, leave = threading.Event(), threading.Event()
+
+    class Slow(SqliteJournal):
+        """Slow."""
+
+        def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
+            """Claim."""
+            entered.set()
+            leave.wait(10)
+            return super().claim(entry, owner)
+
+    slow = Slow(journal.path, clock=journal.clock)
+    sent = Sender(TASK)
+    call = asyncio.ensure_future(_guard(slow).acall(sent, sent=MESSAGE))
+    await asyncio.to_thread(entered.wait, 10)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    leave.set()
+    for _ in range(1000):  # the claim ends in its thread, then its undo in another
+        record = slow.get("m-1")
+        if record is not None and record.state is State.REFUSED:
+            break
+        await asyncio.sleep(0)
+        await asyncio.to_thread(lambda: None)
+    assert record is not None
+    assert record.state is State.REFUSED
+    assert sent.calls == 0
+
+
+def test_message_id_for_is_stable_and_distinct() -> None:
+    """Message id for is stable and distinct."""
+    assert message_id_for("run-1", "step-a") == message_id_for("run-1", "step-a")
+    assert message_id_for("run-1", "step-a") != message_id_for("run-1", "step-b")
+    assert message_id_for("run-1", 2) != message_id_for("run-12", "")
+    assert len(message_id_for("r", "s")) == 36
+
+
+@pytest.mark.parametrize(
+    ("answer", "task_id"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "a", "status": {}}}}, "a"),
+        ({"task": {"id": "b", "status": {}}}, "b"),
+        ({"id": "c", "status": {}, "kind": "task"}, "c"),
+        ({"kind": "status-update", "taskId": "d", "status": {}}, "d"),
+        ({"statusUpdate": {"taskId": "e", "status": {}}}, "e"),
+        ((({"id": "f", "status": {}}), None), "f"),
+    ],
+)
+def test_task_made_reads_the_common_forms(answer: object, task_id: str) -> None:
+    """Task made reads the common forms."""
+    made = task_made(answer)
+    assert made is not None
+    assert made.task_id == task_id
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"kind": "message", "messageId": "x", "role": "agent"},
+        },
+        {"message": {"messageId": "x", "role": "ROLE_AGENT"}},
+    ],
+)
+def test_task_made_reads_messages(answer: object) -> None:
+    """Task made reads messages."""
+    made = task_made(answer)
+    assert made is not None
+    assert made.task_id is None
+
+
+@pytest.mark.parametrize("answer", [None, 3, "text", {"error": {}}, {"result": {}}, object()])
+def test_task_made_says_nothing_of_what_it_cannot_read(answer: object) -> None:
+    """Task made says nothing of what it cannot read."""
+    assert task_made(answer) is None
