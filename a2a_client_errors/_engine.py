@@ -53,7 +53,15 @@ from a2a_client_errors._failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors._journal import Entry, JournalError, JournalRecord, Made, State, task_made
+from a2a_client_errors._journal import (
+    Entry,
+    JournalError,
+    JournalRecord,
+    Made,
+    Recovery,
+    State,
+    task_made,
+)
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     Deduplicates,
@@ -108,6 +116,7 @@ __all__ = [
     "Lookup",
     "Onward",
     "failure_for",
+    "never_sent",
     "plain_success",
     "recording",
     "tell_record",
@@ -674,6 +683,14 @@ class GuardedCall:
         except StopIteration as stop:
             return stop.value
 
+    def recover(self, record: JournalRecord) -> Recovery:
+        """Come back to an open record with sync I/O (see `recovering`); never sends."""
+        return self._drive(self.recovering(record), never_sent, (), NO_KWARGS)  # type: ignore[no-any-return]
+
+    async def arecover(self, record: JournalRecord) -> Recovery:
+        """`recover`, awaiting the look-up's reads."""
+        return await self._adrive(self.recovering(record), never_sent, (), NO_KWARGS)  # type: ignore[no-any-return]
+
     def _first(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> AttemptOutcome:
@@ -909,7 +926,7 @@ class GuardedCall:
             self.resends = True
             search = None
             if isinstance(lookup, TaskReader):
-                search = self._search(lookup, record.sent, lambda: wall - record.lease_until)
+                search = self._search(lookup, record.sent, lambda: _since(guard, record))
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
             yield from self._close(result.value)
@@ -919,6 +936,50 @@ class GuardedCall:
         why = result.why
         yield from self._write_close(State.OPEN, None, why)
         raise self._unknown_recorded(self.journal_record or record, why)
+
+    def recovering(self, record: JournalRecord) -> Generator[Effect, Any, Recovery]:
+        """Come back to an open record: take it over and look its task up; never send.
+
+        Found: the record is closed with the task (`Recovery` ``found``). Otherwise it is
+        left open, held by nobody: ``unknown``, or ``absent`` where the agent's word says
+        the message made nothing (its next send then goes out). A record a live sender
+        holds is left alone (``held``).
+        """
+        guard = self.guard
+        journal, keeper = guard.journal, guard.leases
+        assert journal is not None  # noqa: S101 (recovered only with a journal)
+        assert keeper is not None  # noqa: S101
+        owner = keeper.owner
+        message_id = record.message_id
+        try:
+            taken = yield Record(lambda: journal.take_over(message_id, owner))
+        except JournalError as exc:
+            raise self._unavailable(exc) from exc
+        if taken is None:
+            return Recovery(record, "held", why="a live sender holds it, or it was closed")
+        keeper.hold()
+        self.entry = Entry(message_id, taken.digest, taken.peer, taken.context_id, taken.task_id)
+        self.journal_record = taken
+        self.maybe_processed = True
+        lookup = self.shape.lookup
+        result: LookupResult = _NO_LOOKUP
+        if lookup is not None:
+            guard.allowance_for(self.peer).deposit()
+            search = None
+            if isinstance(lookup, TaskReader):
+                search = self._search(lookup, taken.sent, lambda: _since(guard, taken))
+            result = yield Look(lookup, self._look_until(), search)
+        if isinstance(result, Found):
+            yield from self._close(result.value)
+            closed = self.journal_record or taken
+            self._tell_journal("recovered", closed)
+            return Recovery(closed, "found", result.value)
+        if isinstance(result, (NotFound, Deduplicates)):
+            why = "the agent's word says it made nothing: its next send goes out"
+            yield from self._write_close(State.OPEN, None, why)
+            return Recovery(self.journal_record or taken, "absent", why=why)
+        yield from self._write_close(State.OPEN, None, result.why)
+        return Recovery(self.journal_record or taken, "unknown", why=result.why)
 
     def _look_until(self) -> float:
         """When a look-up ends: the deadline, or ``ExactlyOnce.timeout`` from now."""
@@ -1639,6 +1700,11 @@ class GuardedCall:
         )
 
 
+def _since(guard: Configured, record: JournalRecord) -> float:
+    """Seconds since a recorded send was last held (the latest its sender could have sent)."""
+    return guard.exactly_once.wall_clock() - record.lease_until
+
+
 def _read_task(task_id: str) -> Generator[Query, Any, LookupResult]:
     """Read the task a journal's record holds: `Found`, or `Unresolved` when it cannot be."""
     task = yield GetTaskQuery(task_id)
@@ -1666,6 +1732,12 @@ def _moves_on(decision: Decision) -> bool:
 
 NO_KWARGS: Final[dict[str, Any]] = {}
 """The keyword arguments of an attempt without any (never written to)."""
+
+
+def never_sent(*args: object, **kwargs: object) -> Any:
+    """The attempt of a call that must never send (a recovery): a bug if ever made."""
+    msg = "a recovery never sends"
+    raise AssertionError(msg)
 
 
 def attempt_once(

@@ -41,7 +41,7 @@ from a2a_client_errors._engine import (
     switch_testing,
     tell_record,
 )
-from a2a_client_errors._journal import Journal, LeaseKeeper, entry_for
+from a2a_client_errors._journal import Journal, LeaseKeeper, Recovery, entry_for, peer_key
 from a2a_client_errors._lookup import (
     AgentFacts,
     AnswerTooLargeError,
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 
     from a2a_client_errors._breaker import CircuitBreakerLike
     from a2a_client_errors._failures import CallFailed
+    from a2a_client_errors._journal import JournalRecord
 
 __all__ = [
     "AttemptCutShortError",
@@ -530,6 +531,68 @@ class Guard:
         return CallShape(
             operation or "SendMessage", lookup=lookup, sent=identity, entry=entry, creates_work=True
         )
+
+    # --- the journal ------------------------------------------------------------------------
+
+    def recover(
+        self,
+        lookup_for: Callable[[JournalRecord], Lookup | None],
+        *,
+        limit: int = 100,
+        deadline: float | None = None,
+    ) -> list[Recovery]:
+        """Come back to the sends left open in the journal by senders that are gone.
+
+        For each open record nobody holds (its sender died, or its outcome was left
+        unknown), oldest first, at most ``limit``: the record is taken over and its task
+        looked up with ``lookup_for(record)`` (a `Lookup`: a door's, such as
+        `GuardTransport.lookup_for`; None skips the record). Found: the record is closed
+        with its task. Otherwise it stays open for a later recovery. Nothing is ever sent.
+        Each look-up ends by ``deadline`` seconds (default: this Guard's, or
+        ``ExactlyOnce.timeout``). Raises `JournalError` when the journal cannot be read.
+        """
+        found: list[Recovery] = []
+        for record in self._journal().unsettled(limit=limit):
+            call = self._recovery(record, lookup_for, deadline)
+            found.append(call if isinstance(call, Recovery) else call.recover(record))
+        return found
+
+    async def arecover(
+        self,
+        lookup_for: Callable[[JournalRecord], Lookup | None],
+        *,
+        limit: int = 100,
+        deadline: float | None = None,
+    ) -> list[Recovery]:
+        """`recover`, awaiting the look-ups (a door's async look-up, as `AsyncGuardTransport`'s)."""
+        journal = self._journal()
+        records = await asyncio.to_thread(journal.unsettled, limit=limit)
+        found: list[Recovery] = []
+        for record in records:
+            call = self._recovery(record, lookup_for, deadline)
+            found.append(call if isinstance(call, Recovery) else await call.arecover(record))
+        return found
+
+    def _journal(self) -> Journal:
+        if self.journal is None:
+            msg = "this Guard has no journal: Guard(journal=...)"
+            raise ValueError(msg)
+        return self.journal
+
+    def _recovery(
+        self,
+        record: JournalRecord,
+        lookup_for: Callable[[JournalRecord], Lookup | None],
+        deadline: float | None,
+    ) -> GuardedCall | Recovery:
+        """The call that recovers ``record``, or what it already is (held, skipped)."""
+        if not record.lapsed:
+            return Recovery(record, "held", why="a live sender holds it")
+        lookup = lookup_for(record)
+        if lookup is None:
+            return Recovery(record, "skipped", why="no look-up was given for its peer")
+        shape = CallShape("SendMessage", creates_work=True, sent=record.sent, lookup=lookup)
+        return GuardedCall(self, shape, peer_key(record.peer), deadline)
 
     # --- the door API -----------------------------------------------------------------------
 

@@ -27,8 +27,10 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from a2a_client_errors._lookup import SentMessage
+from a2a_client_errors._parsing import parse_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,11 +45,13 @@ __all__ = [
     "JournalRecord",
     "LeaseKeeper",
     "Made",
+    "Recovery",
     "State",
     "digest_of",
     "entry_for",
     "message_id_for",
     "new_owner",
+    "peer_key",
     "task_made",
 ]
 
@@ -348,7 +352,8 @@ def _made_of(data: object, depth: int = 0) -> Made | None:
 def task_made(value: object) -> Made | None:
     """What a send's answer made, read from the answer as a door hands it back (never raises).
 
-    JSON data (a JSON-RPC answer, an HTTP+JSON one, a task or a message), an a2a-sdk object
+    JSON data (a JSON-RPC answer, an HTTP+JSON one, a task or a message), an HTTP response
+    read whole (its JSON body), an a2a-sdk object
     of either line (a Task, a Message, a 1.x ``SendMessageResponse`` or stream response, a
     0.3 ``(Task, update)`` pair). None when it cannot tell (then the record stays open, for
     the next sender to look up).
@@ -356,6 +361,9 @@ def task_made(value: object) -> Made | None:
     try:
         if isinstance(value, tuple) and value:
             value = value[0]
+        content = getattr(value, "content", None)
+        if isinstance(content, bytes) and hasattr(value, "status_code"):  # an HTTP response
+            return _made_of(parse_json(content))
         fields = getattr(value, "DESCRIPTOR", None)
         has_field = getattr(value, "HasField", None)
         if fields is not None and callable(has_field):  # a 1.x response: which field is set
@@ -368,6 +376,33 @@ def task_made(value: object) -> Made | None:
         return _made_of(value)
     except Exception:  # an answer we cannot read tells nothing
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What `Guard.recover` made of one open record.
+
+    Attributes:
+        record: the record, as it stands after the recovery.
+        outcome: ``found`` (its task was found: the record is closed with it), ``unknown``
+            (the look-up could not tell: kept open, for a later recovery), ``absent`` (the
+            agent's word says it made nothing: kept open, and the next send of the
+            messageId goes out), ``held`` (a live sender holds it: left alone), ``skipped``
+            (no look-up was given for it).
+        answer: for ``found``, the task as the door answers it (the lost answer).
+        why: for the others, why, for humans.
+
+    """
+
+    record: JournalRecord
+    outcome: str
+    answer: object = None
+    why: str = ""
+
+    @property
+    def task_id(self) -> str | None:
+        """The task the record holds, if found."""
+        return self.record.made
 
 
 # --- leases ---------------------------------------------------------------------------------
@@ -499,6 +534,18 @@ class LeaseKeeper:
     def stop(self) -> None:
         """Stop renewing (a journal closed): the thread ends at its next wake."""
         self._wake.set()
+
+
+def peer_key(where: str) -> str:
+    """The Guard's peer key of where a recorded send went: a URL's origin, else as it is."""
+    parts = urlsplit(where)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        return where
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return where
+    return f"{parts.scheme}://{parts.hostname}:{port}"
 
 
 def lapsed_of(owner: str | None, lease_until: float, now: float) -> bool:

@@ -58,10 +58,10 @@ from a2a_client_errors._reading import aread_within, read_within
 from a2a_client_errors._redirects import FOLLOWED, refuse
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from a2a_client_errors._card_claims import CardClaims
-    from a2a_client_errors._journal import Entry
+    from a2a_client_errors._journal import Entry, JournalRecord
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
 
@@ -498,6 +498,33 @@ class _TransportBase:
         if isinstance(body, dict) and isinstance(body.get("method"), str):
             where += f"#{body['method']}"
         return entry_for(message, where)
+
+    def lookup_for(
+        self, record: JournalRecord, *, headers: Mapping[str, str] | None = None
+    ) -> Lookup | None:
+        """A look-up of a journal record's task through this transport (`Guard.recover`).
+
+        Rebuilt from where the send went (the URL its record keeps, and for JSON-RPC its
+        method), with ``headers`` (the credentials and ``A2A-Version`` the agent needs: the
+        journal keeps none). None when the record was not sent over HTTP.
+        """
+        where, _, method = record.peer.partition("#")
+        if not where.startswith(("http://", "https://")):
+            return None
+        message: dict[str, Any] = {"messageId": record.message_id, "role": "user", "parts": []}
+        if record.context_id:
+            message["contextId"] = record.context_id
+        if record.task_id:
+            message["taskId"] = record.task_id
+        body: dict[str, Any] = {"message": message}
+        if method:
+            body = {"jsonrpc": "2.0", "id": 0, "method": method, "params": body}
+        request = httpx.Request("POST", where, json=body, headers=headers)
+        try:
+            finder = HttpLookup(request, body)
+        except CannotLookError:
+            return None
+        return self._reader(finder, record.sent, _peer_of(request), None)
 
     def _card_finder(self, request: httpx.Request) -> Callable[[], CardClaims | None]:
         """What finds the card learnt for the interface ``request`` went to (asked on failure).

@@ -18,6 +18,9 @@ the way a server written elsewhere does (protocol notes §17):
   repeated, the count still matches.
 * ``no_history``: never puts the user's message in a new task's history (a2a-java 1.2.0.Final).
 
+Beside them, ``plain`` (not one of `KINDS`) is a2a-sdk as it is, whose held work (a messageId
+starting ``hold-``) is held after the task is recorded: a task that lists while it works.
+
 `ForeignAgent` starts one (bounded, stopped on exit) and counts the executor's runs per
 messageId. Nothing here is shipped: it lives with the tests.
 """
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 KINDS = ("lazy", "own_id", "compact", "skewed", "naive", "unstable", "no_history")
+PLAIN = "plain"
 SKEW = timedelta(minutes=10)
 LOCAL = timezone(timedelta(hours=-8))
 _ZULU = re.compile(rb'"timestamp":\s*"([0-9T:.\-]+)Z"')
@@ -51,6 +55,7 @@ class Runs:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._ran = threading.Condition(self._lock)
         self.counts: Counter[str] = Counter()
         self.tasks: dict[str, set[str]] = {}
         self._released: set[str] = set()
@@ -60,8 +65,14 @@ class Runs:
 
     def ran(self, message_id: str) -> None:
         """Count one run of ``message_id``."""
-        with self._lock:
+        with self._ran:
             self.counts[message_id] += 1
+            self._ran.notify_all()
+
+    def wait_ran(self, message_id: str, timeout: float) -> bool:
+        """Wait until ``message_id`` ran at least once (at most ``timeout`` seconds)."""
+        with self._ran:
+            return self._ran.wait_for(lambda: self.counts[message_id] > 0, timeout)
 
     def made(self, message_id: str, task_id: str) -> None:
         """Note that a run of ``message_id`` made the task ``task_id``."""
@@ -247,7 +258,8 @@ def _executor(kind: str, runs: Runs, work: float | None) -> Any:
             message = context.message
             message_id = message.message_id if message is not None else ""
             runs.ran(message_id)
-            if kind == "lazy" or message_id.startswith("hold-"):
+            held = message_id.startswith("hold-")
+            if kind == "lazy" or (held and kind != PLAIN):
                 if work is None:
                     await runs.held(message_id)  # the work, before any event
                 else:
@@ -264,6 +276,9 @@ def _executor(kind: str, runs: Runs, work: float | None) -> Any:
                     task.history.append(message)
                 await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task_id, context_id)
+            if kind == PLAIN and held:
+                await updater.start_work(updater.new_agent_message([Part(text="working")]))
+                await runs.held(message_id)  # the work, once the task is recorded
             await updater.start_work(updater.new_agent_message([Part(text="on it")]))
             await updater.complete(updater.new_agent_message([Part(text="done")]))
 
@@ -285,7 +300,7 @@ class ForeignAgent:
     """
 
     def __init__(self, kind: str, *, work: float | None = None) -> None:
-        if kind not in KINDS:
+        if kind not in (*KINDS, PLAIN):
             raise ValueError(f"no such kind of agent: {kind}")
         self.kind = kind
         self.work = work  # the lazy agent's work, in seconds (None: until released)

@@ -1,0 +1,142 @@
+"""An orchestrator really killed mid-send, restarted: one logical send, one task.
+
+The orchestrator is a process of its own (`tests.journal_worker`: `GuardTransport` under a
+Guard whose journal is a SQLite file), sending to a real a2a-sdk 1.x agent on 127.0.0.1
+(`tests.foreign`, kind ``plain``: a2a-sdk as it is, its work held while the test needs it).
+It is killed (SIGKILL) while the agent works. The restarted orchestrator (this process, a new
+Guard on the same file) sends the same step again: the journal knows it, the dead sender's
+lease has lapsed (the restarted store's clock is a minute ahead, so nothing waits ten
+seconds), and the task is looked up, never sent twice.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from a2a_client_errors import Guard, GuardTransport
+from a2a_client_errors.journal import SqliteJournal, State, message_id_for
+from a2a_client_errors.testing import FakeClock
+from tests.foreign import PLAIN, ForeignAgent
+from tests.journal_worker import VERSION, body
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = [pytest.mark.e2e, pytest.mark.a2a_sdk("1")]
+
+BOUND = 60.0  # seconds any one wait may take, at most
+
+
+@pytest.fixture(name="agent")
+def agent_fixture() -> Iterator[ForeignAgent]:
+    """A plain a2a-sdk agent, stopped after the test."""
+    with ForeignAgent(PLAIN) as running:
+        yield running
+
+
+def _killed_mid_send(db: Path, agent: ForeignAgent, message_id: str) -> None:
+    """Start an orchestrator sending ``message_id``; kill it once the agent works on it."""
+    child = subprocess.Popen(  # noqa: S603 (our own worker, with our own arguments)
+        [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert agent.runs.wait_ran(message_id, BOUND), "the agent never got the message"
+    finally:
+        child.kill()
+        child.communicate(timeout=BOUND)
+    assert child.returncode == -9  # killed, before any answer
+
+
+def _finished(agent: ForeignAgent, message_id: str) -> dict[str, Any]:
+    """Let the agent's work end; the task once it shows completed (bounded)."""
+    agent.release(message_id)
+    for _ in range(2000):
+        for task in agent.listing():
+            history = task.get("history", [])
+            if history and history[0].get("messageId") == message_id:
+                if task["status"]["state"] == "TASK_STATE_COMPLETED":
+                    return task
+    pytest.fail("the agent's work did not end")
+
+
+def _restarted(db: Path) -> tuple[Guard, SqliteJournal]:
+    """The restarted orchestrator: a new Guard on the same journal file."""
+    journal = SqliteJournal(db, clock=lambda: time.time() + 60)  # the dead lease has lapsed
+    clock = FakeClock()
+    return Guard(journal=journal, clock=clock, sleep=clock.sleep), journal
+
+
+def test_killed_while_the_agent_works_the_restart_gets_the_one_task(
+    tmp_path: Path, agent: ForeignAgent
+) -> None:
+    """Killed while the agent works: the restart gets the task, the executor ran once."""
+    db = tmp_path / "sends.db"
+    message_id = "hold-" + message_id_for("run-7", "summarise")
+    _killed_mid_send(db, agent, message_id)
+    left = SqliteJournal(db).get(message_id)
+    assert left is not None
+    assert left.state is State.OPEN  # recorded before the first byte, never closed
+    task = _finished(agent, message_id)
+    guard, journal = _restarted(db)
+    with httpx.Client(
+        transport=GuardTransport(guard, raise_failures=True), headers=VERSION
+    ) as client:
+        answer = client.post(agent.url, json=body(message_id)).json()
+    assert answer["result"]["task"]["id"] == task["id"]
+    assert answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert agent.runs.counts[message_id] == 1  # one logical send, one executor run
+    record = journal.get(message_id)
+    assert record is not None
+    assert record.state is State.TASK
+    assert record.made == task["id"]
+    assert record.attempts == 2  # the dead sender, and the one that took it over
+
+
+def test_recover_closes_what_a_dead_sender_left_open(tmp_path: Path, agent: ForeignAgent) -> None:
+    """`Guard.recover` finds the dead sender's task; the next send of the step replays it."""
+    db = tmp_path / "sends.db"
+    message_id = "hold-" + message_id_for("run-8", "summarise")
+    _killed_mid_send(db, agent, message_id)
+    task = _finished(agent, message_id)
+    guard, journal = _restarted(db)
+    transport = GuardTransport(guard, raise_failures=True)
+    recovered = guard.recover(lambda record: transport.lookup_for(record, headers=VERSION))
+    assert [(r.outcome, r.task_id) for r in recovered] == [("found", task["id"])]
+    assert journal.unsettled() == []
+    with httpx.Client(transport=transport, headers=VERSION) as client:
+        again = client.post(agent.url, json=body(message_id)).json()
+    assert again["result"]["task"]["id"] == task["id"]  # read back with GetTask
+    assert agent.runs.counts[message_id] == 1
+
+
+def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: ForeignAgent) -> None:
+    """An orchestrator that got its answer, then died: the restart reads the task back."""
+    db = tmp_path / "sends.db"
+    message_id = message_id_for("run-9", "summarise")  # not held: answered at once
+    done = subprocess.run(  # noqa: S603 (our own worker)
+        [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id],
+        capture_output=True,
+        timeout=BOUND,
+        check=True,
+    )
+    assert done.stdout.strip() == b"200"
+    guard, journal = _restarted(db)
+    record = journal.get(message_id)
+    assert record is not None
+    assert record.state is State.TASK
+    with httpx.Client(
+        transport=GuardTransport(guard, raise_failures=True), headers=VERSION
+    ) as client:
+        again = client.post(agent.url, json=body(message_id)).json()
+    assert again["result"]["task"]["id"] == record.made
+    assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert agent.runs.counts[message_id] == 1
