@@ -1,4 +1,4 @@
-"""The ``a2a-errors`` command: classify captures, print the table, run the demo, probe agents.
+"""The ``a2a-errors`` command: classify, the table, the demo, probe agents, the journal.
 
 Usage::
 
@@ -8,6 +8,7 @@ Usage::
     a2a-errors probe URL [-H NAME:VALUE]... [--check NAME]... [--binding NAME]...
                          [--timeout S] [--strict-table 1.0.1|1.0.0] [--follow-card-hosts]
                          [--message TEXT] [--json]
+    a2a-errors journal list|resolve [--sqlite PATH|--redis URL|--postgres DSN] ...
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import httpx
 
 from a2a_client_errors._errors import escape
+from a2a_client_errors._journal_cli import add_parser as add_journal_parser
+from a2a_client_errors._journal_cli import run as run_journal
 from a2a_client_errors._normalize import INVALID, normalize_body
 from a2a_client_errors._outcomes import TaskOutcome, task_outcome
 from a2a_client_errors._policy import DEFAULT_POLICY, delivery_note
@@ -323,6 +326,7 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print JSON (schema a2a-errors-demo/1, docs/demo.md)"
     )
     _probe_parser(commands)
+    add_journal_parser(commands, _header)
     return parser
 
 
@@ -398,4 +402,6 @@ def main(
         return _cmd_table(args, output)
     if args.command == "probe":
         return _cmd_probe(args, output)
+    if args.command == "journal":
+        return run_journal(args, output, sys.stderr)
     return _cmd_demo(args, output)

@@ -62,9 +62,9 @@ def _finished(agent: ForeignAgent, message_id: str) -> dict[str, Any]:
     for _ in range(2000):
         for task in agent.listing():
             history = task.get("history", [])
-            if history and history[0].get("messageId") == message_id:
-                if task["status"]["state"] == "TASK_STATE_COMPLETED":
-                    return task
+            started = bool(history) and history[0].get("messageId") == message_id
+            if started and task["status"]["state"] == "TASK_STATE_COMPLETED":
+                return task
     pytest.fail("the agent's work did not end")
 
 
