@@ -140,3 +140,62 @@ def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: Fo
     assert again["result"]["task"]["id"] == record.made
     assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert agent.runs.counts[message_id] == 1
+
+
+async def _sdk_send(agent: ForeignAgent, guard: Guard, message_id: str) -> Any:
+    """One SendMessage through `guard_client` (a2a-sdk 1.x, JSON-RPC): its last event."""
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import a2a_pb2
+    from a2a.utils.constants import TransportProtocol
+
+    from a2a_client_errors.integrations.a2a_sdk import guard_client
+
+    async with httpx.AsyncClient(headers=VERSION, timeout=BOUND) as http:
+        config = ClientConfig(
+            streaming=False,
+            httpx_client=http,
+            supported_protocol_bindings=[TransportProtocol.JSONRPC],
+        )
+        client = guard_client(ClientFactory(config).create(agent.card), guard)
+        message = a2a_pb2.Message(
+            role=a2a_pb2.Role.ROLE_USER,
+            message_id=message_id,
+            parts=[a2a_pb2.Part(text="summarise")],
+        )
+        try:
+            events = [
+                e async for e in client.send_message(a2a_pb2.SendMessageRequest(message=message))
+            ]
+        finally:
+            await client.close()
+    return events[-1]
+
+
+async def test_guard_client_journals_its_sends(tmp_path: Path, agent: ForeignAgent) -> None:
+    """Through a2a-sdk's client: recorded, closed with its task, read back on a second send."""
+    db = tmp_path / "sends.db"
+    message_id = message_id_for("run-10", "summarise")
+    first = await _sdk_send(agent, Guard(journal=SqliteJournal(db)), message_id)
+    record = SqliteJournal(db).get(message_id)
+    assert record is not None
+    assert record.state is State.TASK
+    assert record.made == first.task.id
+    guard, _ = _restarted(db)
+    again = await _sdk_send(agent, guard, message_id)
+    assert again.task.id == first.task.id  # read back with GetTask, not sent again
+    assert agent.runs.counts[message_id] == 1
+
+
+async def test_guard_client_takes_over_a_dead_senders_send(
+    tmp_path: Path, agent: ForeignAgent
+) -> None:
+    """A send a killed orchestrator left open is looked up through a2a-sdk's client."""
+    db = tmp_path / "sends.db"
+    message_id = "hold-" + message_id_for("run-11", "summarise")
+    _killed_mid_send(db, agent, message_id)
+    task = _finished(agent, message_id)
+    guard, journal = _restarted(db)
+    answer = await _sdk_send(agent, guard, message_id)
+    assert answer.task.id == task["id"]
+    assert agent.runs.counts[message_id] == 1
+    assert journal.get(message_id).state is State.TASK  # type: ignore[union-attr]

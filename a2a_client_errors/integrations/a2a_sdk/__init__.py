@@ -48,6 +48,7 @@ import inspect
 import logging
 import sys
 from collections import OrderedDict
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -58,6 +59,7 @@ from a2a_client_errors._engine import Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, failure_for
+from a2a_client_errors._journal import Made, entry_for, task_made
 from a2a_client_errors._lookup import (
     CardQuery,
     Found,
@@ -100,6 +102,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+    from a2a_client_errors._journal import Entry
     from a2a_client_errors._policy import Decision
 
 __all__ = [
@@ -750,6 +753,8 @@ class GuardedClient:
         went_without = waits and self._sends_without_blocking(sdk.message_of(request))
         outgoing, options = sdk.outgoing(request, options, non_blocking=went_without)
         sent = sent_of(sdk.message_of(outgoing), guard.exactly_once.wall_clock())
+        # What a journal records: the caller's message (the same in any process), its digest.
+        entry = None if guard.journal is None else entry_for(sdk.message_of(request), self.peer)
         context = self._prepared(context)
         stream = _Stream(
             self,
@@ -761,6 +766,7 @@ class GuardedClient:
             skill=skill or sdk.skill_of(sdk.message_of(request)),
             unary=unary,
             sent=sent,
+            entry=entry,
             settle=lambda task, reread: self._settled(
                 task, sent, context, until, reread=reread, follow=waits
             ),
@@ -861,6 +867,11 @@ class GuardedClient:
         )
 
 
+def _first_made(opened: Any) -> Made | None:
+    """What a send made, read from its stream's first event (the journal's close)."""
+    return task_made(opened[1]) if isinstance(opened, tuple) and len(opened) == 2 else None
+
+
 class _Stream:
     """One guarded stream: first event under the Guard, then resumption by subscription."""
 
@@ -877,10 +888,12 @@ class _Stream:
         skill: str | None = None,
         unary: bool = False,
         sent: SentMessage | None = None,
+        entry: Entry | None = None,
         settle: Callable[[Any, bool], Awaitable[Any]] | None = None,
     ) -> None:
         self.owner = owner
         self.sent = sent
+        self.entry = entry  # what the Guard's journal records of a send, if it has one
         self.settle = settle  # a unary task found by a look-up, read until it settles
         self.operation = operation
         self.open_stream = open_stream
@@ -977,7 +990,18 @@ class _Stream:
             lookup = None
             if self.sent is not None and operation == "SendMessage":
                 lookup = owner._lookup(self.context, self.sent, interface, self._found)
-            shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
+            entry = self.entry
+            if entry is not None and operation == "SendMessage":
+                shape = CallShape(
+                    operation,
+                    sent=self.sent,
+                    lookup=lookup,
+                    failover=failover,
+                    entry=replace(entry, peer=interface.url),
+                    made=_first_made,
+                )
+            else:
+                shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
             return Onward(interface.peer, attempt, shape)
 
         def opened(call: GuardedCall) -> None:
