@@ -63,12 +63,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors._guard import CallShape
-from a2a_client_errors._lookup import WORK_OPERATIONS
+from a2a_client_errors._journal import entry_for, task_made
+from a2a_client_errors._lookup import WORK_OPERATIONS, SentMessage
 from a2a_client_errors._normalize import NotSentError
 from a2a_client_errors._operations import (
     GRPC_SERVICE,
@@ -128,6 +129,24 @@ def operation_of(method: str | bytes) -> str | None:
     if service == LEGACY_GRPC_SERVICE:
         return OPERATION_OF_LEGACY_RPC.get(name, name)
     return None
+
+
+def _shape(
+    guard: Guard, operation: str | None, request: object, peer: str | None, method: object
+) -> CallShape:
+    """What a call is: its resend safety; under a journal, what it records of a send."""
+    unsafe = _unsafe(operation, request)
+    if guard.journal is None or operation not in WORK_OPERATIONS or unsafe is not None:
+        return CallShape(operation, unsafe)
+    message = getattr(request, "message", None) or getattr(request, "request", None)
+    name = method.decode() if isinstance(method, bytes) else str(method)
+    entry = entry_for(message, f"grpc://{peer}#{name}")
+    if entry is None:
+        return CallShape(operation, unsafe)
+    sent = SentMessage(
+        entry.message_id, entry.context_id, entry.task_id, guard.exactly_once.wall_clock()
+    )
+    return CallShape(operation, unsafe, sent=sent, entry=entry)
 
 
 def _unsafe(operation: str | None, request: object) -> GiveUp | None:
@@ -410,16 +429,20 @@ class GuardInterceptor(
         )
         channel = _channel_of(continuation)
 
+        answered: list[Any] = []
+
         async def attempt() -> Any:
             await attempts.connected(channel)
             call = await continuation(attempts.next(), request)
-            await call  # raises the AioRpcError of a failed call
+            answered[:] = [await call]  # raises the AioRpcError of a failed call
             return call
 
+        peer = self.peer or _target_of(continuation)
+        shape = _shape(guard, operation, request, peer, client_call_details.method)
+        if shape.entry is not None:
+            shape = replace(shape, made=lambda _call: task_made(answered[0] if answered else None))
         return await guard.begin(  # the Guard's door API, as its transports use it
-            peer=self.peer or _target_of(continuation),
-            shape=CallShape(operation, _unsafe(operation, request)),
-            deadline=timeout,
+            peer=peer, shape=shape, deadline=timeout
         ).arun(attempt)
 
     async def intercept_unary_stream(
@@ -461,9 +484,10 @@ class GuardInterceptor(
                 return _Opened(call, responses, None, empty=True)
             return _Opened(call, responses, first, empty=False)
 
-        opened: _Opened = await guard.begin(
-            peer=peer, shape=CallShape(operation, _unsafe(operation, request)), deadline=timeout
-        ).arun(attempt)
+        shape = _shape(guard, operation, request, peer, client_call_details.method)
+        if shape.entry is not None:
+            shape = replace(shape, made=lambda opened: task_made(opened.first))
+        opened: _Opened = await guard.begin(peer=peer, shape=shape, deadline=timeout).arun(attempt)
         return self._relay(opened, operation, peer)
 
     async def _relay(

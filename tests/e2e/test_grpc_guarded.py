@@ -181,3 +181,45 @@ async def test_subscribing_to_a_completed_task_degrades(guarded: Guarded) -> Non
     assert raised.value.reason == "UNSUPPORTED_OPERATION"
     assert raised.value.attempts == 1
     assert isinstance(raised.value.__cause__, grpc.aio.AioRpcError)
+
+
+async def test_a_journaled_send_over_grpc_is_never_sent_twice(
+    peer: EmbeddedPeer, tmp_path: Any
+) -> None:
+    """Under a journal, a SendMessage over gRPC is recorded and closed with its task.
+
+    The interceptor cannot read a task back (it has no look-up): the second send of the
+    same messageId is `AlreadySent`, naming the task, with nothing sent.
+    """
+    from a2a_client_errors.journal import AlreadySent, SqliteJournal, State
+
+    journal = SqliteJournal(tmp_path / "sends.db")
+    clock = FakeClock()
+    guard = Guard(clock=clock.now, sleep=clock.sleep, journal=journal)
+    channel = grpc.aio.insecure_channel(
+        peer.grpc_target, interceptors=GuardInterceptor(guard).interceptors
+    )
+    try:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        request = send_request("hello")
+        response = await stub.SendMessage(request, timeout=TIMEOUT, metadata=METADATA)
+        record = journal.get(request.message.message_id)
+        assert record is not None
+        assert record.state is State.TASK
+        assert record.made == response.task.id
+        assert record.peer.startswith("grpc://")
+        assert record.peer.endswith("/SendMessage")
+        with pytest.raises(AlreadySent) as raised:
+            await stub.SendMessage(request, timeout=TIMEOUT, metadata=METADATA)
+        assert raised.value.journal_record.made == response.task.id
+        streamed: list[Any] = []
+        stream_request = send_request("hello")
+        await collect(
+            stub.SendStreamingMessage(stream_request, timeout=TIMEOUT, metadata=METADATA),
+            streamed,
+        )
+        stream_record = journal.get(stream_request.message.message_id)
+        assert stream_record is not None
+        assert stream_record.state is State.TASK
+    finally:
+        await channel.close()
