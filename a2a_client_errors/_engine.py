@@ -883,7 +883,8 @@ class GuardedCall:
                         keeper.hold()
                         self.journal_record = taken
                         self._tell_journal("took_over", taken)
-                        return (yield from self._take_over(taken))
+                        # The latest its sender could have sent: when its lease lapsed.
+                        return (yield from self._take_over(taken, record.lease_until))
                     latest = yield Record(lambda: journal.get(message_id))
                 else:
                     latest = None
@@ -910,8 +911,14 @@ class GuardedCall:
         self._tell_journal("replayed", record)
         raise AlreadySent(self.operation, record)
 
-    def _take_over(self, record: JournalRecord) -> Generator[Effect, Any, Found | None]:
-        """A send nobody holds, taken over: found, resent on the agent's word, or unknown."""
+    def _take_over(
+        self, record: JournalRecord, held_until: float
+    ) -> Generator[Effect, Any, Found | None]:
+        """A send nobody holds, taken over: found, resent on the agent's word, or unknown.
+
+        ``held_until`` is when the record stopped being held (its last sender's lease
+        lapsed, or it was released): the latest the message could have been sent.
+        """
         guard = self.guard
         self.maybe_processed = True
         wall = guard.exactly_once.wall_clock()
@@ -926,7 +933,7 @@ class GuardedCall:
             self.resends = True
             search = None
             if isinstance(lookup, TaskReader):
-                search = self._search(lookup, record.sent, lambda: _since(guard, record))
+                search = self._search(lookup, record.sent, lambda: _since(guard, held_until))
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
             yield from self._close(result.value)
@@ -967,7 +974,9 @@ class GuardedCall:
             guard.allowance_for(self.peer).deposit()
             search = None
             if isinstance(lookup, TaskReader):
-                search = self._search(lookup, taken.sent, lambda: _since(guard, taken))
+                search = self._search(
+                    lookup, taken.sent, lambda: _since(guard, record.lease_until)
+                )
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
             yield from self._close(result.value)
@@ -1700,9 +1709,9 @@ class GuardedCall:
         )
 
 
-def _since(guard: Configured, record: JournalRecord) -> float:
+def _since(guard: Configured, held_until: float) -> float:
     """Seconds since a recorded send was last held (the latest its sender could have sent)."""
-    return guard.exactly_once.wall_clock() - record.lease_until
+    return guard.exactly_once.wall_clock() - held_until
 
 
 def _read_task(task_id: str) -> Generator[Query, Any, LookupResult]:

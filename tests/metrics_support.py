@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -14,6 +16,7 @@ from a2a_client_errors import BudgetRegistry, CallFailed, CircuitBreaker, Guard,
 from a2a_client_errors._breaker import BreakerFallback
 from a2a_client_errors.hooks import BudgetFallback, FailoverEvent
 from a2a_client_errors.instrumentation import Labels
+from a2a_client_errors.journal import SqliteJournal
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response
 from a2a_client_errors.types import BudgetState, CallShape, Found
 
@@ -105,7 +108,20 @@ def workload(hooks: Iterable[Hook]) -> RecordingHook:
     budgets.tell("https://billing.example:443", BudgetState.LOCAL)  # Redis went away
     budgets.tell("https://billing.example:443", BudgetState.SHARED)  # and came back
     _breaker_workload([*hooks, recorder], clock)
+    _journal_workload([*hooks, recorder], clock)
     return recorder
+
+
+def _journal_workload(hooks: list[Hook], clock: FakeClock) -> None:
+    """Journaled sends: recorded and settled, then the same messageId again (replayed)."""
+    with tempfile.TemporaryDirectory() as folder:
+        journal = SqliteJournal(Path(folder) / "sends.db")
+        guard = Guard(hooks=hooks, clock=clock.now, sleep=clock.sleep, journal=journal)
+        message = {"messageId": "m-metrics", "role": "user", "parts": [{"text": "hi"}]}
+        for _ in range(2):
+            with contextlib.suppress(CallFailed):
+                guard.call(lambda: COMPLETED_TASK, peer="https://journal.example:443", sent=message)
+        journal.close()
 
 
 class _SharedBreaker(CircuitBreaker):

@@ -199,5 +199,5 @@ def test_prometheus_series_names_every_metric() -> None:
     assert series["a2a_client_errors_total"] == ("method", "reason", "action", "peer")
     assert series["a2a_client_retry_delay_seconds_bucket"][-1] == "le"
     assert "a2a_client_retry_budget_tokens" in series
-    assert len({spec.key for spec in METRICS}) == len(METRICS) == 14
+    assert len({spec.key for spec in METRICS}) == len(METRICS) == 15
     assert all(name.startswith("x_") for name in prometheus_series("x"))

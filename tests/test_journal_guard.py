@@ -396,34 +396,34 @@ async def test_acall_records_from_a_worker_thread(journal: SqliteJournal) -> Non
 
 
 async def test_a_claim_cancelled_midway_is_taken_back(journal: SqliteJournal) -> None:
-    """A claim cancelled midway is taken back."""
-    entered, leave = threading.Event(), threading.Event()
+    """Cancelled while its claim is written: once written, it is closed as never sent."""
+    entered, leave, undone = threading.Event(), threading.Event(), threading.Event()
 
     class Slow(SqliteJournal):
-        """Slow."""
-
         def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
-            """Claim."""
             entered.set()
             leave.wait(10)
             return super().claim(entry, owner)
 
+        def settle(self, *args: Any, **kwargs: Any) -> bool:
+            try:
+                return super().settle(*args, **kwargs)
+            finally:
+                undone.set()
+
     slow = Slow(journal.path, clock=journal.clock)
     sent = Sender(TASK)
     call = asyncio.ensure_future(_guard(slow).acall(sent, sent=MESSAGE))
-    await asyncio.to_thread(entered.wait, 10)
+    assert await asyncio.to_thread(entered.wait, 30)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
     leave.set()
-    for _ in range(1000):  # the claim ends in its thread, then its undo in another
-        record = slow.get("m-1")
-        if record is not None and record.state is State.REFUSED:
-            break
-        await asyncio.sleep(0)
-        await asyncio.to_thread(lambda: None)
+    assert await asyncio.to_thread(undone.wait, 30)  # the claim ended, then its undo ran
+    record = slow.get("m-1")
     assert record is not None
     assert record.state is State.REFUSED
+    assert record.note == "cancelled before it was sent"
     assert sent.calls == 0
 
 

@@ -389,6 +389,18 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         'served a call is the peer of its calls_total{outcome="ok"}.',
     ),
     MetricSpec(
+        "journal",
+        "counter",
+        "journal_events",
+        "journal.events",
+        "{event}",
+        ("peer", "event"),
+        "Steps of journaled sends (Guard(journal=...)): recorded (before the first byte), "
+        "settled, released (left open, outcome unknown), waited (another process sends it), "
+        "took_over (its sender was gone), replayed (sent before: its answer read back), "
+        "mismatch (another body), recovered, failed (the journal could not be written).",
+    ),
+    MetricSpec(
         "task_outcomes",
         "counter",
         "task_outcomes",

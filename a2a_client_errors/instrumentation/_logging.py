@@ -27,6 +27,10 @@ a send that may have been processed: its task found     INFO         the look-up
 ... not found by the end (OutcomeUnknown)               WARNING      a task may exist
 a call moved to the agent's next interface (not sent)   WARNING      an endpoint is down
 ... (the interface's breaker is open)                   DEBUG        counted, one per call
+a journaled send waited for, taken over, replayed       INFO         another sender's send
+... left open (its outcome unknown), its body mismatched WARNING     to recover, or to fix
+... the journal could not be written                    ERROR        nothing was sent
+... recorded, settled, recovered                        DEBUG        every send has them
 ok                                                      (no line)
 ======================================================  ===========  =========================
 
@@ -34,7 +38,7 @@ ok                                                      (no line)
 ``reason``, ``action``, ``operation``, ``peer``, ``attempt``, ``delay``, ``source``,
 ``give_up``, ``elapsed``, ``peer_message`` (and, for task outcomes, ``state``, ``skill``,
 ``task_id``; for unknown outcomes, ``resolution``, ``message_id``, ``why``; for failovers,
-``to``, ``why``).
+``to``, ``why``; for the journal, ``event``, ``message_id``, ``state``, ``why``).
 
 What never reaches a record: request bodies, headers, credentials (a peer URL loses its user
 info, query and fragment), details and metadata the peer sent. The peer's message is for
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
     from a2a_client_errors.hooks import (
         FailoverEvent,
         GuardEvent,
+        JournalEvent,
         TaskOutcomeEvent,
         UnknownOutcomeEvent,
     )
@@ -92,9 +97,23 @@ DEFAULT_LEVELS: Final[Mapping[str, int]] = {
     "peer_unavailable": logging.DEBUG,
     "failover": logging.WARNING,
     "failover_breaker_open": logging.DEBUG,
+    "journal": logging.INFO,
+    "journal_open": logging.WARNING,
+    "journal_failed": logging.ERROR,
+    "journal_step": logging.DEBUG,
 }
 """The level of each kind of line (see the module's table); ``LoggingHook(levels=...)``
 overrides any of them."""
+
+
+_JOURNAL_LEVELS: Final[Mapping[str, str]] = {
+    "waited": "journal",
+    "took_over": "journal",
+    "replayed": "journal",
+    "released": "journal_open",
+    "mismatch": "journal_open",
+    "failed": "journal_failed",
+}
 
 
 def _render(text: str, limit: int) -> str:
@@ -316,6 +335,32 @@ class LoggingHook(Hook):
             what,
             to,
             extra={"operation": operation, "peer": peer, "to": to, "why": why},
+        )
+
+    def on_journal(self, event: JournalEvent) -> None:
+        """A step of a journaled send (see the module's table for its level)."""
+        kind = event.kind
+        level = self.levels[_JOURNAL_LEVELS.get(kind, "journal_step")]
+        logger = self.logger
+        if not logger.isEnabledFor(level):
+            return
+        peer = safe_peer(event.peer)
+        message_id = _render(event.message_id, 128)
+        why = _render(event.why, 200) if event.why else ""
+        logger.log(
+            level,
+            "journal %s: messageId %s to %s%s",
+            kind,
+            message_id,
+            peer,
+            f" ({why})" if why else "",
+            extra={
+                "event": kind,
+                "message_id": message_id,
+                "peer": peer,
+                "state": event.state,
+                "why": why,
+            },
         )
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:

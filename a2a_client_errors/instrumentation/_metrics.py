@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         CallRecord,
         FailoverEvent,
         GuardEvent,
+        JournalEvent,
         TaskOutcomeEvent,
         UnknownOutcomeEvent,
     )
@@ -134,6 +135,10 @@ class MetricsHook(Hook):
             event.why,
         )
         self._count("failovers", values)
+
+    def on_journal(self, event: JournalEvent) -> None:
+        """Count a step of a journaled send, by its kind."""
+        self._count("journal", (self.labels.peer(event.peer), event.kind))
 
     def on_task_outcome(self, event: TaskOutcomeEvent) -> None:
         """Count a task that came back, by skill and state (never as an error)."""

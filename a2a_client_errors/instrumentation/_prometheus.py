@@ -21,6 +21,7 @@ series                                            type       labels
 ``a2a_client_circuit_breaker_rejected_total``     counter    method, peer
 ``a2a_client_circuit_breaker_fallbacks_total``    counter    peer, mode
 ``a2a_client_unknown_outcomes_total``             counter    method, peer, resolution
+``a2a_client_journal_events_total``               counter    peer, event
 ``a2a_client_task_outcomes_total``                counter    skill, state, peer
 ================================================  =========  ============================
 
