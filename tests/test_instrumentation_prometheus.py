@@ -76,7 +76,16 @@ def test_failed_tasks_are_outcomes_never_errors() -> None:
     }
     # The two calls that returned tasks were ok calls, and so was the send whose task the
     # look-up found; no error series speaks of them.
-    assert value(samples, "a2a_client_calls_total", method="SendMessage", outcome="ok") == 3
+    assert (
+        value(
+            samples,
+            "a2a_client_calls_total",
+            method="SendMessage",
+            outcome="ok",
+            peer="https://billing.example:443",
+        )
+        == 3
+    )
     assert not [
         labels for (name, labels) in samples if "TASK_STATE" in str(labels) and "errors" in name
     ]
