@@ -974,9 +974,7 @@ class GuardedCall:
             guard.allowance_for(self.peer).deposit()
             search = None
             if isinstance(lookup, TaskReader):
-                search = self._search(
-                    lookup, taken.sent, lambda: _since(guard, record.lease_until)
-                )
+                search = self._search(lookup, taken.sent, lambda: _since(guard, record.lease_until))
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
             yield from self._close(result.value)
