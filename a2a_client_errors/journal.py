@@ -105,7 +105,7 @@ class SqliteJournal:
 
     Safe for several processes and threads on one machine: each thread has its connection,
     each write is one transaction (``BEGIN IMMEDIATE``), and with ``durable`` (the default)
-    each is on disk (``synchronous=FULL``: one fsync) before the send it records leaves.
+    a send's claim is on disk (``synchronous=FULL``: one fsync) before the send leaves.
     Leases are kept on this machine's wall clock (``clock``).
 
     Nothing is opened until first used: a path that cannot be written fails each call that
@@ -116,8 +116,9 @@ class SqliteJournal:
         lease: seconds a sender's lease lasts unless renewed (a dead sender's lapses within).
         retention: seconds a closed record is kept before it is deleted.
         timeout: seconds a write waits for another process's (SQLite's busy timeout).
-        durable: one fsync per write (``synchronous=FULL``); False keeps what a process
-            crash cannot lose but a power cut may (``NORMAL``).
+        durable: the claim a send waits for is on disk (one fsync, ``synchronous=FULL``)
+            before its first byte; closes and renewals ride on the next fsync. False: no
+            fsync at all (``NORMAL``): a process crash loses nothing, a power cut may.
         clock: the wall clock, in seconds since the epoch (inject one in tests).
 
     """
@@ -255,7 +256,7 @@ class SqliteJournal:
         """Renew every open record ``owner`` holds (see `Journal.renew`)."""
         try:
             conn = self._connection()
-            with _transaction(conn):
+            with _transaction(conn, lazy=self.durable):
                 now = self.clock()
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET lease_until = ? WHERE owner = ? AND state = 'open'",
@@ -273,7 +274,7 @@ class SqliteJournal:
             return self.release(message_id, owner, note)
         try:
             conn = self._connection()
-            with _transaction(conn):
+            with _transaction(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET state = ?, made = ?, note = ?, owner = NULL, "
                     "closed_at = ? WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -287,7 +288,7 @@ class SqliteJournal:
         """Leave a record open, held by nobody (see `Journal.release`)."""
         try:
             conn = self._connection()
-            with _transaction(conn):
+            with _transaction(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET owner = NULL, lease_until = ?, note = ? "
                     "WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -326,7 +327,7 @@ class SqliteJournal:
         """Delete the records closed longer than ``retention`` ago."""
         try:
             conn = self._connection()
-            with _transaction(conn):
+            with _transaction(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "DELETE FROM a2a_sends WHERE state != 'open' AND closed_at <= ?",
                     (self.clock() - self.retention,),
@@ -358,22 +359,36 @@ class _Connection:
 
 
 class _transaction:  # noqa: N801 (a context manager, named as one uses it)
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error)."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error).
 
-    __slots__ = ("conn",)
+    A ``lazy`` one (a durable journal's renewals and closes) commits without its own fsync
+    (``synchronous=NORMAL`` for it): what it writes is on disk at the next durable commit
+    or checkpoint, and a process crash loses none of it. A power cut may: the record is
+    then still open, and the next sender or `Guard.recover` looks its task up. The one
+    fsync a send waits for is its claim's, before its first byte.
+    """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    __slots__ = ("conn", "lazy")
+
+    def __init__(self, conn: sqlite3.Connection, *, lazy: bool = False) -> None:
         self.conn = conn
+        self.lazy = lazy
 
     def __enter__(self) -> sqlite3.Connection:
+        if self.lazy:
+            self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if kind is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+        try:
+            if kind is None:
+                self.conn.execute("COMMIT")
+            elif self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        finally:
+            if self.lazy:
+                self.conn.execute("PRAGMA synchronous = FULL")
 
 
 def _select(conn: sqlite3.Connection, message_id: str) -> tuple[object, ...] | None:
