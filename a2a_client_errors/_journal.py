@@ -364,9 +364,7 @@ def entry_for(message: object, peer: str = "default") -> Entry | None:
         if not message.message_id:
             return None
         ids = [message.message_id, message.context_id, message.task_id]
-        return Entry(
-            message.message_id, digest_of(ids), peer, message.context_id, message.task_id
-        )
+        return Entry(message.message_id, digest_of(ids), peer, message.context_id, message.task_id)
     try:
         data = _as_json(message)
     except (TypeError, ValueError):
@@ -431,16 +429,21 @@ def task_made(value: object) -> Made | None:
         has_field = getattr(value, "HasField", None)
         if callable(has_field):  # a 1.x response: which of its fields is set
             for name in ("task", "message", "status_update", "artifact_update"):
-                try:
-                    if has_field(name):
-                        return task_made(getattr(value, name))
-                except ValueError:
-                    continue
+                if _has_field(has_field, name):
+                    return task_made(getattr(value, name))
         if not isinstance(value, dict):
             value = _as_json(value)
         return _made_of(value)
     except Exception:  # an answer we cannot read tells nothing
         return None
+
+
+def _has_field(has_field: Callable[[str], object], name: str) -> bool:
+    """Whether a protobuf message's ``HasField`` says ``name`` is set (False: not its field)."""
+    try:
+        return bool(has_field(name))
+    except ValueError:
+        return False
 
 
 # --- leases ---------------------------------------------------------------------------------
@@ -475,7 +478,7 @@ class LeaseKeeper:
 
     @property
     def owner(self) -> str:
-        """This process's name in the journal (a new one after a fork)."""
+        """The name of this process in the journal (a new one after a fork)."""
         if os.getpid() != self._pid:
             with self._lock:
                 if os.getpid() != self._pid:
@@ -497,9 +500,7 @@ class LeaseKeeper:
             self._held += 1
             if self._thread is None or not self._thread.is_alive():
                 self._wake.clear()
-                thread = threading.Thread(
-                    target=self._run, name="a2a-journal-leases", daemon=True
-                )
+                thread = threading.Thread(target=self._run, name="a2a-journal-leases", daemon=True)
                 self._thread = thread
                 thread.start()
 
@@ -543,4 +544,3 @@ def lapsed_of(owner: str | None, lease_until: float, now: float) -> bool:
 def clip_note(note: str) -> str:
     """A record's note, cut to `NOTE_MAX` characters."""
     return note if len(note) <= NOTE_MAX else note[: NOTE_MAX - 1] + "…"
-

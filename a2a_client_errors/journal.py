@@ -22,6 +22,7 @@ Stores: `SqliteJournal` here (several processes on one machine);
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -173,8 +174,6 @@ class SqliteJournal:
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or check the one found (once per journal object)."""
-        if self._ready:
-            return
         with self._ready_lock:
             if self._ready:
                 return
@@ -223,7 +222,7 @@ class SqliteJournal:
                         now + self.lease,
                         entry.context_id,
                         entry.task_id,
-                        1 if row is None else row[11] + 1,
+                        1 if row is None else int(row[11]) + 1,  # type: ignore[call-overload]
                     ),
                 )
                 new = _select(conn, entry.message_id)
@@ -351,10 +350,8 @@ class _Connection:
 
     def close(self) -> None:
         if self.pid == os.getpid():
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
-            except sqlite3.Error:
-                pass
 
 
 class _transaction:  # noqa: N801 (a context manager, named as one uses it)
@@ -405,4 +402,3 @@ def _record(row: tuple[object, ...], now: float) -> JournalRecord:
         closed_at=None if closed_at is None else float(closed_at),  # type: ignore[arg-type]
         lapsed=lapsed_of(owner_name, until, now),
     )
-
