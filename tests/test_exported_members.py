@@ -93,7 +93,10 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
         ),
         ("instrumentation", {"LoggingHook", "PrometheusHook", "OpenTelemetryHook"}),
         ("testing", {"RecordingHook", "FakeClock", "set_testing"}),
-        ("integrations.redis", {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore"}),
+        (
+            "integrations.redis",
+            {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
+        ),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:
