@@ -70,11 +70,11 @@ def open_store(args: argparse.Namespace) -> Journal:
     if args.redis:
         from a2a_client_errors.integrations.redis import RedisJournal  # noqa: PLC0415
 
-        return RedisJournal.from_url(args.redis)  # type: ignore[no-any-return]
+        return RedisJournal.from_url(args.redis)
     if args.postgres:
         from a2a_client_errors.integrations.postgres import PostgresJournal  # noqa: PLC0415
 
-        return PostgresJournal(args.postgres)  # type: ignore[no-any-return]
+        return PostgresJournal(args.postgres)
     from a2a_client_errors.journal import SqliteJournal  # noqa: PLC0415
 
     return SqliteJournal(args.sqlite or "a2a-journal.db")

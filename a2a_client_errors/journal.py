@@ -173,8 +173,6 @@ class SqliteJournal:
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or check the one found (once per journal object)."""
-        if self._ready:
-            return
         with self._ready_lock:
             if self._is_ready():
                 return

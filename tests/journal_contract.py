@@ -22,7 +22,7 @@ START = 1_800_000_000.0
 
 
 def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a") -> Entry:
-    """The entry of a send of ``body`` to ``peer``."""
+    """The journal's entry for a small user message (contextId ``c``)."""
     found = entry_for(
         {"messageId": message_id, "role": "user", "parts": [{"text": body}], "contextId": "c"},
         peer,
@@ -31,23 +31,24 @@ def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a
     return found
 
 
+@pytest.fixture(name="clock")
+def clock_fixture() -> FakeClock:
+    """A clock on the wall's scale (seconds since the epoch) that moves only when told."""
+    return FakeClock(start=START)
+
+
 class JournalContract:
     """The behaviour every store shares; subclasses provide the ``journal`` fixture."""
 
-    @pytest.fixture
-    def clock(self) -> FakeClock:
-        """The store's clock: a fake wall clock."""
-        return FakeClock(start=START)
-
     def test_is_a_journal(self, journal: Journal) -> None:
-        """Is a journal."""
+        """The store is a `Journal` (the protocol, checked at run time) with a lease."""
         assert isinstance(journal, Journal)
         assert journal.lease > 0
 
     def test_first_claim_records_the_send_leased_to_its_owner(
         self, journal: Journal, clock: FakeClock
     ) -> None:
-        """First claim records the send leased to its owner."""
+        """A first claim is the owner's: open, leased from now, attempt 1, read back as written."""
         record, mine = journal.claim(entry(), "alice")
         assert mine
         assert record.state is State.OPEN
@@ -60,7 +61,7 @@ class JournalContract:
         assert journal.get("m-1") == record
 
     def test_second_claim_gets_the_record_that_stands(self, journal: Journal) -> None:
-        """Second claim gets the record that stands."""
+        """A second claim gets the first's record, not a claim of its own."""
         first, _ = journal.claim(entry(), "alice")
         second, mine = journal.claim(entry(), "bob")
         assert not mine
@@ -68,7 +69,7 @@ class JournalContract:
         assert second.digest == first.digest
 
     def test_another_body_keeps_its_own_digest(self, journal: Journal) -> None:
-        """Another body keeps its own digest."""
+        """A claim with another body gets the record that stands, with the first body's digest."""
         journal.claim(entry(), "alice")
         other = entry(body="something else")
         record, mine = journal.claim(other, "bob")
@@ -76,7 +77,7 @@ class JournalContract:
         assert record.digest != other.digest
 
     def test_lease_lapses_unless_renewed(self, journal: Journal, clock: FakeClock) -> None:
-        """Lease lapses unless renewed."""
+        """A renewed lease holds; one not renewed lapses, and the record is unknown."""
         journal.claim(entry(), "alice")
         clock.advance(journal.lease * 0.9)
         assert journal.renew("alice") == 1
@@ -91,7 +92,7 @@ class JournalContract:
         assert record.unknown
 
     def test_renew_touches_only_the_owners_open_records(self, journal: Journal) -> None:
-        """Renew touches only the owners open records."""
+        """Renewal counts only the open records the owner holds."""
         journal.claim(entry("a"), "alice")
         journal.claim(entry("b"), "alice")
         journal.claim(entry("c"), "bob")
@@ -100,7 +101,7 @@ class JournalContract:
         assert journal.renew("nobody") == 0
 
     def test_take_over_only_what_nobody_holds(self, journal: Journal, clock: FakeClock) -> None:
-        """Take over only what nobody holds."""
+        """Only a record nobody holds (a lapsed lease) is taken over, once: an attempt more."""
         journal.claim(entry(), "alice")
         assert journal.take_over("m-1", "bob") is None  # alice's lease is live
         clock.advance(journal.lease + 1)
@@ -113,7 +114,7 @@ class JournalContract:
         assert journal.take_over("absent", "bob") is None
 
     def test_released_record_is_open_held_by_nobody(self, journal: Journal) -> None:
-        """Released record is open held by nobody."""
+        """Only its owner releases a record: open, held by nobody, noted, free to take over."""
         journal.claim(entry(), "alice")
         assert not journal.release("m-1", "bob")  # not bob's
         assert journal.release("m-1", "alice", "the answer was lost")
@@ -128,7 +129,7 @@ class JournalContract:
         assert taken.owner == "bob"
 
     def test_settle_closes_what_the_owner_holds(self, journal: Journal) -> None:
-        """Settle closes what the owner holds."""
+        """Only its owner settles an open record; a closed one stands against claims, take-overs."""
         journal.claim(entry(), "alice")
         assert not journal.settle("m-1", "bob", State.TASK, made="t-1")
         assert journal.settle("m-1", "alice", State.TASK, made="t-1", note="ok")
@@ -145,7 +146,7 @@ class JournalContract:
         assert again.state is State.TASK
 
     def test_refused_record_is_claimed_anew(self, journal: Journal, clock: FakeClock) -> None:
-        """Refused record is claimed anew."""
+        """A record closed as refused is replaced by the next claim, as attempt 2, from now."""
         journal.claim(entry(), "alice")
         journal.settle("m-1", "alice", State.REFUSED, note="INVALID_PARAMS")
         clock.advance(5)
@@ -161,7 +162,7 @@ class JournalContract:
     def test_unsettled_lists_open_records_oldest_first(
         self, journal: Journal, clock: FakeClock
     ) -> None:
-        """Unsettled lists open records oldest first."""
+        """Open records are listed oldest first, closed ones left out, at most ``limit``."""
         for name in ("c", "a", "b"):
             journal.claim(entry(name), "alice")
             clock.advance(1)
@@ -173,7 +174,7 @@ class JournalContract:
     def test_purge_deletes_closed_records_past_retention(
         self, journal: Journal, clock: FakeClock
     ) -> None:
-        """Purge deletes closed records past retention."""
+        """Purge deletes what was closed past retention, never an open record or a recent one."""
         journal.claim(entry("old"), "alice")
         journal.settle("old", "alice", State.TASK, made="t")
         journal.claim(entry("open"), "alice")
@@ -186,7 +187,7 @@ class JournalContract:
         assert journal.get("new") is not None
 
     def test_note_is_bounded(self, journal: Journal) -> None:
-        """Note is bounded."""
+        """A note is cut to 200 characters."""
         journal.claim(entry(), "alice")
         journal.release("m-1", "alice", "x" * 10_000)
         record = journal.get("m-1")
@@ -194,7 +195,7 @@ class JournalContract:
         assert len(record.note) <= 200
 
     def test_text_is_kept_as_it_is(self, journal: Journal) -> None:
-        """Text is kept as it is."""
+        """Quotes, SQL and characters outside ASCII are kept as they are, in keys and values."""
         odd = "m-\u00e9-'\"; DROP TABLE a2a_sends; --\U0001f600"
         record, mine = journal.claim(entry(odd, peer="http://h/\u00e9"), "o'wner")
         assert mine
@@ -203,13 +204,12 @@ class JournalContract:
         assert again.peer == "http://h/\u00e9"
 
     def test_concurrent_claims_give_one_owner(self, journal: Journal) -> None:
-        """Concurrent claims give one owner."""
+        """Eight threads claiming at once: one owner, and the record is theirs."""
         winners: list[str] = []
         errors: list[BaseException] = []
         barrier = threading.Barrier(8)
 
         def claim(name: str) -> None:
-            """Claim."""
             try:
                 barrier.wait()
                 _, mine = journal.claim(entry(), name)

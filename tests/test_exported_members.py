@@ -77,7 +77,16 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
         for name in vars(a2a_client_errors)
         if not name.startswith("_") and name not in {"annotations"}
     }
-    namespaces = {"types", "hooks", "server", "integrations", "instrumentation", "testing", "probe"}
+    namespaces = {
+        "types",
+        "hooks",
+        "journal",
+        "server",
+        "integrations",
+        "instrumentation",
+        "testing",
+        "probe",
+    }
     assert bound - TOP_LEVEL <= namespaces | {"cli", "demo"}
 
 
@@ -92,8 +101,12 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
             marks=pytest.mark.a2a_sdk("1"),  # the server side imports a2a-sdk 1.x types
         ),
         ("instrumentation", {"LoggingHook", "PrometheusHook", "OpenTelemetryHook"}),
+        ("journal", {"SqliteJournal", "message_id_for", "Journal", "JournalRecord", "State"}),
         ("testing", {"RecordingHook", "FakeClock", "set_testing"}),
-        ("integrations.redis", {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore"}),
+        (
+            "integrations.redis",
+            {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
+        ),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:

@@ -9,34 +9,34 @@ from typing import TYPE_CHECKING
 import pytest
 
 from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, SqliteJournal, State
-from a2a_client_errors.testing import FakeClock
-from tests.journal_contract import START, JournalContract, entry, roundtrip
+from tests.journal_contract import (
+    JournalContract,
+    clock_fixture,  # noqa: F401 (the fixture)
+    entry,
+    roundtrip,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-
-@pytest.fixture
-def clock() -> FakeClock:
-    """The store's clock: a fake wall clock."""
-    return FakeClock(start=START)
+    from a2a_client_errors.testing import FakeClock
 
 
 @pytest.fixture
 def journal(tmp_path: Path, clock: FakeClock) -> Iterator[SqliteJournal]:
-    """A journal on a fresh SQLite file, on the fake wall clock."""
+    """A fresh journal in a new file, its time the ``clock`` fixture's."""
     store = SqliteJournal(tmp_path / "sends.db", clock=clock, lease=10.0, retention=3600.0)
     yield store
     store.close()
 
 
 class TestSqliteContract(JournalContract):
-    """The journal contract, on SQLite."""
+    """The contract every store passes (tests/journal_contract.py)."""
 
 
 def test_two_objects_on_one_file_share_records(tmp_path: Path, clock: FakeClock) -> None:
-    """Two objects on one file share records."""
+    """Two journal objects on one file read each other's records."""
     path = tmp_path / "shared.db"
     journal = SqliteJournal(path, clock=clock)
     record = roundtrip(journal, lambda: SqliteJournal(path, clock=clock))
@@ -45,7 +45,7 @@ def test_two_objects_on_one_file_share_records(tmp_path: Path, clock: FakeClock)
 
 
 def test_wal_and_full_sync(tmp_path: Path) -> None:
-    """Wal and full sync."""
+    """The file is in WAL mode."""
     journal = SqliteJournal(tmp_path / "w.db")
     journal.claim(entry(), "alice")
     conn = sqlite3.connect(tmp_path / "w.db")
@@ -55,7 +55,7 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
 
 
 def test_no_body_is_kept(tmp_path: Path) -> None:
-    """No body is kept."""
+    """No request body is written: only its digest."""
     journal = SqliteJournal(tmp_path / "b.db")
     secret = "the-secret-text-of-the-message"
     journal.claim(entry(body=secret), "alice")
@@ -65,7 +65,7 @@ def test_no_body_is_kept(tmp_path: Path) -> None:
 
 
 def test_a_directory_or_a_foreign_file_fails_with_a_clear_error(tmp_path: Path) -> None:
-    """A directory or a foreign file fails with a clear error."""
+    """A directory, or a file that is not a database, fails with a clear JournalError."""
     with pytest.raises(JournalError, match="cannot be opened"):
         SqliteJournal(tmp_path).claim(entry(), "alice")
     garbage = tmp_path / "not-a-db"
@@ -75,7 +75,7 @@ def test_a_directory_or_a_foreign_file_fails_with_a_clear_error(tmp_path: Path) 
 
 
 def test_unopenable_path_fails_each_call_with_journal_error(tmp_path: Path) -> None:
-    """Unopenable path fails each call with journal error."""
+    """A path that cannot be opened fails every operation with JournalError."""
     journal = SqliteJournal(tmp_path / "missing-dir" / "x.db")
     for call in (
         lambda: journal.claim(entry(), "a"),
@@ -92,7 +92,7 @@ def test_unopenable_path_fails_each_call_with_journal_error(tmp_path: Path) -> N
 
 
 def test_a_read_only_file_refuses_writes(tmp_path: Path) -> None:
-    """A read only file refuses writes."""
+    """A file opened read-only refuses writes."""
     path = tmp_path / "ro.db"
     SqliteJournal(path).claim(entry("before"), "alice")
     uri = f"file:{path}?mode=ro"
@@ -103,7 +103,7 @@ def test_a_read_only_file_refuses_writes(tmp_path: Path) -> None:
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    """A newer schema is refused."""
+    """A newer schema version is refused with JournalError."""
     path = tmp_path / "new.db"
     SqliteJournal(path).claim(entry(), "alice")
     conn = sqlite3.connect(path)
@@ -117,7 +117,7 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def test_schema_version_is_written(tmp_path: Path) -> None:
-    """Schema version is written."""
+    """The first use writes the schema version."""
     path = tmp_path / "v.db"
     SqliteJournal(path).get("nothing")
     conn = sqlite3.connect(path)
@@ -127,7 +127,7 @@ def test_schema_version_is_written(tmp_path: Path) -> None:
 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:
-    """Bad settings are refused."""
+    """A bad lease or retention is refused at once."""
     with pytest.raises(ValueError, match="lease"):
         SqliteJournal(tmp_path / "x.db", lease=0)
     with pytest.raises(ValueError, match="retention"):
@@ -135,5 +135,5 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
 
 
 def test_repr_names_the_path(tmp_path: Path) -> None:
-    """Repr names the path."""
+    """The repr names the file."""
     assert "sends.db" in repr(SqliteJournal(tmp_path / "sends.db"))

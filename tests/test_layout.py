@@ -204,8 +204,8 @@ def test_implementation_modules_are_private() -> None:
     """Only the namespaces, the CLI and the demo are public modules; the rest start with ``_``.
 
     Inside the namespaces, the submodules a user imports by name (``testing.peer``,
-    ``testing.lossy``, ``integrations.grpc``, ``integrations.redis``, ``integrations.a2a_sdk``)
-    are public; every other is private.
+    ``testing.lossy``, ``integrations.grpc``, ``integrations.redis``, ``integrations.postgres``,
+    ``integrations.a2a_sdk``) are public; every other is private.
     """
     allowed_inside = {
         "testing.peer",

@@ -2,6 +2,8 @@
 
 * ``a2a_client_errors.integrations.a2a_sdk``: guard an a2a-sdk ``Client`` (extra ``a2a``).
 * ``a2a_client_errors.integrations.grpc``: a ``grpc.aio`` client interceptor (extra ``grpc``).
+* ``a2a_client_errors.integrations.postgres``: the in-flight journal on PostgreSQL (extra
+  ``postgres``).
 
 Importing this package imports none of them.
 """
