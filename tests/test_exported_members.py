@@ -107,6 +107,7 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
             "integrations.redis",
             {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
         ),
+        ("integrations.postgres", {"PostgresJournal"}),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:
