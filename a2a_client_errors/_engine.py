@@ -816,9 +816,14 @@ class GuardedCall:
             self.journal_record = record
             self._tell_journal("recorded", record)
         else:
-            found = yield from self._recorded(entry, record, claim)
+            try:
+                found = yield from self._recorded(entry, record, claim)
+            except CallFailed as failure:
+                if failure.record is None:
+                    self._ended(failure)
+                raise
             if found is not None:
-                return found.value
+                return self._answered(found)
         try:
             outcome = yield from self._attempt()
             if outcome.refused is None:
@@ -1066,6 +1071,26 @@ class GuardedCall:
         keeper.defer(lambda: journal.release(message_id, owner, _INTERRUPTED))
         keeper.drop()
 
+    def _ended(self, failure: CallFailed) -> None:
+        """A journaled call that ends before any attempt: told, and its record made."""
+        guard = self.guard
+        self.decision = failure.decision
+        if guard.observers["on_give_up"]:
+            guard.observers.tell("on_give_up", self._event(failure.decision, guard.clock()))
+        failure.record = self.end()
+
+    def _answered(self, found: Found) -> Any:
+        """A journaled call answered by what its record names (read back, or found)."""
+        guard = self.guard
+        decision = self.decision = Decision(
+            Action.OK, operation=self.operation, attempt=self.attempt
+        )
+        if guard.observers["on_decision"]:
+            guard.observers.tell("on_decision", self._event(decision, guard.clock()))
+        if not self.holds_end:
+            self.end()
+        return found.value
+
     def _unavailable(self, exc: JournalError) -> JournalUnavailable:
         """The journal failed before anything was sent: the call's failure, told and recorded."""
         guard = self.guard
@@ -1076,8 +1101,7 @@ class GuardedCall:
             )
             guard.observers.tell("on_journal", event)
         failure = JournalUnavailable(self.operation, str(exc))
-        if guard.observers["on_give_up"]:
-            guard.observers.tell("on_give_up", self._event(failure.decision, guard.clock()))
+        self._ended(failure)
         return failure
 
     def _unknown_recorded(self, record: JournalRecord, why: str) -> OutcomeUnknown:
@@ -1087,10 +1111,7 @@ class GuardedCall:
         self.why = why
         failure = OutcomeUnknown(decision, attempts=0, sent=record.sent, why=why)
         failure.journal_record = record
-        guard = self.guard
-        if guard.observers["on_give_up"]:
-            guard.observers.tell("on_give_up", self._event(decision, guard.clock()))
-        failure.record = self.end()
+        self._ended(failure)
         return failure
 
     def _tell_journal(self, kind: str, record: JournalRecord, why: str = "") -> None:

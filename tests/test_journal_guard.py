@@ -475,3 +475,16 @@ def test_task_made_reads_messages(answer: object) -> None:
 def test_task_made_says_nothing_of_what_it_cannot_read(answer: object) -> None:
     """Task made says nothing of what it cannot read."""
     assert task_made(answer) is None
+
+
+def test_every_journaled_call_ends_with_one_record(journal: SqliteJournal) -> None:
+    """Read back, refused for another body: each call is told once, as any call's end."""
+    from a2a_client_errors import recording
+
+    _guard(journal).call(Sender(TASK), sent=MESSAGE)
+    with recording() as calls:
+        _guard(journal).call(Sender(TASK), sent=MESSAGE, lookup=lambda _left: Found(TASK))
+        with pytest.raises(RequestMismatch) as raised:
+            _guard(journal).call(Sender(TASK), sent={**MESSAGE, "parts": []})
+    assert [record.outcome for record in calls] == ["ok", "fix_request"]
+    assert raised.value.record is calls[1]
