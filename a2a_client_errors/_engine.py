@@ -479,6 +479,7 @@ class GuardedCall:
         "delay",
         "describe",
         "entry",
+        "entry_of",
         "fail_over",
         "found",
         "guard",
@@ -516,8 +517,10 @@ class GuardedCall:
         plain: Callable[[Any], bool] | None = None,
         start: float | None = None,
         fail_over: Callable[[Decision], Onward | Awaitable[Onward | None] | None] | None = None,
+        entry_of: Callable[[], Entry | None] | None = None,
     ) -> None:
         self.guard = guard
+        self.entry_of = entry_of  # the journal's entry, told without the whole shape
         self.fail_over = fail_over
         self.moved = 0  # the attempts made over interfaces the call left
         self.describe = describe
@@ -783,6 +786,8 @@ class GuardedCall:
         """The journal's entry of this call: a send, under a Guard that has a journal."""
         if self.guard.journal is None:
             return None
+        if self.entry_of is not None and self.describe is not None:
+            return self.entry_of()  # the rest of the shape is read only if a decision needs it
         self._know()
         shape = self.shape
         return shape.entry if shape.makes_work else None
@@ -858,6 +863,7 @@ class GuardedCall:
         journal, keeper = guard.journal, guard.leases
         assert journal is not None  # noqa: S101 (set together with leases)
         assert keeper is not None  # noqa: S101
+        self._know()  # its look-up, to read back or find what the record names
         owner = keeper.owner
         message_id = entry.message_id
         if record.digest != entry.digest:

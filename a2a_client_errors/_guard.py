@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
     from a2a_client_errors._breaker import CircuitBreakerLike
     from a2a_client_errors._failures import CallFailed
-    from a2a_client_errors._journal import JournalRecord
+    from a2a_client_errors._journal import Entry, JournalRecord
 
 __all__ = [
     "AttemptCutShortError",
@@ -606,6 +606,7 @@ class Guard:
         describe: Callable[[], CallShape] | None = None,
         plain: Callable[[Any], bool] | None = None,
         fail_over: Callable[[Decision], Onward | Awaitable[Onward | None] | None] | None = None,
+        journal_entry: Callable[[], Entry | None] | None = None,
     ) -> GuardedCall:
         """Begin one guarded call, for a door: run its attempts with ``run`` or ``arun``.
 
@@ -629,6 +630,9 @@ class Guard:
                 then goes on where it is). The engine tells `Hook.on_failover`, and the one
                 `CallRecord` names the interface the call ended on. Without it, such a call
                 ends with give-up ``failover`` for the door to move on itself.
+            journal_entry: with ``describe``, what the journal records of the call (an
+                `Entry`, None for a call it does not record), told before the first attempt
+                of a Guard with a journal without reading the whole shape.
 
         """
         return GuardedCall(
@@ -640,6 +644,7 @@ class Guard:
             plain=plain,
             start=start,
             fail_over=fail_over,
+            entry_of=journal_entry,
         )
 
     def tell(self, name: str, event: object) -> None:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LEASE",
     "DEFAULT_RETENTION",
+    "HEAD",
     "SCHEMA_VERSION",
     "Entry",
     "Journal",
@@ -65,6 +66,8 @@ DEFAULT_RETENTION: Final = 24 * 3600.0
 """Seconds a closed record is kept before it is deleted."""
 PURGE_EVERY: Final = 60.0
 """Seconds between two purges of closed records past their retention, while sends run."""
+HEAD: Final = "a2a_head"
+"""Where an HTTP response of the doors keeps its stream's first event, parsed (``extensions``)."""
 NOTE_MAX: Final = 200
 """Characters of a record's note that are kept."""
 
@@ -353,7 +356,7 @@ def task_made(value: object) -> Made | None:
     """What a send's answer made, read from the answer as a door hands it back (never raises).
 
     JSON data (a JSON-RPC answer, an HTTP+JSON one, a task or a message), an HTTP response
-    read whole (its JSON body), an a2a-sdk object
+    (its JSON body, or the first event a door kept of a stream), an a2a-sdk object
     of either line (a Task, a Message, a 1.x ``SendMessageResponse`` or stream response, a
     0.3 ``(Task, update)`` pair). None when it cannot tell (then the record stays open, for
     the next sender to look up).
@@ -361,9 +364,12 @@ def task_made(value: object) -> Made | None:
     try:
         if isinstance(value, tuple) and value:
             value = value[0]
-        content = getattr(value, "content", None)
-        if isinstance(content, bytes) and hasattr(value, "status_code"):  # an HTTP response
-            return _made_of(parse_json(content))
+        if hasattr(value, "status_code"):  # an HTTP response: its body, or a stream's head
+            head = getattr(value, "extensions", {}).get(HEAD)
+            if head is not None:
+                return _made_of(head)
+            content = getattr(value, "content", None)  # a stream not read raises: unknown
+            return _made_of(parse_json(content)) if isinstance(content, bytes) else None
         fields = getattr(value, "DESCRIPTOR", None)
         has_field = getattr(value, "HasField", None)
         if fields is not None and callable(has_field):  # a 1.x response: which field is set

@@ -36,7 +36,7 @@ from a2a_client_errors._http_lookup import (
     sent_message,
     task_view,
 )
-from a2a_client_errors._journal import Made, entry_for, task_made
+from a2a_client_errors._journal import HEAD, entry_for, task_made
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     AnswerTooLargeError,
@@ -140,23 +140,6 @@ def _sends(item: object) -> bool:
 def _cannot_look(time_left: float | None) -> LookupResult:
     """The look-up of a batch: it is not made (say so, and resend nothing)."""
     return _BATCH
-
-
-HEAD: Final = "a2a_head"
-"""Where a stream's response keeps its first event, parsed (``extensions``)."""
-
-
-def _made(response: object) -> Made | None:
-    """What a send's answer made, for the journal: its task, or a Message (None: unknown)."""
-    if not isinstance(response, httpx.Response):
-        return None
-    if _TransportBase.is_stream(response):
-        return task_made(response.extensions.get(HEAD))
-    try:
-        content = response.content
-    except httpx.ResponseNotRead:
-        return None
-    return task_made(parse_json(content))
 
 
 def _peer_of(request: httpx.Request) -> str:
@@ -467,7 +450,7 @@ class _TransportBase:
             finder = HttpLookup(request, body)
         except CannotLookError:
             return CallShape(
-                operation, sent=sent, answered=answered, asks_push=push, entry=entry, made=_made
+                operation, sent=sent, answered=answered, asks_push=push, entry=entry, made=task_made
             )
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
@@ -480,7 +463,7 @@ class _TransportBase:
             answered=answered,
             asks_push=push,
             entry=entry,
-            made=_made,
+            made=task_made,
         )
 
     def _entry(self, request: httpx.Request, body: object) -> Entry | None:
@@ -493,8 +476,7 @@ class _TransportBase:
             return None
         message = params_of(body)
         message = None if message is None else message.get("message")
-        url = request.url.copy_with(query=None, fragment=None)
-        where = str(url)
+        where = str(request.url).partition("#")[0].partition("?")[0]
         if isinstance(body, dict) and isinstance(body.get("method"), str):
             where += f"#{body['method']}"
         return entry_for(message, where)
@@ -643,7 +625,18 @@ class _TransportBase:
             describe=lambda: self._describe(request, sent_at, deadline_at),
             plain=plain,
             start=start,
+            journal_entry=None if guard.journal is None else lambda: self._journal_entry(request),
         )
+
+    def _journal_entry(self, request: httpx.Request) -> Entry | None:
+        """What the journal records of ``request``: a send with a messageId (else None)."""
+        if not isinstance(request.stream, httpx.ByteStream):
+            return None
+        body = _json_body(request)
+        operation = operation_of(request, body)
+        if operation not in WORK_OPERATIONS or not _message_id(operation, body):
+            return None
+        return self._entry(request, body)
 
     @staticmethod
     def _recorded(call: GuardedCall, response: httpx.Response) -> httpx.Response:

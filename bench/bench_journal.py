@@ -436,12 +436,35 @@ def _crash_figures(rows: list[dict[str, Any]], runs: list[int], seconds: float) 
 # --- part 2: what a journal adds to a send ------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _peer_process() -> Iterator[str]:
+    """An embedded agent in a process of its own (its JSON-RPC URL), stopped after.
+
+    The latency part sends to it: an agent in the sender's own process would share its GIL,
+    and every write that releases the GIL would hand the agent's thread a turn to count.
+    """
+    process = subprocess.Popen(  # noqa: S603 (our own worker, by this interpreter)
+        [sys.executable, WORKER, "peer"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield str(json.loads(process.stdout.readline())["url"])
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(30)
+
+
 def latency(stores: Stores, kinds: list[str], number: int, pairs: int) -> dict[str, Any]:
     """p50/p99 of a guarded send per kind, taking turns; then claim+settle alone per store."""
     run = f"latency-{uuid.uuid4()}"
     times: dict[str, list[float]] = {kind: [] for kind in kinds}
     opened: dict[str, Any] = {kind: open_store(stores.spec(kind, "latency")) for kind in kinds}
-    with _peer() as peer, contextlib.ExitStack() as stack:
+    with _peer_process() as url, contextlib.ExitStack() as stack:
         clients = {
             kind: stack.enter_context(
                 httpx.Client(
@@ -452,7 +475,6 @@ def latency(stores: Stores, kinds: list[str], number: int, pairs: int) -> dict[s
             )
             for kind in kinds
         }
-        url = peer.jsonrpc_url
         for index in range(-20, number):  # 20 sends each to warm up, not counted
             turn = kinds[index % len(kinds) :] + kinds[: index % len(kinds)]
             for kind in turn:

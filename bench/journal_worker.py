@@ -205,10 +205,22 @@ async def _crowd(
     return got
 
 
+def peer() -> int:
+    """Serve an embedded agent until stdin closes; print its JSON-RPC URL first."""
+    from a2a_client_errors.testing.peer import EmbeddedPeer  # noqa: PLC0415
+
+    with EmbeddedPeer(streaming=False) as running:
+        print(json.dumps({"url": running.jsonrpc_url}), flush=True)
+        sys.stdin.read()
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    """``zygote`` or ``crowd`` (see the module)."""
+    """``zygote``, ``crowd`` or ``peer`` (see the module)."""
     if argv[0] == "zygote":
         return zygote()
+    if argv[0] == "peer":
+        return peer()
     if argv[0] == "crowd":
         spec, url, index, processes, sends, run = argv[1:7]
         started = time.monotonic()

@@ -199,3 +199,33 @@ async def test_guard_client_takes_over_a_dead_senders_send(
     assert answer.task.id == task["id"]
     assert agent.runs.counts[message_id] == 1
     assert journal.get(message_id).state is State.TASK  # type: ignore[union-attr]
+
+
+def test_a_journaled_stream_is_closed_with_the_task_its_first_event_names(
+    tmp_path: Path,
+) -> None:
+    """SendStreamingMessage through GuardTransport: its record holds the stream's task."""
+    from a2a_client_errors.testing.peer import EmbeddedPeer
+
+    db = tmp_path / "sends.db"
+    message_id = message_id_for("run-12", "stream")
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {
+            "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        },
+    }
+    with EmbeddedPeer() as peer:
+        guard = Guard(journal=SqliteJournal(db))
+        with httpx.Client(transport=GuardTransport(guard), headers=VERSION) as client:
+            with client.stream("POST", peer.jsonrpc_url, json=body) as response:
+                assert response.status_code == 200
+                streamed = b"".join(response.iter_bytes())
+        record = SqliteJournal(db).get(message_id)
+        assert record is not None
+        assert record.state is State.TASK
+        assert record.made is not None
+        assert record.made.encode() in streamed
+        assert peer.task_ids() == [record.made]
