@@ -219,10 +219,10 @@ def test_a_journaled_stream_is_closed_with_the_task_its_first_event_names(
     }
     with EmbeddedPeer() as peer:
         guard = Guard(journal=SqliteJournal(db))
-        with httpx.Client(transport=GuardTransport(guard), headers=VERSION) as client:
-            with client.stream("POST", peer.jsonrpc_url, json=body) as response:
-                assert response.status_code == 200
-                streamed = b"".join(response.iter_bytes())
+        client = httpx.Client(transport=GuardTransport(guard), headers=VERSION)
+        with client, client.stream("POST", peer.jsonrpc_url, json=body) as response:
+            assert response.status_code == 200
+            streamed = b"".join(response.iter_bytes())
         record = SqliteJournal(db).get(message_id)
         assert record is not None
         assert record.state is State.TASK
