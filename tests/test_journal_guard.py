@@ -8,6 +8,7 @@ journal's own clock; nothing sleeps.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -488,3 +489,78 @@ def test_every_journaled_call_ends_with_one_record(journal: SqliteJournal) -> No
             _guard(journal).call(Sender(TASK), sent={**MESSAGE, "parts": []})
     assert [record.outcome for record in calls] == ["ok", "fix_request"]
     assert raised.value.record is calls[1]
+
+
+async def test_arecover_finds_holds_and_skips(journal: SqliteJournal, wall: FakeClock) -> None:
+    """Open records come back: found (closed), held by a live sender, or no look-up for them."""
+    for message_id, owner in (("found", "gone"), ("held", "alive"), ("skip", "gone")):
+        entry = entry_for({**MESSAGE, "messageId": message_id}, f"http://agent/{message_id}")
+        assert entry is not None
+        journal.claim(entry, owner)
+        if owner == "gone":
+            journal.release(message_id, owner, "the answer was lost")
+    journal.renew("alive")
+
+    async def lookup(_left: float | None) -> Found:
+        return Found(TASK)
+
+    guard = _guard(journal)
+    recovered = await guard.arecover(lambda record: None if record.message_id == "skip" else lookup)
+    outcomes = {recovery.record.message_id: recovery.outcome for recovery in recovered}
+    assert outcomes == {"found": "found", "held": "held", "skip": "skipped"}
+    found = next(r for r in recovered if r.outcome == "found")
+    assert found.task_id == "t-1"
+    assert found.answer == TASK
+    assert journal.get("found").state is State.TASK  # type: ignore[union-attr]
+    assert [record.message_id for record in journal.unsettled()] == ["held", "skip"]
+
+
+def test_recover_keeps_what_it_cannot_find(journal: SqliteJournal) -> None:
+    """Not found: kept open, its why told; the agent's word that it is absent: kept, absent."""
+    for message_id in ("unknown", "absent"):
+        entry = entry_for({**MESSAGE, "messageId": message_id}, "http://agent/")
+        assert entry is not None
+        journal.claim(entry, "gone")
+        journal.release(message_id, "gone")
+    looks = {"unknown": Unresolved("nothing listed"), "absent": NotFound()}
+    recovered = _guard(journal).recover(lambda record: lambda _left: looks[record.message_id])
+    assert {r.record.message_id: (r.outcome, r.why) for r in recovered} == {
+        "unknown": ("unknown", "nothing listed"),
+        "absent": ("absent", "the agent's word says it made nothing: its next send goes out"),
+    }
+    assert len(journal.unsettled()) == 2
+    with pytest.raises(ValueError, match="no journal"):
+        Guard().recover(lambda _record: None)
+
+
+def test_the_lease_keeper_renews_from_its_thread(journal: SqliteJournal) -> None:
+    """While a record is held, the thread renews its lease; a fork's child is a new owner."""
+    renewed = threading.Event()
+
+    class Watched(SqliteJournal):
+        def renew(self, owner: str) -> int:
+            try:
+                return super().renew(owner)
+            finally:
+                renewed.set()
+
+    from a2a_client_errors.journal import LeaseKeeper
+
+    watched = Watched(journal.path, clock=journal.clock)
+    keeper = LeaseKeeper(watched, interval=0.01)
+    keeper.hold()
+    assert renewed.wait(30)
+    assert keeper.renewals >= 1
+    keeper.drop()
+    keeper.stop()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: a sender of its own, holding nothing
+        os.write(write, f"{keeper.owner}|{keeper.held}".encode())
+        os._exit(0)
+    os.close(write)
+    owner, held = os.read(read, 512).decode().split("|")
+    os.waitpid(child, 0)
+    os.close(read)
+    assert owner != keeper.owner
+    assert held == "0"
