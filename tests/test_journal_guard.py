@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -554,7 +555,9 @@ def test_the_lease_keeper_renews_from_its_thread(journal: SqliteJournal) -> None
     keeper.drop()
     keeper.stop()
     read, write = os.pipe()
-    child = os.fork()
+    with warnings.catch_warnings():  # 3.12+ warns of a fork in a threaded process
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child = os.fork()
     if child == 0:  # the child: a sender of its own, holding nothing
         os.write(write, f"{keeper.owner}|{keeper.held}".encode())
         os._exit(0)
