@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import warnings
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import httpx
