@@ -90,7 +90,7 @@ def journal(tmp_path: Path, wall: FakeClock) -> SqliteJournal:
     return SqliteJournal(tmp_path / "sends.db", clock=wall, lease=10.0)
 
 
-def _guard(journal: Any, hook: Journaled | None = None, **kwargs: Any) -> Guard:
+def _guard(journal: Any, hook: Hook | None = None, **kwargs: Any) -> Guard:
     clock = FakeClock()
     return Guard(
         journal=journal, clock=clock, sleep=clock.sleep, hooks=[hook] if hook else [], **kwargs
@@ -247,7 +247,7 @@ def test_the_agents_word_allows_the_resend_after_a_dead_sender(
     assert guard.call(send, sent=MESSAGE) == TASK
     assert send.calls == 1
     contract = Sender(TASK)
-    journal.claim(entry_for({**MESSAGE, "messageId": "m-2"}), "gone")  # type: ignore[arg-type]
+    journal.claim(entry_for({**MESSAGE, "messageId": "m-2"}), "gone")
     wall.advance(journal.lease + 1)
     assert (
         _guard(journal).call(
@@ -285,7 +285,7 @@ def test_a_live_sender_is_waited_for(journal: SqliteJournal) -> None:
 
 def test_a_live_sender_is_waited_for_only_within_the_deadline(journal: SqliteJournal) -> None:
     """A live sender is waited for only within the deadline."""
-    journal.claim(entry_for(MESSAGE), "another-process")  # type: ignore[arg-type]
+    journal.claim(entry_for(MESSAGE), "another-process")
     send = Sender(TASK)
     with pytest.raises(OutcomeUnknown) as raised:
         _guard(journal, deadline=3.0).call(send, sent=MESSAGE)
@@ -567,3 +567,24 @@ def test_the_lease_keeper_renews_from_its_thread(journal: SqliteJournal) -> None
     os.close(read)
     assert owner != keeper.owner
     assert held == "0"
+
+
+def test_the_journal_is_logged(journal: SqliteJournal, caplog: pytest.LogCaptureFixture) -> None:
+    """Recorded and settled at DEBUG, a record left open at WARNING, a failure at ERROR."""
+    import logging
+
+    from a2a_client_errors.instrumentation import LoggingHook
+
+    hook = LoggingHook()
+    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors"):
+        _guard(journal, hook).call(Sender(TASK), sent=MESSAGE)
+        with pytest.raises(OutcomeUnknown):
+            _guard(journal, hook).call(
+                Sender(httpx.ReadTimeout("lost")), sent={**MESSAGE, "messageId": "m-2"}
+            )
+        with pytest.raises(JournalUnavailable):
+            _guard(Broken(), hook).call(Sender(TASK), sent=MESSAGE)
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if "journal" in r.getMessage()]
+    assert (logging.DEBUG, "journal recorded: messageId m-1 to default") in lines
+    assert any(level == logging.WARNING and "released" in text for level, text in lines)
+    assert any(level == logging.ERROR and "store is down" in text for level, text in lines)
