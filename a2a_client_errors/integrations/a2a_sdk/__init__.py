@@ -111,6 +111,7 @@ __all__ = [
     "UnsupportedSdkError",
     "guard_client",
     "guarded_factory",
+    "with_message_id",
 ]
 
 _TASKS_REMEMBERED: Final = 1024
@@ -217,6 +218,34 @@ def guarded_factory(config: Any = None, guard: Guard | None = None, **options: A
         raise TypeError(f"guarded_factory sets no {per_client}: each client has its own")
     every = guard or Guard()
     return wrapping_factory(config, lambda client: guard_client(client, every, **options))
+
+
+def with_message_id(message: Any, message_id: str) -> Any:
+    """A copy of an a2a-sdk ``Message`` whose ``message_id`` is ``message_id``.
+
+    For frameworks that build each message themselves, with a new random id, and let a hook
+    hand back another (google-adk's ``RequestInterceptor.before_request``): give the copy a
+    messageId that survives a crash (`a2a_client_errors.journal.message_id_for`), and a
+    restarted process sends the same step under the same messageId, which the Guard's journal
+    knows. ``message`` itself is never changed. Either line: 1.x's protobuf ``Message`` is
+    copied whole; 0.3's pydantic one with ``model_copy`` (the copy shares its parts).
+
+    Raises:
+        ImportError: a2a-sdk is not installed.
+        UnsupportedSdkError: the installed a2a-sdk is not one of the versions supported.
+        TypeError: ``message`` is not a ``Message`` of the installed line, or ``message_id``
+            is not a string.
+        ValueError: ``message_id`` is empty.
+    """
+    given: object = message_id  # an untyped caller may pass anything
+    if not isinstance(given, str):
+        msg = f"message_id must be a string, not {type(given).__name__}"
+        raise TypeError(msg)
+    if not message_id:
+        msg = "message_id must not be empty"
+        raise ValueError(msg)
+    require_supported()
+    return line().with_message_id(message, message_id)
 
 
 class GuardedClient:

@@ -690,6 +690,10 @@ class Line:
         """The message a send carries."""
         raise NotImplementedError
 
+    def with_message_id(self, message: Any, message_id: str) -> Any:  # pragma: no cover
+        """A copy of the line's ``Message`` with ``message_id`` (TypeError: not its Message)."""
+        raise NotImplementedError
+
     def blocking(self, request: Any, options: Mapping[str, Any], config: Any) -> bool:
         """Whether a send waits for its task to settle (the caller's wish, or the client's)."""
         raise NotImplementedError  # pragma: no cover (abstract)
@@ -841,6 +845,16 @@ class _Line1(Line):
     def message_of(self, request: Any) -> Any:
         return request.message
 
+    def with_message_id(self, message: Any, message_id: str) -> Any:
+        kind = pb2().Message
+        if not isinstance(message, kind):
+            msg = f"not an a2a-sdk 1.x Message: {type(message).__name__}"
+            raise TypeError(msg)
+        copy = kind()
+        copy.CopyFrom(message)
+        copy.message_id = message_id
+        return copy
+
     def blocking(self, request: Any, options: Mapping[str, Any], config: Any) -> bool:
         return not request.configuration.return_immediately
 
@@ -982,6 +996,12 @@ class _Line03(Line):
 
     def message_of(self, request: Any) -> Any:
         return request
+
+    def with_message_id(self, message: Any, message_id: str) -> Any:
+        if not isinstance(message, _types03().Message):
+            msg = f"not an a2a-sdk 0.3 Message: {type(message).__name__}"
+            raise TypeError(msg)
+        return message.model_copy(update={"message_id": message_id})
 
     def blocking(self, request: Any, options: Mapping[str, Any], config: Any) -> bool:
         configuration = options.get("configuration")
