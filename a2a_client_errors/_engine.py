@@ -806,6 +806,7 @@ class GuardedCall:
         self.entry = entry
 
         def claim() -> tuple[JournalRecord, bool]:
+            keeper.closed_first(entry.message_id)  # this process's own close of it, if pending
             return journal.claim(entry, owner)
 
         def undo(claimed: tuple[JournalRecord, bool]) -> None:
@@ -841,12 +842,12 @@ class GuardedCall:
             else:
                 value = yield from self.steps(outcome)
         except CallFailed as failure:
-            yield from self._close_failed(failure)
+            self._close_failed(failure)
             raise
         except BaseException:
             self._abandon()  # interrupted: left open for a look-up, held by nobody
             raise
-        yield from self._close(value)
+        self._close(value)
         return value
 
     def _recorded(
@@ -947,12 +948,12 @@ class GuardedCall:
                 search = self._search(lookup, record.sent, lambda: _since(guard, held_until))
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
-            yield from self._close(result.value)
+            self._close(result.value)
             return result
         if isinstance(result, (NotFound, Deduplicates)):
             return None  # the agent's word (its listing contract, its deduplication)
         why = result.why
-        yield from self._write_close(State.OPEN, None, why)
+        self._write_close(State.OPEN, None, why)
         raise self._unknown_recorded(self.journal_record or record, why)
 
     def recovering(self, record: JournalRecord) -> Generator[Effect, Any, Recovery]:
@@ -988,15 +989,15 @@ class GuardedCall:
                 search = self._search(lookup, taken.sent, lambda: _since(guard, record.lease_until))
             result = yield Look(lookup, self._look_until(), search)
         if isinstance(result, Found):
-            yield from self._close(result.value)
+            self._close(result.value)
             closed = self.journal_record or taken
             self._tell_journal("recovered", closed)
             return Recovery(closed, "found", result.value)
         if isinstance(result, (NotFound, Deduplicates)):
             why = "the agent's word says it made nothing: its next send goes out"
-            yield from self._write_close(State.OPEN, None, why)
+            self._write_close(State.OPEN, None, why)
             return Recovery(self.journal_record or taken, "absent", why=why)
-        yield from self._write_close(State.OPEN, None, result.why)
+        self._write_close(State.OPEN, None, result.why)
         return Recovery(self.journal_record or taken, "unknown", why=result.why)
 
     def _look_until(self) -> float:
@@ -1005,7 +1006,7 @@ class GuardedCall:
             return self.deadline_at
         return self.guard.clock() + self.guard.exactly_once.timeout
 
-    def _close(self, value: Any) -> Generator[Effect, Any, None]:
+    def _close(self, value: Any) -> None:
         """Close the record with what the answer made (a task, a Message; unknown: left open)."""
         made_of = self.shape.made or task_made
         try:
@@ -1013,13 +1014,13 @@ class GuardedCall:
         except Exception:  # an answer its reader cannot read tells nothing
             made = None
         if made is None:
-            yield from self._write_close(State.OPEN, None, _NAMED_NOTHING)
+            self._write_close(State.OPEN, None, _NAMED_NOTHING)
         elif made.task_id is None:
-            yield from self._write_close(State.MESSAGE, None, "")
+            self._write_close(State.MESSAGE, None, "")
         else:
-            yield from self._write_close(State.TASK, made.task_id, "")
+            self._write_close(State.TASK, made.task_id, "")
 
-    def _close_failed(self, failure: CallFailed) -> Generator[Effect, Any, None]:
+    def _close_failed(self, failure: CallFailed) -> None:
         """Close the record of a send that failed: refused, or left open (its outcome unknown)."""
         decision = failure.decision
         summary = decision.action.value
@@ -1028,17 +1029,15 @@ class GuardedCall:
         if decision.give_up is not None:
             summary += f" (gave up: {decision.give_up.value})"
         if isinstance(failure, OutcomeUnknown):
-            yield from self._write_close(State.OPEN, None, failure.why or summary)
+            self._write_close(State.OPEN, None, failure.why or summary)
             failure.journal_record = self.journal_record
         elif failure.maybe_processed:
-            yield from self._write_close(State.OPEN, None, f"{summary}: its outcome is unknown")
+            self._write_close(State.OPEN, None, f"{summary}: its outcome is unknown")
         else:
-            yield from self._write_close(State.REFUSED, None, summary)
+            self._write_close(State.REFUSED, None, summary)
 
-    def _write_close(
-        self, state: State, made: str | None, note: str
-    ) -> Generator[Effect, Any, None]:
-        """Write how the send ended; a write that fails is retried by the lease keeper."""
+    def _write_close(self, state: State, made: str | None, note: str) -> None:
+        """Hand how the send ended to the lease keeper, which writes it at once (retried)."""
         guard = self.guard
         journal, keeper = guard.journal, guard.leases
         entry, record = self.entry, self.journal_record
@@ -1056,15 +1055,17 @@ class GuardedCall:
             record, state=state, made=made, note=note, owner=None, lapsed=state is State.OPEN
         )
         self.entry = None  # closed once
-        try:
-            yield Record(close)
-        except JournalError as exc:
-            keeper.defer(close)
-            self._tell_journal("failed", record, str(exc))
-        else:
-            self._tell_journal("released" if state is State.OPEN else "settled", record)
-        finally:
-            keeper.drop()
+        then = None
+        if self.guard.observers["on_journal"]:
+            kind = "released" if state is State.OPEN else "settled"
+
+            def then(failed: BaseException | None) -> None:
+                if failed is None:
+                    self._tell_journal(kind, record)
+                else:
+                    self._tell_journal("failed", record, str(failed))
+
+        keeper.close_soon(message_id, close, then)  # written at once, off the caller's path
 
     def _abandon(self) -> None:
         """The call was interrupted while it held its record: left open, held by nobody."""

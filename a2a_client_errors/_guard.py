@@ -216,7 +216,8 @@ class Guard:
         self.breaker = breaker
         self.journal = journal
         self.leases: LeaseKeeper | None = None if journal is None else LeaseKeeper(journal)
-        """Renews the leases of the sends this Guard has recorded (None: no journal)."""
+        """Renews the leases of the sends this Guard recorded, and writes how they ended (None:
+        no journal). ``guard.leases.flush()`` waits until every close is written."""
         # Held weakly by the budget and the breaker: this Guard may go away before them.
         if self.observers["on_budget_fallback"]:
             _subscribe(getattr(self.budgets, "subscribe", None), self._budget_fallback)
@@ -552,7 +553,10 @@ class Guard:
         ``ExactlyOnce.timeout``). Raises `JournalError` when the journal cannot be read.
         """
         found: list[Recovery] = []
-        for record in self._journal().unsettled(limit=limit):
+        journal = self._journal()
+        if self.leases is not None:
+            self.leases.flush()  # this process's own closes first
+        for record in journal.unsettled(limit=limit):
             call = self._recovery(record, lookup_for, deadline)
             found.append(call if isinstance(call, Recovery) else call.recover(record))
         return found
@@ -566,6 +570,8 @@ class Guard:
     ) -> list[Recovery]:
         """`recover`, awaiting the look-ups (a door's async look-up, as `AsyncGuardTransport`'s)."""
         journal = self._journal()
+        if self.leases is not None:
+            await asyncio.to_thread(self.leases.flush)  # this process's own closes first
         records = await asyncio.to_thread(journal.unsettled, limit=limit)
         found: list[Recovery] = []
         for record in records:

@@ -15,6 +15,7 @@ keeps a request body: a record holds the body's digest (`digest_of`) and the mes
 
 from __future__ import annotations
 
+import atexit
 import enum
 import hashlib
 import json
@@ -25,6 +26,8 @@ import socket
 import threading
 import time
 import uuid
+import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -52,6 +55,7 @@ __all__ = [
     "entry_for",
     "message_id_for",
     "new_owner",
+    "own_closes",
     "peer_key",
     "task_made",
 ]
@@ -64,6 +68,8 @@ DEFAULT_LEASE: Final = 10.0
 """Seconds a sender's lease lasts unless renewed: a dead sender's lapses within this."""
 DEFAULT_RETENTION: Final = 24 * 3600.0
 """Seconds a closed record is kept before it is deleted."""
+CLOSER_IDLE: Final = 30.0
+"""Seconds the closer thread waits for work before it ends (it starts again when needed)."""
 PURGE_EVERY: Final = 60.0
 """Seconds between two purges of closed records past their retention, while sends run."""
 HEAD: Final = "a2a_head"
@@ -420,12 +426,19 @@ def new_owner() -> str:
 
 
 class LeaseKeeper:
-    """Renews the leases one owner holds, from one daemon thread, while any is held.
+    """Renews the leases one owner holds, and writes how its sends ended, off the callers' path.
 
-    `hold` when a record is claimed, `drop` when it is settled or released. The thread
-    renews every ``lease / 3`` seconds, and purges closed records past their retention
-    at most once a minute. A process that dies stops renewing: its leases lapse. After a
-    fork the child is a sender of its own (a new owner), holding nothing.
+    `hold` when a record is claimed. One daemon thread renews every ``lease / 3`` seconds
+    while any is held, and purges closed records past their retention at most once a
+    minute. A process that dies stops renewing: its leases lapse. After a fork the child
+    is a sender of its own (a new owner), holding nothing.
+
+    `close_soon` hands a record's close to a second daemon thread, which writes it at once:
+    a call returns its answer without waiting for that write. Until it is written the
+    record stays held (renewed), so other senders wait for it; a send of the same messageId
+    from this process waits for it first (`closed_first`), and `flush` waits for all. A
+    crash before the write leaves the record open, and its task is looked up: nothing is
+    lost. The closes left at the interpreter's exit are written first (at most 2 s).
     """
 
     def __init__(self, journal: Journal, *, interval: float | None = None) -> None:
@@ -442,6 +455,18 @@ class LeaseKeeper:
         self.on_failure: Callable[[BaseException], None] | None = None
         self._deferred: list[Callable[[], object]] = []
         self._purged = time.monotonic()
+        self._queue: deque[
+            tuple[
+                str,
+                Callable[[], object],
+                threading.Event,
+                Callable[[BaseException | None], None] | None,
+            ]
+        ] = deque()
+        self._work = threading.Condition(self._lock)
+        self._closing: dict[str, threading.Event] = {}
+        self._closer: threading.Thread | None = None
+        _KEEPERS.add(self)
 
     @property
     def owner(self) -> str:
@@ -450,8 +475,10 @@ class LeaseKeeper:
             with self._lock:
                 if os.getpid() != self._pid:
                     self._pid, self._owner = os.getpid(), new_owner()
-                    self._held, self._thread = 0, None
+                    self._held, self._thread, self._closer = 0, None, None
                     self._wake = threading.Event()
+                    self._queue.clear()
+                    self._closing.clear()
         return self._owner
 
     @property
@@ -492,6 +519,76 @@ class LeaseKeeper:
     def pending(self) -> int:
         """How many closing writes wait to be retried."""
         return len(self._deferred)
+
+    def close_soon(
+        self,
+        message_id: str,
+        write: Callable[[], object],
+        then: Callable[[BaseException | None], None] | None = None,
+    ) -> None:
+        """Write a held record's close from the closer thread, at once; the caller goes on.
+
+        The record is let go (`drop`) once written. A write that fails is retried from the
+        lease thread (`defer`) until it is done. ``then`` is told, from the closer thread,
+        None once written, or what the write raised.
+        """
+        done = threading.Event()
+        with self._work:
+            self._closing[message_id] = done
+            _CLOSING[message_id] = done
+            self._queue.append((message_id, write, done, then))
+            if self._closer is None or not self._closer.is_alive():
+                closer = threading.Thread(
+                    target=self._close_all, name="a2a-journal-closes", daemon=True
+                )
+                self._closer = closer
+                closer.start()
+            self._work.notify()
+        self._start()
+
+    def closed_first(self, message_id: str, timeout: float = 10.0) -> None:
+        """Wait until this process's close of ``message_id`` is written, if one is pending."""
+        done = self._closing.get(message_id)
+        if done is not None:
+            done.wait(timeout)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every close handed over is written (or deferred); False on the timeout."""
+        deadline = time.monotonic() + timeout
+        for done in list(self._closing.values()):
+            if not done.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return True
+
+    def _close_all(self) -> None:
+        while True:
+            with self._work:
+                while not self._queue:
+                    if not self._work.wait(CLOSER_IDLE) and not self._queue:
+                        self._closer = None
+                        return
+                message_id, write, done, then = self._queue.popleft()
+            failed: BaseException | None = None
+            try:
+                write()
+            except Exception as exc:  # retried from the lease thread until it is written
+                failed = exc
+                self.defer(write)
+                _log.warning(
+                    "a2a_client_errors: the journal could not close %r: %s", message_id, exc
+                )
+            if then is not None:  # told before the close counts as done: a flush sees it
+                try:
+                    then(failed)
+                except Exception:  # an observer's bug never stops the closes
+                    _log.exception("a2a_client_errors: a journal observer failed")
+            self.drop()
+            with self._lock:
+                if self._closing.get(message_id) is done:
+                    del self._closing[message_id]
+                if _CLOSING.get(message_id) is done:
+                    del _CLOSING[message_id]
+            done.set()
 
     def tick(self) -> int:
         """Renew now (what the thread does each ``interval``); returns how many were renewed.
@@ -562,3 +659,36 @@ def lapsed_of(owner: str | None, lease_until: float, now: float) -> bool:
 def clip_note(note: str) -> str:
     """A record's note, cut to `NOTE_MAX` characters."""
     return note if len(note) <= NOTE_MAX else note[: NOTE_MAX - 1] + "…"
+
+
+_KEEPERS: Final[weakref.WeakSet[LeaseKeeper]] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:  # pragma: no cover (runs as the interpreter exits)
+    """Write the closes still pending as the interpreter exits (2 s at most in all)."""
+    deadline = time.monotonic() + 2.0
+    for keeper in list(_KEEPERS):
+        keeper.flush(max(0.0, deadline - time.monotonic()))
+
+
+_CLOSING: Final[dict[str, threading.Event]] = {}
+"""The closes this process handed over and has not written yet, by messageId."""
+
+
+def own_closes(message_id: str | None = None, timeout: float = 10.0) -> None:
+    """Wait until this process's pending closes of ``message_id`` (None: all) are written.
+
+    What a store's reads call first (`Journal.get`, `Journal.unsettled`), so that a read in
+    this process sees what its own sends ended in. Costs a dict lookup when none is pending.
+    """
+    if not _CLOSING:
+        return
+    if message_id is not None:
+        done = _CLOSING.get(message_id)
+        if done is not None:
+            done.wait(timeout)
+        return
+    deadline = time.monotonic() + timeout
+    for done in list(_CLOSING.values()):
+        done.wait(max(0.0, deadline - time.monotonic()))

@@ -47,6 +47,7 @@ from a2a_client_errors._journal import (
     entry_for,
     lapsed_of,
     message_id_for,
+    own_closes,
     task_made,
 )
 
@@ -297,7 +298,8 @@ class SqliteJournal:
         return cursor.rowcount == 1
 
     def get(self, message_id: str) -> JournalRecord | None:
-        """The record of ``message_id``, if any."""
+        """The record of ``message_id``, if any (this process's close of it written first)."""
+        own_closes(message_id)
         try:
             row = _select(self._connection(), message_id)
         except sqlite3.Error as exc:
@@ -305,7 +307,8 @@ class SqliteJournal:
         return None if row is None else _record(row, self.clock())
 
     def unsettled(self, *, limit: int = 100) -> list[JournalRecord]:
-        """Open records, oldest first, at most ``limit``."""
+        """Open records, oldest first, at most ``limit`` (this process's closes written first)."""
+        own_closes()
         try:
             rows = (
                 self._connection()

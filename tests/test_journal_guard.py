@@ -225,12 +225,13 @@ def test_a_dead_senders_send_is_taken_over_and_looked_up(
     wall.advance(journal.lease + 1)  # it renews no more
     hook = Journaled()
     send = Sender(TASK)
+    guard = _guard(journal, hook)
     with pytest.raises(OutcomeUnknown) as raised:
-        _guard(journal, hook).call(
-            send, sent=MESSAGE, lookup=lambda _left: Unresolved("nothing listed")
-        )
+        guard.call(send, sent=MESSAGE, lookup=lambda _left: Unresolved("nothing listed"))
     assert send.calls == 0  # never a second first attempt
     assert raised.value.why == "nothing listed"
+    assert guard.leases is not None
+    assert guard.leases.flush()  # the close is written off the caller's path
     assert hook.kinds == ["took_over", "released"]
 
 
@@ -338,8 +339,9 @@ def test_a_close_that_fails_is_retried_by_the_lease_keeper(journal: SqliteJourna
     hook = Journaled()
     guard = _guard(flaky, hook)
     assert guard.call(Sender(TASK), sent=MESSAGE) == TASK  # the answer is handed back anyway
-    assert hook.kinds == ["recorded", "failed"]
     assert guard.leases is not None
+    assert guard.leases.flush()  # tried once, at once, off the caller's path
+    assert hook.kinds == ["recorded", "failed"]
     assert guard.leases.pending() == 1
     assert flaky.get("m-1").state is State.OPEN  # type: ignore[union-attr]
     flaky.fail = False
@@ -578,10 +580,11 @@ def test_the_journal_is_logged(journal: SqliteJournal, caplog: pytest.LogCapture
     hook = LoggingHook()
     with caplog.at_level(logging.DEBUG, logger="a2a_client_errors"):
         _guard(journal, hook).call(Sender(TASK), sent=MESSAGE)
+        guard = _guard(journal, hook)
         with pytest.raises(OutcomeUnknown):
-            _guard(journal, hook).call(
-                Sender(httpx.ReadTimeout("lost")), sent={**MESSAGE, "messageId": "m-2"}
-            )
+            guard.call(Sender(httpx.ReadTimeout("lost")), sent={**MESSAGE, "messageId": "m-2"})
+        assert guard.leases is not None
+        assert guard.leases.flush()  # its close is logged from the closer thread
         with pytest.raises(JournalUnavailable):
             _guard(Broken(), hook).call(Sender(TASK), sent=MESSAGE)
     lines = [(r.levelno, r.getMessage()) for r in caplog.records if "journal" in r.getMessage()]

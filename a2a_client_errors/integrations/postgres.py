@@ -46,6 +46,7 @@ from a2a_client_errors._journal import (
     State,
     clip_note,
     lapsed_of,
+    own_closes,
 )
 
 if TYPE_CHECKING:
@@ -424,7 +425,8 @@ class PostgresJournal:
         return count == 1
 
     def get(self, message_id: str) -> JournalRecord | None:
-        """The record of ``message_id``, if any."""
+        """The record of ``message_id``, if any (this process's close of it written first)."""
+        own_closes(message_id)
         params = {"now": self._now(), "id": message_id}
         row = self._do(
             "read the record",
@@ -434,7 +436,8 @@ class PostgresJournal:
         return None if row is None else _record(row)
 
     def unsettled(self, *, limit: int = 100) -> list[JournalRecord]:
-        """Open records, oldest first, at most ``limit``."""
+        """Open records, oldest first, at most ``limit`` (this process's closes written first)."""
+        own_closes()
         params = {"now": self._now(), "limit": max(0, limit)}
         rows = self._do(
             "list its open records",

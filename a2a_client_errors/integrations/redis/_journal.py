@@ -43,6 +43,7 @@ from a2a_client_errors._journal import (
     State,
     clip_note,
     lapsed_of,
+    own_closes,
 )
 
 if TYPE_CHECKING:
@@ -429,12 +430,14 @@ class RedisJournal:
         return self._count(raw, "release the record") == 1
 
     def get(self, message_id: str) -> JournalRecord | None:
-        """The record of ``message_id``, if any."""
+        """The record of ``message_id``, if any (this process's close of it written first)."""
+        own_closes(message_id)
         raw = self._run("get", "read the record", [self._key("rec:", message_id)], [])
         return self._record(message_id, raw)
 
     def unsettled(self, *, limit: int = 100) -> list[JournalRecord]:
-        """Open records, oldest first, at most ``limit``."""
+        """Open records, oldest first, at most ``limit`` (this process's closes written first)."""
+        own_closes()
         raw = self._run(
             "unsettled", "list its open records", [self._key("open")], [str(max(0, limit))]
         )
