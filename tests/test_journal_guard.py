@@ -578,7 +578,7 @@ def test_the_journal_is_logged(journal: SqliteJournal, caplog: pytest.LogCapture
     from a2a_client_errors.instrumentation import LoggingHook
 
     hook = LoggingHook()
-    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors"):
+    with caplog.at_level(logging.DEBUG, logger=hook.logger.name):
         _guard(journal, hook).call(Sender(TASK), sent=MESSAGE)
         guard = _guard(journal, hook)
         with pytest.raises(OutcomeUnknown):
