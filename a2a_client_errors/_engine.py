@@ -822,14 +822,27 @@ class GuardedCall:
             self.journal_record = record
             self._tell_journal("recorded", record)
         else:
-            try:
-                found = yield from self._recorded(entry, record, claim)
-            except CallFailed as failure:
-                if failure.record is None:
-                    self._ended(failure)
-                raise
+            found = yield from self._known(entry, record, claim)
             if found is not None:
                 return self._answered(found)
+        return (yield from self._sent())
+
+    def _known(
+        self, entry: Entry, record: JournalRecord, claim: Callable[[], tuple[JournalRecord, bool]]
+    ) -> Generator[Effect, Any, Found | None]:
+        """`_recorded`, its failure told as the call's end; an interruption lets go of it."""
+        try:
+            return (yield from self._recorded(entry, record, claim))
+        except CallFailed as failure:
+            if failure.record is None:
+                self._ended(failure)
+            raise
+        except BaseException:
+            self._abandon()  # interrupted while it held a record it took over
+            raise
+
+    def _sent(self) -> Generator[Effect, Any, Any]:
+        """The send of a record this call holds: its attempts, then its close."""
         try:
             outcome = yield from self._attempt()
             if outcome.refused is None:
@@ -987,7 +1000,11 @@ class GuardedCall:
             search = None
             if isinstance(lookup, TaskReader):
                 search = self._search(lookup, taken.sent, lambda: _since(guard, record.lease_until))
-            result = yield Look(lookup, self._look_until(), search)
+            try:
+                result = yield Look(lookup, self._look_until(), search)
+            except BaseException:
+                self._abandon()  # interrupted: left open, held by nobody
+                raise
         if isinstance(result, Found):
             self._close(result.value)
             closed = self.journal_record or taken
@@ -1075,8 +1092,7 @@ class GuardedCall:
             return
         self.entry = None
         owner, message_id = keeper.owner, entry.message_id
-        keeper.defer(lambda: journal.release(message_id, owner, _INTERRUPTED))
-        keeper.drop()
+        keeper.close_soon(message_id, lambda: journal.release(message_id, owner, _INTERRUPTED))
 
     def _ended(self, failure: CallFailed) -> None:
         """A journaled call that ends before any attempt: told, and its record made."""

@@ -720,7 +720,8 @@ def _look_in_listing(
         full = settings.max_bytes - read < 2 * per_task  # no room for one more task
         if started:
             if checked or not token or full:
-                return Found(started[0]), False
+                left = settings.max_bytes - read
+                return (yield from _confirmed(sent, settings, view, started[0], left))
             checked = True  # read its neighbours too: a second task started by it is no answer
             continue
         if not token:
@@ -738,6 +739,9 @@ def _look_in_listing(
         return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
     verdict = seen_so_far.verdict()
     if verdict is not None:
+        if started and isinstance(verdict[0], Found):
+            left = settings.max_bytes - read
+            return (yield from _confirmed(sent, settings, view, started[0], left))
         return verdict
     if resumed:
         return _RESUMED, False
@@ -749,6 +753,34 @@ def _look_in_listing(
         if isinstance(control, TaskPage) and control.tasks:
             return NOT_FOUND, False
     return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
+
+
+def _confirmed(
+    sent: SentMessage, settings: ExactlyOnce, view: Callable[[Any], TaskView], task: Any, left: int
+) -> Generator[Query, Any, _Look]:
+    """A task the message started, checked against the rest of its context.
+
+    A listing ordered by update can move a second task started by the same messageId (a
+    sub-task echoing the user's message first) past the pages read. The task's context holds
+    both: listed, it shows whether the message started one task there or more (then it is
+    no answer). A context that cannot be read leaves the task standing, as its neighbours do.
+    """
+    seen = view(task)
+    if sent.context_id or not seen.context_id or left <= 0:
+        return Found(task), False  # the look kept to the message's context already
+    page = yield ListTasksQuery(
+        seen.context_id, "", settings.page_size, settings.history_length, left
+    )
+    if not isinstance(page, TaskPage):
+        return Found(task), False
+    others = {
+        found.task_id
+        for found in map(view, page.tasks)
+        if found.started_by(sent.message_id) and found.task_id != seen.task_id
+    }
+    if others:
+        return _TWO_STARTED, True
+    return Found(task), False
 
 
 def _page_size(settings: ExactlyOnce, left: int, per_task: int) -> int:

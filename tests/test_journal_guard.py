@@ -591,3 +591,26 @@ def test_the_journal_is_logged(journal: SqliteJournal, caplog: pytest.LogCapture
     assert (logging.DEBUG, "journal recorded: messageId m-1 to default") in lines
     assert any(level == logging.WARNING and "released" in text for level, text in lines)
     assert any(level == logging.ERROR and "store is down" in text for level, text in lines)
+
+
+def test_interrupted_while_taking_over_lets_the_record_go(
+    journal: SqliteJournal, wall: FakeClock
+) -> None:
+    """Interrupted during a take-over's look-up: the record is left open, held by nobody."""
+    entry = entry_for(MESSAGE)
+    assert entry is not None
+    journal.claim(entry, "a-dead-process")
+    wall.advance(journal.lease + 1)
+
+    def interrupted(_left: float | None) -> Any:
+        raise KeyboardInterrupt
+
+    guard = _guard(journal)
+    with pytest.raises(KeyboardInterrupt):
+        guard.call(Sender(TASK), sent=MESSAGE, lookup=interrupted)
+    record = journal.get("m-1")
+    assert record is not None
+    assert record.unknown  # not held by this process, renewed forever
+    assert record.note == "the call was interrupted: its outcome is unknown"
+    assert guard.leases is not None
+    assert guard.leases.held == 0

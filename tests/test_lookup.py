@@ -1047,3 +1047,50 @@ def test_a_blind_page_still_finds_the_task_the_message_started() -> None:
     page = (made("t0", agent()), made("t1", agent()), made("mine", user(MID)))
     found, _ = run(SentMessage(MID, "ctx-1"), ExactlyOnce(page_size=3), pages(page))
     assert found == Found(made("mine", user(MID)))
+
+
+def test_a_second_task_moved_past_the_pages_is_caught_in_its_context() -> None:
+    """A sub-task echoing the message first is found; its parent, moved by an update, is not
+    on the pages read: the found task's context, listed, shows both, and it is no answer.
+    """
+    sub = made("sub", user(MID), agent(), context="c-9")
+    parent = made("parent", user(MID), agent(), context="c-9")
+
+    def answer(query: Any) -> TaskPage:
+        assert isinstance(query, ListTasksQuery)
+        if query.context_id == "c-9":
+            return TaskPage((sub, parent), "", 2, 100)
+        if not query.page_token:
+            return TaskPage((sub,), "1", None, 100)
+        return TaskPage((made("other", user("y"), context="c-2"),), "", None, 100)
+
+    found, queries = run(SentMessage(MID), SETTINGS, answer, contract=None)
+    assert found == Unresolved("more than one task was started by this messageId")
+    assert [q.context_id for q in queries] == [None, None, "c-9"]
+
+
+def test_the_one_task_of_its_context_stands() -> None:
+    """Its context holds no other task started by the messageId: found, after one more read."""
+    task = made("a", user(MID), agent(), context="c-1")
+
+    def answer(query: Any) -> Any:
+        if query.context_id == "c-1":
+            return TaskPage((task, made("b", user("y"), context="c-1")), "", 2, 100)
+        return TaskPage((task,), "", None, 100)
+
+    found, queries = run(SentMessage(MID), SETTINGS, answer, contract=None)
+    assert found == Found(task)
+    assert queries[-1].context_id == "c-1"
+
+
+def test_a_context_that_cannot_be_read_leaves_the_task_standing() -> None:
+    """The context listing fails: the task found stands, as when its neighbours cannot be read."""
+    task = made("a", user(MID), agent(), context="c-1")
+
+    def answer(query: Any) -> Any:
+        if query.context_id == "c-1":
+            return Unanswered("the agent did not answer")
+        return TaskPage((task,), "", None, 100)
+
+    found, _ = run(SentMessage(MID), SETTINGS, answer, contract=None)
+    assert found == Found(task)
