@@ -1050,8 +1050,10 @@ def test_a_blind_page_still_finds_the_task_the_message_started() -> None:
 
 
 def test_a_second_task_moved_past_the_pages_is_caught_in_its_context() -> None:
-    """A sub-task echoing the message first is found; its parent, moved by an update, is not
-    on the pages read: the found task's context, listed, shows both, and it is no answer.
+    """A second task moved past the pages read is caught in the found task's context.
+
+    A sub-task echoing the message first is found; its parent, moved by an update, is not on
+    the pages read: the found task's context, listed, shows both, and it is no answer.
     """
     sub = made("sub", user(MID), agent(), context="c-9")
     parent = made("parent", user(MID), agent(), context="c-9")
