@@ -569,9 +569,10 @@ class GuardedCall:
         """Run the call with sync I/O: ``fn(*args, **kwargs)`` per attempt; return or raise."""
         kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
-            entry = self._journaled()
-            if entry is not None:
-                return self._drive(self.journaled(entry), fn, args, kwargs)
+            if self.guard.journal is not None:
+                entry = self._journaled()
+                if entry is not None:
+                    return self._drive(self.journaled(entry), fn, args, kwargs)
             first = self._first(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
@@ -632,9 +633,10 @@ class GuardedCall:
         """`run`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
         kwargs = kwargs if kwargs is not None else NO_KWARGS
         if first is None:
-            entry = self._journaled()
-            if entry is not None:
-                return await self._adrive(self.journaled(entry), fn, args, kwargs)
+            if self.guard.journal is not None:
+                entry = self._journaled()
+                if entry is not None:
+                    return await self._adrive(self.journaled(entry), fn, args, kwargs)
             first = await self._afirst(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
@@ -783,9 +785,7 @@ class GuardedCall:
     # --- the journal ------------------------------------------------------------------------
 
     def _journaled(self) -> Entry | None:
-        """The journal's entry of this call: a send, under a Guard that has a journal."""
-        if self.guard.journal is None:
-            return None
+        """The journal's entry of this call (a send), under a Guard that has a journal."""
         if self.entry_of is not None and self.describe is not None:
             return self.entry_of()  # the rest of the shape is read only if a decision needs it
         self._know()

@@ -465,7 +465,10 @@ class Guard:
             Exception: an exception that is not a call error (a bug in ``fn``) as it is.
 
         """
-        shape = self._shape_of(operation, lookup, sent, peer)
+        if sent is not None:
+            shape = self._shape_of(operation, lookup, sent, peer)
+        else:
+            shape = CallShape(operation, lookup=lookup) if operation or lookup else _NO_SHAPE
         return GuardedCall(self, shape, peer, deadline).run(fn, args, kwargs)  # type: ignore[no-any-return]
 
     @overload
