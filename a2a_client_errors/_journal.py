@@ -674,6 +674,8 @@ def _flush_at_exit() -> None:  # pragma: no cover (runs as the interpreter exits
 
 _CLOSING: Final[dict[str, threading.Event]] = {}
 """The closes this process handed over and has not written yet, by messageId."""
+# A fork's child has none of its parent's closer threads: it waits for none of their closes.
+os.register_at_fork(after_in_child=_CLOSING.clear)
 
 
 def own_closes(message_id: str | None = None, timeout: float = 10.0) -> None:

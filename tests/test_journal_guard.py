@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
+import signal
 import threading
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import ExactlyOnce, Guard, Hook, OutcomeUnknown
+from a2a_client_errors._journal import own_closes
 from a2a_client_errors.journal import (
     AlreadySent,
     Entry,
@@ -614,3 +617,40 @@ def test_interrupted_while_taking_over_lets_the_record_go(
     assert record.note == "the call was interrupted: its outcome is unknown"
     assert guard.leases is not None
     assert guard.leases.held == 0
+
+
+def test_a_forks_child_waits_for_none_of_its_parents_closes(journal: SqliteJournal) -> None:
+    """A close pending in the parent when it forks: the child's reads do not wait for it."""
+    entered, leave = threading.Event(), threading.Event()
+
+    class Slow(SqliteJournal):
+        def settle(self, *args: Any, **kwargs: Any) -> bool:
+            entered.set()
+            leave.wait(30)
+            return super().settle(*args, **kwargs)
+
+    slow = Slow(journal.path, clock=journal.clock)
+    guard = _guard(slow)
+    guard.call(Sender(TASK), sent=MESSAGE)
+    assert entered.wait(30)  # the close is being written, and will wait
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child = os.fork()
+    if child == 0:  # the child: it waits for none of its parent's closes (that would be forever)
+        own_closes("m-1", timeout=3600)
+        record = SqliteJournal(journal.path, clock=journal.clock).get("m-1")
+        os.write(write, b"open" if record is not None and record.state is State.OPEN else b"?")
+        os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 120)  # a bound, not a speed: it answers at once
+    answer = os.read(read, 16) if ready else b""
+    if not ready:
+        os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    os.close(read)
+    leave.set()
+    assert answer == b"open"
+    assert guard.leases is not None
+    assert guard.leases.flush()
+    assert slow.get("m-1").state is State.TASK  # type: ignore[union-attr]
