@@ -147,6 +147,7 @@ class SqliteJournal:
         self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._ready = False
         self._ready_lock = threading.Lock()
+        self._turn = threading.Event()  # never set: what a busy switch to WAL waits on
 
     def __repr__(self) -> str:
         return f"SqliteJournal({self.path!r})"
@@ -160,7 +161,9 @@ class SqliteJournal:
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-            if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+            with self._ready_lock:  # this object's threads switch one at a time
+                mode = self._wal(conn)
+            if mode.lower() != "wal":
                 msg = f"the journal {self.path!r} cannot be put in WAL mode"
                 raise JournalError(msg)
             conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
@@ -171,6 +174,23 @@ class SqliteJournal:
         self._local.conn = wrapper
         self._connections.add(wrapper)
         return conn
+
+    def _wal(self, conn: sqlite3.Connection) -> str:
+        """Put the file in WAL mode (once for the file), within ``timeout``.
+
+        Switching needs the file to itself, and SQLite does not wait for that on its own:
+        processes opening a new journal at once take turns here, every few milliseconds.
+        """
+        deadline = time.monotonic() + self.timeout
+        pause = 0.001
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() + pause > deadline:
+                    raise
+            self._turn.wait(pause)  # another connection switches it now
+            pause = min(pause * 2, 0.05)
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or check the one found (once per journal object)."""
@@ -390,6 +410,17 @@ class _transaction:  # noqa: N801 (a context manager, named as one uses it)
         finally:
             if self.lazy:
                 self.conn.execute("PRAGMA synchronous = FULL")
+
+
+_BUSY_CODES: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for a lock another connection holds (it may be tried again)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in _BUSY_CODES
+    return "locked" in str(exc)  # Python 3.10: SQLite's own words, not a peer's
 
 
 def _select(conn: sqlite3.Connection, message_id: str) -> tuple[object, ...] | None:

@@ -223,7 +223,7 @@ class JournalContract:
             thread.start()
         for thread in threads:
             thread.join(30)
-        assert not errors
+        assert not errors, errors
         assert len(winners) == 1
         record = journal.get("m-1")
         assert record is not None
