@@ -101,7 +101,10 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
             marks=pytest.mark.a2a_sdk("1"),  # the server side imports a2a-sdk 1.x types
         ),
         ("instrumentation", {"LoggingHook", "PrometheusHook", "OpenTelemetryHook"}),
-        ("journal", {"SqliteJournal", "message_id_for", "Journal", "JournalRecord", "State"}),
+        (
+            "journal",
+            {"SqliteJournal", "message_id_for", "Journal", "JournalRecord", "State", "Recovery"},
+        ),
         ("testing", {"RecordingHook", "FakeClock", "set_testing"}),
         (
             "integrations.redis",
