@@ -60,6 +60,7 @@ from a2a_client_errors._journal import (
     Made,
     Recovery,
     State,
+    own_closes,
     task_made,
 )
 from a2a_client_errors._lookup import (
@@ -806,7 +807,7 @@ class GuardedCall:
         self.entry = entry
 
         def claim() -> tuple[JournalRecord, bool]:
-            keeper.closed_first(entry.message_id)  # this process's own close of it, if pending
+            own_closes(entry.message_id)  # this process's own close of it, if pending
             return journal.claim(entry, owner)
 
         def undo(claimed: tuple[JournalRecord, bool]) -> None:
@@ -941,8 +942,7 @@ class GuardedCall:
     ) -> Generator[Effect, Any, Found | None]:
         """A send nobody holds, taken over: found, resent on the agent's word, or unknown.
 
-        ``held_until`` is when the record stopped being held (its last sender's lease
-        lapsed, or it was released): the latest the message could have been sent.
+        ``held_until``: see `_look_recorded`.
         """
         guard = self.guard
         self.maybe_processed = True
@@ -951,15 +951,8 @@ class GuardedCall:
             wall - record.started
         ):
             return None  # the agent's deduplication covers the resend
-        lookup = self.shape.lookup
-        result: LookupResult = _NO_LOOKUP
-        if lookup is not None:
-            guard.allowance_for(self.peer).deposit()
-            self.resends = True
-            search = None
-            if isinstance(lookup, TaskReader):
-                search = self._search(lookup, record.sent, lambda: _since(guard, held_until))
-            result = yield Look(lookup, self._look_until(), search)
+        self.resends = True
+        result = yield from self._look_recorded(record, held_until)
         if isinstance(result, Found):
             self._close(result.value)
             return result
@@ -993,18 +986,11 @@ class GuardedCall:
         self.entry = Entry(message_id, taken.digest, taken.peer, taken.context_id, taken.task_id)
         self.journal_record = taken
         self.maybe_processed = True
-        lookup = self.shape.lookup
-        result: LookupResult = _NO_LOOKUP
-        if lookup is not None:
-            guard.allowance_for(self.peer).deposit()
-            search = None
-            if isinstance(lookup, TaskReader):
-                search = self._search(lookup, taken.sent, lambda: _since(guard, record.lease_until))
-            try:
-                result = yield Look(lookup, self._look_until(), search)
-            except BaseException:
-                self._abandon()  # interrupted: left open, held by nobody
-                raise
+        try:
+            result = yield from self._look_recorded(taken, record.lease_until)
+        except BaseException:
+            self._abandon()  # interrupted: left open, held by nobody
+            raise
         if isinstance(result, Found):
             self._close(result.value)
             closed = self.journal_record or taken
@@ -1016,6 +1002,25 @@ class GuardedCall:
             return Recovery(self.journal_record or taken, "absent", why=why)
         self._write_close(State.OPEN, None, result.why)
         return Recovery(self.journal_record or taken, "unknown", why=result.why)
+
+    def _look_recorded(
+        self, record: JournalRecord, held_until: float
+    ) -> Generator[Effect, Any, LookupResult]:
+        """Look up what a recorded send made, drawing on the look-up allowance.
+
+        ``held_until`` is when the record stopped being held (its last sender's lease
+        lapsed, or it was released): the latest the message could have been sent.
+        """
+        lookup = self.shape.lookup
+        if lookup is None:
+            return _NO_LOOKUP
+        guard = self.guard
+        guard.allowance_for(self.peer).deposit()
+        search = None
+        if isinstance(lookup, TaskReader):
+            search = self._search(lookup, record.sent, lambda: _since(guard, held_until))
+        result: LookupResult = yield Look(lookup, self._look_until(), search)
+        return result
 
     def _look_until(self) -> float:
         """When a look-up ends: the deadline, or ``ExactlyOnce.timeout`` from now."""

@@ -52,7 +52,6 @@ from a2a_client_errors._lookup import (
     LookupAllowance,
     Query,
     ReadFailedError,
-    SentMessage,
     Unanswered,
     adrive,
     drive,
@@ -529,9 +528,7 @@ class Guard:
         if entry is None:
             msg = "sent= must be a message with a messageId (JSON, an a2a-sdk Message, SentMessage)"
             raise ValueError(msg)
-        identity = SentMessage(
-            entry.message_id, entry.context_id, entry.task_id, self.exactly_once.wall_clock()
-        )
+        identity = entry.sent_at(self.exactly_once.wall_clock())
         return CallShape(
             operation or "SendMessage", lookup=lookup, sent=identity, entry=entry, creates_work=True
         )

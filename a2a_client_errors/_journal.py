@@ -116,6 +116,10 @@ class Entry:
     context_id: str | None = None
     task_id: str | None = None
 
+    def sent_at(self, at: float | None) -> SentMessage:
+        """The message's identity, sent at ``at`` (seconds since the epoch), for a look-up."""
+        return SentMessage(self.message_id, self.context_id, self.task_id, at)
+
 
 @dataclass(frozen=True, slots=True)
 class JournalRecord:
@@ -436,7 +440,7 @@ class LeaseKeeper:
     `close_soon` hands a record's close to a second daemon thread, which writes it at once:
     a call returns its answer without waiting for that write. Until it is written the
     record stays held (renewed), so other senders wait for it; a send of the same messageId
-    from this process waits for it first (`closed_first`), and `flush` waits for all. A
+    from this process waits for it first (`own_closes`), and `flush` waits for all. A
     crash before the write leaves the record open, and its task is looked up: nothing is
     lost. The closes left at the interpreter's exit are written first (at most 2 s).
     """
@@ -464,7 +468,6 @@ class LeaseKeeper:
             ]
         ] = deque()
         self._work = threading.Condition(self._lock)
-        self._closing: dict[str, threading.Event] = {}
         self._closer: threading.Thread | None = None
         _KEEPERS.add(self)
 
@@ -478,7 +481,6 @@ class LeaseKeeper:
                     self._held, self._thread, self._closer = 0, None, None
                     self._wake = threading.Event()
                     self._queue.clear()
-                    self._closing.clear()
         return self._owner
 
     @property
@@ -534,7 +536,6 @@ class LeaseKeeper:
         """
         done = threading.Event()
         with self._work:
-            self._closing[message_id] = done
             _CLOSING[message_id] = done
             self._queue.append((message_id, write, done, then))
             if self._closer is None or not self._closer.is_alive():
@@ -546,19 +547,12 @@ class LeaseKeeper:
             self._work.notify()
         self._start()
 
-    def closed_first(self, message_id: str, timeout: float = 10.0) -> None:
-        """Wait until this process's close of ``message_id`` is written, if one is pending."""
-        done = self._closing.get(message_id)
-        if done is not None:
-            done.wait(timeout)
-
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until every close handed over is written (or deferred); False on the timeout."""
-        deadline = time.monotonic() + timeout
-        for done in list(self._closing.values()):
-            if not done.wait(max(0.0, deadline - time.monotonic())):
-                return False
-        return True
+        """Wait until every close this process handed over is written (or deferred).
+
+        False when ``timeout`` seconds were not enough (see `own_closes`).
+        """
+        return own_closes(timeout=timeout)
 
     def _close_all(self) -> None:
         while True:
@@ -584,8 +578,6 @@ class LeaseKeeper:
                     _log.exception("a2a_client_errors: a journal observer failed")
             self.drop()
             with self._lock:
-                if self._closing.get(message_id) is done:
-                    del self._closing[message_id]
                 if _CLOSING.get(message_id) is done:
                     del _CLOSING[message_id]
             done.set()
@@ -678,19 +670,17 @@ _CLOSING: Final[dict[str, threading.Event]] = {}
 os.register_at_fork(after_in_child=_CLOSING.clear)
 
 
-def own_closes(message_id: str | None = None, timeout: float = 10.0) -> None:
+def own_closes(message_id: str | None = None, timeout: float = 10.0) -> bool:
     """Wait until this process's pending closes of ``message_id`` (None: all) are written.
 
-    What a store's reads call first (`Journal.get`, `Journal.unsettled`), so that a read in
-    this process sees what its own sends ended in. Costs a dict lookup when none is pending.
+    What a store's reads call first (`Journal.get`, `Journal.unsettled`), and a send before
+    its claim, so that this process sees what its own sends ended in. Costs a dict lookup
+    when none is pending. False when ``timeout`` seconds were not enough.
     """
     if not _CLOSING:
-        return
+        return True
     if message_id is not None:
         done = _CLOSING.get(message_id)
-        if done is not None:
-            done.wait(timeout)
-        return
+        return done is None or done.wait(timeout)
     deadline = time.monotonic() + timeout
-    for done in list(_CLOSING.values()):
-        done.wait(max(0.0, deadline - time.monotonic()))
+    return all(done.wait(max(0.0, deadline - time.monotonic())) for done in list(_CLOSING.values()))

@@ -197,7 +197,7 @@ class SqliteJournal:
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or check the one found (once per journal object)."""
         with self._ready_lock:
-            if self._is_ready():
+            if self._ready:
                 return
             with _transaction(conn):
                 for statement in _SCHEMA:
@@ -216,9 +216,6 @@ class SqliteJournal:
                     )
                     raise JournalError(msg)
             self._ready = True
-
-    def _is_ready(self) -> bool:
-        return self._ready
 
     @staticmethod
     def _fail(exc: sqlite3.Error, doing: str) -> JournalError:

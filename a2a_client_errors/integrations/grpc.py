@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors._guard import CallShape
 from a2a_client_errors._journal import entry_for, task_made
-from a2a_client_errors._lookup import WORK_OPERATIONS, SentMessage
+from a2a_client_errors._lookup import WORK_OPERATIONS
 from a2a_client_errors._normalize import NotSentError
 from a2a_client_errors._operations import (
     GRPC_SERVICE,
@@ -143,9 +143,7 @@ def _shape(
     entry = entry_for(message, f"grpc://{peer}#{name}")
     if entry is None:
         return CallShape(operation, unsafe)
-    sent = SentMessage(
-        entry.message_id, entry.context_id, entry.task_id, guard.exactly_once.wall_clock()
-    )
+    sent = entry.sent_at(guard.exactly_once.wall_clock())
     return CallShape(operation, unsafe, sent=sent, entry=entry)
 
 
