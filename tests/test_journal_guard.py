@@ -37,6 +37,7 @@ from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.types import Found, NotFound, Unresolved
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from a2a_client_errors.hooks import JournalEvent
@@ -559,17 +560,11 @@ def test_the_lease_keeper_renews_from_its_thread(journal: SqliteJournal) -> None
     assert keeper.renewals >= 1
     keeper.drop()
     keeper.stop()
-    read, write = os.pipe()
-    with warnings.catch_warnings():  # 3.12+ warns of a fork in a threaded process
-        warnings.simplefilter("ignore", DeprecationWarning)
-        child = os.fork()
-    if child == 0:  # the child: a sender of its own, holding nothing
-        os.write(write, f"{keeper.owner}|{keeper.held}".encode())
-        os._exit(0)
-    os.close(write)
-    owner, held = os.read(read, 512).decode().split("|")
-    os.waitpid(child, 0)
-    os.close(read)
+
+    def in_the_child() -> bytes:  # read there: a sender of its own, holding nothing
+        return f"{keeper.owner}|{keeper.held}".encode()
+
+    owner, held = _in_child(in_the_child).decode().split("|")
     assert owner != keeper.owner
     assert held == "0"
 
@@ -633,24 +628,36 @@ def test_a_forks_child_waits_for_none_of_its_parents_closes(journal: SqliteJourn
     guard = _guard(slow)
     guard.call(Sender(TASK), sent=MESSAGE)
     assert entered.wait(30)  # the close is being written, and will wait
-    read, write = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        child = os.fork()
-    if child == 0:  # the child: it waits for none of its parent's closes (that would be forever)
+
+    def in_the_child() -> bytes:  # it waits for none of its parent's closes (that would be forever)
         own_closes("m-1", timeout=3600)
         record = SqliteJournal(journal.path, clock=journal.clock).get("m-1")
-        os.write(write, b"open" if record is not None and record.state is State.OPEN else b"?")
-        os._exit(0)
-    os.close(write)
-    ready, _, _ = select.select([read], [], [], 120)  # a bound, not a speed: it answers at once
-    answer = os.read(read, 16) if ready else b""
-    if not ready:
-        os.kill(child, signal.SIGKILL)
-    os.waitpid(child, 0)
-    os.close(read)
+        return b"open" if record is not None and record.state is State.OPEN else b"?"
+
+    answer = _in_child(in_the_child)
     leave.set()
     assert answer == b"open"
     assert guard.leases is not None
     assert guard.leases.flush()
     assert slow.get("m-1").state is State.TASK  # type: ignore[union-attr]
+
+
+def _in_child(work: Callable[[], bytes]) -> bytes:
+    """What ``work`` returns in a forked child of this process (b"" if it does not answer)."""
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns of a fork in a threaded process
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child = os.fork()
+    if child == 0:
+        try:
+            os.write(write, work())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 120)  # a bound, not a speed: it answers at once
+    answer = os.read(read, 512) if ready else b""
+    if not ready:
+        os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    os.close(read)
+    return answer
