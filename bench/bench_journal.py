@@ -58,9 +58,7 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -71,9 +69,10 @@ import traceback
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
+import pytest
 from figures import Target, add_json_option, emit, show, table
 from journal_worker import VERSION, open_store, send_body
 
@@ -81,8 +80,14 @@ from a2a_client_errors import ExactlyOnce, Guard, GuardTransport, OutcomeUnknown
 from a2a_client_errors.journal import Entry, State, digest_of, message_id_for
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' servers
+from tests.postgres_server import PostgresServer, postgres_bindir
+from tests.redis_server import RedisServer, redis_binary
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
 WORKER = str(HERE / "journal_worker.py")
@@ -102,14 +107,6 @@ AGAIN = {
 }
 RECORD_MAX = 1024
 WHY: Counter[str] = Counter()  # why the restarts that ended unknown did (one kind at a time)
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _pct(values: list[float], share: float) -> float:
@@ -120,80 +117,16 @@ def _pct(values: list[float], share: float) -> float:
 # --- the servers ---------------------------------------------------------------------------------
 
 
-class RedisServer:
-    """redis-server on a free loopback port, without persistence, ready when it says so."""
+def _found(find: Callable[[], T]) -> T:
+    """What a test helper finds (a binary, a directory), or RuntimeError when it finds none.
 
-    def __init__(self) -> None:
-        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-        if not Path(binary).exists():
-            raise RuntimeError("redis-server is not installed")
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process = subprocess.Popen(  # noqa: S603 (a fixed command)
-            [
-                *(binary, "--port", str(self.port), "--bind", "127.0.0.1"),
-                *("--save", "", "--appendonly", "no", "--logfile", ""),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + 10
-        for line in self.process.stdout:
-            if b"Ready to accept connections" in line:
-                break
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("redis-server did not start")
-        else:
-            raise RuntimeError("redis-server ended before it was ready")
-        import threading  # noqa: PLC0415
-
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep draining
-
-    def stop(self) -> None:
-        """Stop the server."""
-        self.process.terminate()
-        self.process.wait(10)
-
-
-class PostgresCluster:
-    """A throwaway PostgreSQL cluster in a temporary directory, on a free loopback port."""
-
-    def __init__(self) -> None:
-        if not (PG_BIN / "initdb").exists():
-            raise RuntimeError(f"no PostgreSQL at {PG_BIN}")
-        self.scratch = tempfile.mkdtemp(prefix="a2a-bench-pg-")
-        self.data = os.path.join(self.scratch, "data")
-        self.port = _free_port()
-        self.dsn = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-        root = os.geteuid() == 0
-        self.prefix = ["runuser", "-u", "postgres", "--"] if root else []
-        if root:
-            shutil.chown(self.scratch, "postgres", "postgres")
-        os.chmod(self.scratch, 0o700)
-        self._run(PG_BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "-N")
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.scratch}"
-        log = os.path.join(self.scratch, "log")
-        self._run(PG_BIN / "pg_ctl", "-D", self.data, "-l", log, "-o", options, "start", "-w")
-        self._run_more = True
-
-    def _run(self, *command: object) -> None:
-        done = subprocess.run(  # noqa: S603 (our own fixed commands)
-            [*self.prefix, *map(str, command), *(["-t", "60"] if "start" in command else [])],
-            capture_output=True,
-            text=True,
-            timeout=90,
-            check=False,
-        )
-        if done.returncode:
-            raise RuntimeError(f"{command[0]} failed: {done.stderr.strip()[-500:]}")
-
-    def stop(self) -> None:
-        """Stop at once (``-m immediate``) and remove the cluster."""
-        with contextlib.suppress(Exception):
-            self._run(PG_BIN / "pg_ctl", "-D", self.data, "stop", "-m", "immediate")
-        shutil.rmtree(self.scratch, ignore_errors=True)
+    The tests' helpers skip (or, in CI, fail) the test that needs what is missing; here the
+    kind is shown as not available instead.
+    """
+    try:
+        return find()
+    except (pytest.skip.Exception, pytest.fail.Exception) as missing:
+        raise RuntimeError(str(missing)) from None
 
 
 def _imports(kind: str) -> str:
@@ -235,11 +168,12 @@ class Stores:
         if kind == "sqlite":
             return {"kind": "sqlite", "path": os.path.join(self.scratch, "journal.db")}
         if kind == "redis":
-            server = RedisServer()
+            server = RedisServer(_found(redis_binary)).start()
             self.servers.append(server)
             return {"kind": "redis", "url": server.url}
-        cluster = PostgresCluster()
+        cluster = PostgresServer(_found(postgres_bindir))
         self.servers.append(cluster)
+        cluster.start()
         return {"kind": "postgres", "dsn": cluster.dsn}
 
     def spec(self, kind: str, name: str) -> dict[str, Any]:
@@ -253,7 +187,7 @@ class Stores:
         """Stop every server."""
         for server in self.servers:
             with contextlib.suppress(Exception):
-                server.stop()
+                getattr(server, "remove", server.stop)()  # a cluster is also deleted
 
 
 def _peer_key(url: str) -> str:
