@@ -240,3 +240,17 @@ def roundtrip(journal: Journal, make: Callable[[], Journal]) -> JournalRecord:
         other.close()
     assert record is not None
     return record
+
+
+def every_operation(journal: Journal) -> list[Callable[[], object]]:
+    """Each operation of the protocol once, on messageId ``m-1`` (a claim of ``b``)."""
+    return [
+        lambda: journal.claim(entry("b"), "a"),
+        lambda: journal.get("m-1"),
+        lambda: journal.renew("a"),
+        journal.unsettled,
+        journal.purge,
+        lambda: journal.take_over("m-1", "a"),
+        lambda: journal.settle("m-1", "a", State.TASK),
+        lambda: journal.release("m-1", "a"),
+    ]

@@ -27,6 +27,7 @@ from tests.journal_contract import (
     JournalContract,
     clock_fixture,  # noqa: F401 (the fixture)
     entry,
+    every_operation,
     roundtrip,
 )
 from tests.postgres_server import (  # noqa: F401 (the fixtures)
@@ -185,16 +186,7 @@ def test_a_stopped_server_fails_every_call_with_journal_error_at_once(
     journal.claim(entry(), "alice")
     postgres_server.stop()
     started = time.monotonic()
-    for call in (
-        lambda: journal.claim(entry("b"), "a"),
-        lambda: journal.get("m-1"),
-        lambda: journal.renew("a"),
-        journal.unsettled,
-        journal.purge,
-        lambda: journal.take_over("m-1", "a"),
-        lambda: journal.settle("m-1", "a", State.TASK),
-        lambda: journal.release("m-1", "a"),
-    ):
+    for call in every_operation(journal):
         with pytest.raises(JournalError, match=r"cannot connect|could not"):
             call()
     assert time.monotonic() - started < 10

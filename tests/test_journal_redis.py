@@ -26,6 +26,7 @@ from tests.journal_contract import (
     JournalContract,
     clock_fixture,  # noqa: F401 (the fixture)
     entry,
+    every_operation,
     roundtrip,
 )
 from tests.redis_server import (  # noqa: F401 (the fixtures)
@@ -205,16 +206,7 @@ def test_a_dead_server_fails_every_call_with_journal_error_at_once(
     journal.claim(entry(), "alice")
     redis_server.kill()
     started = time.monotonic()
-    for call in (
-        lambda: journal.claim(entry("b"), "a"),
-        lambda: journal.get("m-1"),
-        lambda: journal.renew("a"),
-        journal.unsettled,
-        journal.purge,
-        lambda: journal.take_over("m-1", "a"),
-        lambda: journal.settle("m-1", "a", State.TASK),
-        lambda: journal.release("m-1", "a"),
-    ):
+    for call in every_operation(journal):
         with pytest.raises(JournalError, match="could not"):
             call()
     assert time.monotonic() - started < 8 * 0.5 + 2

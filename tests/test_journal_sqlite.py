@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, SqliteJournal, State
+from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, SqliteJournal
 from tests.journal_contract import (
     JournalContract,
     clock_fixture,  # noqa: F401 (the fixture)
     entry,
+    every_operation,
     roundtrip,
 )
 
@@ -77,16 +78,7 @@ def test_a_directory_or_a_foreign_file_fails_with_a_clear_error(tmp_path: Path) 
 def test_unopenable_path_fails_each_call_with_journal_error(tmp_path: Path) -> None:
     """A path that cannot be opened fails every operation with JournalError."""
     journal = SqliteJournal(tmp_path / "missing-dir" / "x.db")
-    for call in (
-        lambda: journal.claim(entry(), "a"),
-        lambda: journal.get("m-1"),
-        lambda: journal.renew("a"),
-        journal.unsettled,
-        journal.purge,
-        lambda: journal.take_over("m-1", "a"),
-        lambda: journal.settle("m-1", "a", State.TASK),
-        lambda: journal.release("m-1", "a"),
-    ):
+    for call in every_operation(journal):
         with pytest.raises(JournalError):
             call()
 
