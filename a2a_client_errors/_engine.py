@@ -856,12 +856,12 @@ class GuardedCall:
             else:
                 value = yield from self.steps(outcome)
         except CallFailed as failure:
-            self._close_failed(failure)
+            yield from self._close_failed(failure)
             raise
         except BaseException:
             self._abandon()  # interrupted: left open for a look-up, held by nobody
             raise
-        self._close(value)
+        yield from self._close(value)
         return value
 
     def _recorded(
@@ -954,12 +954,12 @@ class GuardedCall:
         self.resends = True
         result = yield from self._look_recorded(record, held_until)
         if isinstance(result, Found):
-            self._close(result.value)
+            yield from self._close(result.value)
             return result
         if isinstance(result, (NotFound, Deduplicates)):
             return None  # the agent's word (its listing contract, its deduplication)
         why = result.why
-        self._write_close(State.OPEN, None, why)
+        yield from self._write_close(State.OPEN, None, why)
         raise self._unknown_recorded(self.journal_record or record, why)
 
     def recovering(self, record: JournalRecord) -> Generator[Effect, Any, Recovery]:
@@ -992,15 +992,15 @@ class GuardedCall:
             self._abandon()  # interrupted: left open, held by nobody
             raise
         if isinstance(result, Found):
-            self._close(result.value)
+            yield from self._close(result.value)
             closed = self.journal_record or taken
             self._tell_journal("recovered", closed)
             return Recovery(closed, "found", result.value)
         if isinstance(result, (NotFound, Deduplicates)):
             why = "the agent's word says it made nothing: its next send goes out"
-            self._write_close(State.OPEN, None, why)
+            yield from self._write_close(State.OPEN, None, why)
             return Recovery(self.journal_record or taken, "absent", why=why)
-        self._write_close(State.OPEN, None, result.why)
+        yield from self._write_close(State.OPEN, None, result.why)
         return Recovery(self.journal_record or taken, "unknown", why=result.why)
 
     def _look_recorded(
@@ -1028,7 +1028,7 @@ class GuardedCall:
             return self.deadline_at
         return self.guard.clock() + self.guard.exactly_once.timeout
 
-    def _close(self, value: Any) -> None:
+    def _close(self, value: Any) -> Generator[Effect, Any, None]:
         """Close the record with what the answer made (a task, a Message; unknown: left open)."""
         made_of = self.shape.made or task_made
         try:
@@ -1036,13 +1036,13 @@ class GuardedCall:
         except Exception:  # an answer its reader cannot read tells nothing
             made = None
         if made is None:
-            self._write_close(State.OPEN, None, _NAMED_NOTHING)
+            yield from self._write_close(State.OPEN, None, _NAMED_NOTHING)
         elif made.task_id is None:
-            self._write_close(State.MESSAGE, None, "")
+            yield from self._write_close(State.MESSAGE, None, "")
         else:
-            self._write_close(State.TASK, made.task_id, "")
+            yield from self._write_close(State.TASK, made.task_id, "")
 
-    def _close_failed(self, failure: CallFailed) -> None:
+    def _close_failed(self, failure: CallFailed) -> Generator[Effect, Any, None]:
         """Close the record of a send that failed: refused, or left open (its outcome unknown)."""
         decision = failure.decision
         summary = decision.action.value
@@ -1051,15 +1051,24 @@ class GuardedCall:
         if decision.give_up is not None:
             summary += f" (gave up: {decision.give_up.value})"
         if isinstance(failure, OutcomeUnknown):
-            self._write_close(State.OPEN, None, failure.why or summary)
+            yield from self._write_close(State.OPEN, None, failure.why or summary)
             failure.journal_record = self.journal_record
         elif failure.maybe_processed:
-            self._write_close(State.OPEN, None, f"{summary}: its outcome is unknown")
+            yield from self._write_close(State.OPEN, None, f"{summary}: its outcome is unknown")
         else:
-            self._write_close(State.REFUSED, None, summary)
+            yield from self._write_close(State.REFUSED, None, summary)
 
-    def _write_close(self, state: State, made: str | None, note: str) -> None:
-        """Hand how the send ended to the lease keeper, which writes it at once (retried)."""
+    def _write_close(
+        self, state: State, made: str | None, note: str
+    ) -> Generator[Effect, Any, None]:
+        """Write how the send ended: settled before the caller has its answer, released soon.
+
+        A settle (a task, a Message, a refusal) is written before the call returns, so a
+        process that dies once its caller has the answer leaves that answer recorded: a
+        restart reads it back, whether or not the agent can list its tasks. A settle that
+        fails is retried off the caller's path; a release (the outcome unknown) is always
+        written off it, by the lease keeper's closer thread, at once.
+        """
         guard = self.guard
         journal, keeper = guard.journal, guard.leases
         entry, record = self.entry, self.journal_record
@@ -1087,7 +1096,22 @@ class GuardedCall:
                 else:
                     self._tell_journal("failed", record, str(failed))
 
-        keeper.close_soon(message_id, close, then)  # written at once, off the caller's path
+        if state is State.OPEN:
+            keeper.close_soon(message_id, close, then)  # written at once, off the caller's path
+            return
+
+        def settle() -> None:
+            """The settle, here; one that fails goes to the closer thread (retried there)."""
+            try:
+                close()
+            except Exception:
+                keeper.close_soon(message_id, close, then)
+                return
+            keeper.drop()
+            if then is not None:
+                then(None)  # observers are told through `Observers.tell`, which never raises
+
+        yield Record(settle)  # it never raises; in arun its thread finishes it if cancelled
 
     def _abandon(self) -> None:
         """The call was interrupted while it held its record: left open, held by nobody."""

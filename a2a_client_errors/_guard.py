@@ -216,7 +216,7 @@ class Guard:
         self.journal = journal
         self.leases: LeaseKeeper | None = None if journal is None else LeaseKeeper(journal)
         """Renews the leases of the sends this Guard recorded, and writes how they ended (None:
-        no journal). ``guard.leases.flush()`` waits until every close is written."""
+        no journal). ``guard.leases.flush()`` waits until every close handed to it is written."""
         # Held weakly by the budget and the breaker: this Guard may go away before them.
         if self.observers["on_budget_fallback"]:
             _subscribe(getattr(self.budgets, "subscribe", None), self._budget_fallback)

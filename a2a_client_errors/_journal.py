@@ -430,19 +430,21 @@ def new_owner() -> str:
 
 
 class LeaseKeeper:
-    """Renews the leases one owner holds, and writes how its sends ended, off the callers' path.
+    """Renews the leases one owner holds, and writes the closes handed to it, off the callers' path.
 
     `hold` when a record is claimed. One daemon thread renews every ``lease / 3`` seconds
     while any is held, and purges closed records past their retention at most once a
     minute. A process that dies stops renewing: its leases lapse. After a fork the child
     is a sender of its own (a new owner), holding nothing.
 
-    `close_soon` hands a record's close to a second daemon thread, which writes it at once:
-    a call returns its answer without waiting for that write. Until it is written the
-    record stays held (renewed), so other senders wait for it; a send of the same messageId
-    from this process waits for it first (`own_closes`), and `flush` waits for all. A
-    crash before the write leaves the record open, and its task is looked up: nothing is
-    lost. The closes left at the interpreter's exit are written first (at most 2 s).
+    `close_soon` hands a record's close to a second daemon thread, which writes it at once
+    while the caller goes on (a Guard hands it its releases, and the settles its store
+    refused; a settle is otherwise written before the call returns). Until it is written
+    the record stays held (renewed), so other senders wait for it; a send of the same
+    messageId from this process waits for it first (`own_closes`), and `flush` waits for
+    all. A crash before the write leaves the record open: the next sender takes it over and
+    looks it up, never sending it twice. The closes left at the interpreter's exit are
+    written first (at most 2 s).
     """
 
     def __init__(self, journal: Journal, *, interval: float | None = None) -> None:

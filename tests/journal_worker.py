@@ -1,12 +1,15 @@
 """An orchestrator process for the journal's crash tests: it sends one message, and is killed.
 
-``python -m tests.journal_worker DB URL MESSAGE_ID`` sends a JSON-RPC SendMessage of
+``python -m tests.journal_worker DB URL MESSAGE_ID [--die]`` sends a JSON-RPC SendMessage of
 ``MESSAGE_ID`` to the agent at ``URL`` through `GuardTransport`, under a Guard whose journal
-is the SQLite file ``DB``, and waits for its answer (the test kills it first).
+is the SQLite file ``DB``, and waits for its answer (the test may kill it first). With
+``--die`` it dies the moment the answer is back (``os._exit``: no ``atexit``, as a killed
+process), exit status 75.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import httpx
@@ -15,6 +18,8 @@ from a2a_client_errors import Guard, GuardTransport
 from a2a_client_errors.journal import SqliteJournal
 
 VERSION = {"A2A-Version": "1.0"}
+DIED = 75
+"""The exit status of a worker that died the moment its answer was back (``--die``)."""
 
 
 def body(message_id: str) -> dict[str, object]:
@@ -25,11 +30,13 @@ def body(message_id: str) -> dict[str, object]:
 
 def main(argv: list[str]) -> int:
     """Send, and print what came back (if the process lives that long)."""
-    db, url, message_id = argv
+    db, url, message_id, *die = argv
     guard = Guard(journal=SqliteJournal(db))
     with httpx.Client(transport=GuardTransport(guard), headers=VERSION, timeout=120) as client:
         answer = client.post(url, json=body(message_id))
-    print(answer.status_code, flush=True)
+        print(answer.status_code, flush=True)
+        if die == ["--die"]:
+            os._exit(DIED)
     return 0
 
 

@@ -403,6 +403,45 @@ async def test_acall_records_from_a_worker_thread(journal: SqliteJournal) -> Non
     assert watched.get("m-1").state is State.TASK  # type: ignore[union-attr]
 
 
+class _SettleWatched(SqliteJournal):
+    """A journal that notes which thread wrote each settle, and how many are pending then."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.settled_on: list[str] = []
+
+    def settle(self, *args: Any, **kwargs: Any) -> bool:
+        """Settle, noting the thread."""
+        self.settled_on.append(threading.current_thread().name)
+        return super().settle(*args, **kwargs)
+
+
+def test_a_settle_is_written_before_the_caller_has_its_answer(journal: SqliteJournal) -> None:
+    """A task's settle is written on the caller's thread: a crash after the return loses nothing."""
+    watched = _SettleWatched(journal.path, clock=journal.clock)
+    guard = _guard(watched)
+    assert guard.call(Sender(TASK), sent=MESSAGE) == TASK
+    assert watched.settled_on == [threading.current_thread().name]  # before the return
+    assert guard.leases is not None
+    assert guard.leases.held == 0  # let go once written, nothing left to renew
+
+
+async def test_an_acalls_settle_is_written_before_it_returns(journal: SqliteJournal) -> None:
+    """Acall: the settle is written by a worker thread, awaited, never the closer thread."""
+    watched = _SettleWatched(journal.path, clock=journal.clock)
+
+    async def send() -> Any:
+        """Send."""
+        return TASK
+
+    guard = _guard(watched)
+    assert await guard.acall(send, sent=MESSAGE) == TASK
+    assert len(watched.settled_on) == 1  # before the return
+    assert watched.settled_on[0] not in (threading.current_thread().name, "a2a-journal-closes")
+    assert guard.leases is not None
+    assert guard.leases.held == 0
+
+
 async def test_a_claim_cancelled_midway_is_taken_back(journal: SqliteJournal) -> None:
     """Cancelled while its claim is written: once written, it is closed as never sent."""
     entered, leave, undone = threading.Event(), threading.Event(), threading.Event()
@@ -619,27 +658,31 @@ def test_a_forks_child_waits_for_none_of_its_parents_closes(journal: SqliteJourn
     entered, leave = threading.Event(), threading.Event()
 
     class Slow(SqliteJournal):
-        def settle(self, *args: Any, **kwargs: Any) -> bool:
+        def release(self, *args: Any, **kwargs: Any) -> bool:
             entered.set()
             leave.wait(30)
-            return super().settle(*args, **kwargs)
+            return super().release(*args, **kwargs)
 
     slow = Slow(journal.path, clock=journal.clock)
     guard = _guard(slow)
-    guard.call(Sender(TASK), sent=MESSAGE)
-    assert entered.wait(30)  # the close is being written, and will wait
+    with pytest.raises(OutcomeUnknown):  # its record is released off the caller's path
+        guard.call(Sender(httpx.ReadTimeout("lost")), sent=MESSAGE)
+    assert entered.wait(30)  # the release is being written, and will wait
 
     def in_the_child() -> bytes:  # it waits for none of its parent's closes (that would be forever)
         own_closes("m-1", timeout=3600)
         record = SqliteJournal(journal.path, clock=journal.clock).get("m-1")
-        return b"open" if record is not None and record.state is State.OPEN else b"?"
+        return b"held" if record is not None and record.owner is not None else b"?"
 
     answer = _in_child(in_the_child)
     leave.set()
-    assert answer == b"open"
+    assert answer == b"held"  # read before the parent's release was written
     assert guard.leases is not None
     assert guard.leases.flush()
-    assert slow.get("m-1").state is State.TASK  # type: ignore[union-attr]
+    released = slow.get("m-1")
+    assert released is not None
+    assert released.state is State.OPEN
+    assert released.owner is None
 
 
 def _in_child(work: Callable[[], bytes]) -> bytes:

@@ -23,7 +23,7 @@ from a2a_client_errors import Guard, GuardTransport
 from a2a_client_errors.journal import SqliteJournal, State, message_id_for
 from a2a_client_errors.testing import FakeClock
 from tests.foreign import PLAIN, ForeignAgent
-from tests.journal_worker import VERSION, body
+from tests.journal_worker import DIED, VERSION, body
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -140,6 +140,37 @@ def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: Fo
     assert again["result"]["task"]["id"] == record.made
     assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert agent.runs.counts[message_id] == 1
+
+
+def test_a_step_answered_the_moment_before_a_crash_is_read_back_without_a_listing(
+    tmp_path: Path,
+) -> None:
+    """Dead the moment its answer was back, its agent keeping no history: the task read back.
+
+    The record is settled before the caller has its answer, so nothing depends on a look-up
+    (this agent, as Java's, keeps no history: a look-up could not confirm the messageId).
+    """
+    db = tmp_path / "sends.db"
+    message_id = message_id_for("run-13", "summarise")
+    with ForeignAgent("no_history") as agent:
+        done = subprocess.run(  # noqa: S603 (our own worker)
+            [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id, "--die"],
+            capture_output=True,
+            timeout=BOUND,
+            check=False,
+        )
+        assert done.returncode == DIED
+        assert done.stdout.strip() == b"200"
+        guard, journal = _restarted(db)
+        record = journal.get(message_id)
+        assert record is not None
+        assert record.state is State.TASK
+        with httpx.Client(
+            transport=GuardTransport(guard, raise_failures=True), headers=VERSION
+        ) as client:
+            again = client.post(agent.url, json=body(message_id)).json()
+        assert again["result"]["task"]["id"] == record.made
+        assert agent.runs.counts[message_id] == 1
 
 
 async def _sdk_send(agent: ForeignAgent, guard: Guard, message_id: str) -> Any:
