@@ -306,6 +306,21 @@ def test_what_the_server_refuses_is_a_journal_error(
     assert journal.claim(entry(), "alice")[1]  # the connection is still good
 
 
+def test_a_settle_the_server_refuses_leaves_its_connection_and_record_as_they_were(
+    shared_postgres: PostgresServer, journals: Callable[..., PostgresJournal], table: str
+) -> None:
+    """A settle refused inside its transaction: a JournalError, rolled back, the record open."""
+    journal = journals(shared_postgres.dsn, table=table)
+    assert journal.claim(entry(), "alice")[1]
+    with pytest.raises(JournalError, match="could not close the record"):
+        journal.settle("m-1", "alice", State.TASK, made="nul\x00byte")
+    still = journal.get("m-1")  # the same thread's connection, out of the failed transaction
+    assert still is not None
+    assert still.state is State.OPEN
+    assert journal.settle("m-1", "alice", State.TASK, made="t")
+    assert journal.get("m-1").made == "t"  # type: ignore[union-attr]
+
+
 def test_psycopg_is_imported_only_when_the_journal_is_used() -> None:
     """Importing the module and making a journal import no psycopg (the extra is optional)."""
     code = (

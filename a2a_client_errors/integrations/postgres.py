@@ -9,9 +9,13 @@
 
 Every operation is one statement (a claim that finds a record reads it with a second one,
 and claims again if the record changed in between), atomic on its own: no transaction is
-held open between round trips. Each statement reads the time once, from the server
-(``clock_timestamp()``), so leases are compared on one clock across the fleet; a ``clock``
-given (for tests) is sent as a parameter instead.
+held open between round trips. A claim's commit waits for the server's WAL flush; a settle's
+does not (``synchronous_commit`` off for it alone, one round trip in pipeline mode): it
+survives the orchestrator's death, which is what it is for, and a settle a crash of the
+server itself took back leaves the record open, so the next sender looks its task up.
+Each statement reads the time once, from the server (``clock_timestamp()``), so leases are
+compared on one clock across the fleet; a ``clock`` given (for tests) is sent as a
+parameter instead.
 
 The table (``table``, ``a2a_sends`` by default) and its meta table (``<table>_meta``, which
 holds the schema version: a newer one is refused) are created on first use if absent.
@@ -149,6 +153,27 @@ def _psycopg() -> Any:
     import psycopg  # noqa: PLC0415 (the extra is imported when used, never before)
 
     return psycopg
+
+
+def _unflushed(conn: Any, statement: str, params: dict[str, Any]) -> int:
+    """``statement``'s row count, committed without waiting for the WAL flush (one round trip).
+
+    Without pipeline support in the installed libpq, the same transaction in three round trips.
+    """
+    pipeline = conn.pipeline() if _psycopg().Pipeline.is_supported() else contextlib.nullcontext()
+    try:
+        with pipeline:
+            conn.execute("BEGIN")
+            conn.execute("SET LOCAL synchronous_commit TO OFF")
+            cursor = conn.execute(statement, params)
+            conn.execute("COMMIT")
+    except BaseException:
+        if not conn.closed and conn.info.transaction_status != _psycopg().pq.TransactionStatus.IDLE:
+            with contextlib.suppress(Exception):  # a broken connection is replaced by the caller
+                conn.execute("ROLLBACK")
+        raise
+    count: int = cursor.rowcount
+    return count
 
 
 class PostgresJournal:
@@ -411,7 +436,7 @@ class PostgresJournal:
         }
         count: int = self._do(
             "close the record",
-            lambda conn, statements: conn.execute(statements["settle"], params).rowcount,
+            lambda conn, statements: _unflushed(conn, statements["settle"], params),
         )
         return count == 1
 
