@@ -65,8 +65,16 @@ def rate_limit_exceeded(retry_after: Any = None) -> dict[str, Any]:
     }
 
 
+def task03() -> dict[str, Any]:
+    """The same task as an A2A 0.3 agent (crewai's a2a-sdk 0.3 server) answers it."""
+    return {"kind": "task", "id": TASK_ID, "contextId": "ctx-7", "status": {"state": "completed"}}
+
+
 def _result(method: str) -> dict[str, Any]:
-    return {"task": task()} if method in {"SendMessage", "message/send"} else task()
+    """The operation's result: 1.0 shapes for 1.0 methods, 0.3 shapes for 0.3 methods."""
+    if "/" in method:
+        return task03()
+    return {"task": task()} if method == "SendMessage" else task()
 
 
 @dataclass
