@@ -4,8 +4,9 @@ A2A 1.0 assigns -32001 to -32009; the draft of A2A 1.1 (the ``dev-1.1`` branch) 
 ``TaskGenerationMismatchError``. crewai 1.15.30 (``crewai.a2a.errors``) has a table of its own
 beyond -32009: -32010 is its ``UNSUPPORTED_EXTENSION`` ("Client does not support required
 extensions") and -32013 its ``RATE_LIMIT_EXCEEDED``, whose ``data`` is ``{"retry_after": N}``
-(seconds) when a delay is known. Neither of its errors carries an ``ErrorInfo``. Two readings
-follow, neither from the message:
+(seconds) when a delay is known. Neither of its errors carries an ``ErrorInfo``. (Servers that
+answer with that module send them; crewai's own A2A server raises a2a-sdk 0.3's errors.) Two
+readings follow, neither from the message:
 
 * -32010 is draft 1.1's TASK_GENERATION_MISMATCH only where that error can answer: a send
   (SendMessage, SendStreamingMessage) whose ``configuration`` carried ``ifGenerationMatch``
