@@ -53,6 +53,7 @@ from a2a_client_errors._failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
+from a2a_client_errors._foreign_codes import read_generation
 from a2a_client_errors._journal import (
     Entry,
     JournalError,
@@ -81,7 +82,7 @@ from a2a_client_errors._lookup import (
 )
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._policy import Decision, GiveUp
-from a2a_client_errors._reasons import Action, Delivery, TransportFailure
+from a2a_client_errors._reasons import Action, Delivery, Reason, TransportFailure
 from a2a_client_errors.hooks import (
     CallRecord,
     FailoverEvent,
@@ -209,6 +210,10 @@ class CallShape:
             card without them, its internal error is PUSH_NOTIFICATION_NOT_SUPPORTED. Only a
             door that reads the request can tell (the httpx transports do); `Guard.call`
             cannot, and leaves it False.
+        generation_precondition: whether the call (a send) carried draft 1.1's
+            ``ifGenerationMatch``: a bare -32010 answering a send known to carry none is not
+            TASK_GENERATION_MISMATCH (`a2a_client_errors._foreign_codes.read_generation`).
+            None: not known (the httpx transports read it; `Guard.call` cannot).
         entry: what the Guard's journal records of the send before its first byte (its
             messageId, its body's digest); None: the call is not journaled.
         made: what a successful answer made, for the journal (default:
@@ -227,6 +232,7 @@ class CallShape:
     asks_push: bool = False
     entry: Entry | None = None
     made: Callable[[Any], Made | None] | None = None
+    generation_precondition: bool | None = None
 
     @property
     def makes_work(self) -> bool:
@@ -435,6 +441,7 @@ class recording:  # noqa: N801 (a context manager, named as one uses it)
 
 
 _LOOKED_UP: Final = frozenset({Action.RETRY, Action.REPORT})
+_MISMATCH: Final = Reason.TASK_GENERATION_MISMATCH
 # A call that could never be resent needs no look-up: its failure says so (maybe_processed).
 _NEVER_RESENT: Final = frozenset(
     {GiveUp.NOT_REPLAYABLE, GiveUp.NO_MESSAGE_ID, GiveUp.STREAM_STARTED}
@@ -1559,6 +1566,8 @@ class GuardedCall:
             return None
         self._know()
         error = self._against_card(error)
+        if error.reason is _MISMATCH:
+            error = read_generation(error, self.operation, self.shape.generation_precondition)
         self._verdict(verdict_of(error), error)
         if error.delivery is Delivery.UNKNOWN:
             self.maybe_processed = True

@@ -41,6 +41,7 @@ from a2a_client_errors._errors import (
     WireShape,
     build_call_error,
 )
+from a2a_client_errors._foreign_codes import data_reason, data_retry_after, read_generation
 from a2a_client_errors._httpx import header_triples, read_content
 from a2a_client_errors._operations import OPERATIONS, ResultShape, rest_operation
 from a2a_client_errors._parsing import INVALID, parse_json
@@ -173,6 +174,7 @@ _WIRE_STATUS: Final = WireShape.STATUS_JSON
 _WIRE_BARE: Final = WireShape.BARE_STATUS
 _UNKNOWN: Final = Delivery.UNKNOWN
 _NOT_PROCESSED: Final = Delivery.NOT_PROCESSED
+_MISMATCH: Final = Reason.TASK_GENERATION_MISMATCH
 _new: Final = object.__new__
 
 
@@ -189,6 +191,8 @@ def normalize(
         operation: the A2A operation the call was. When given, a successful JSON answer is
             also checked against the shape that operation returns (a Task for GetTask, a Task
             or a Message for SendMessage, ...): one that breaks it is INVALID_AGENT_RESPONSE.
+            A status with no A2A body is read against it, and so is a bare -32010: only a
+            send can be draft 1.1's TASK_GENERATION_MISMATCH (see `_foreign_codes`).
 
     Returns:
         The normalised call error, or None when ``x`` is a result (a task in any state,
@@ -230,14 +234,14 @@ def normalize_into(
             found = from_response(x, limits, operation, keep)
         else:
             found = _dispatch(x, limits, operation, keep)
-        if (
-            found is not None
-            and operation is not None
-            and found.source is _SOURCE_STATUS
-            and found.wire is _WIRE_BARE
-            and found.http_status is not None
-        ):
-            return _against(found, found.http_status, operation)
+        if found is None or operation is None:
+            return found
+        if found.source is _SOURCE_STATUS:
+            if found.wire is _WIRE_BARE and found.http_status is not None:
+                return _against(found, found.http_status, operation)
+        elif found.reason is _MISMATCH:
+            # -32010 alone answering what draft 1.1's mismatch cannot answer (`_foreign_codes`).
+            return read_generation(found, operation)
         return found
     except Exception as exc:  # the promise: never raise, whatever the input
         if keep:
@@ -428,20 +432,33 @@ def _jsonrpc(
     error: dict[str, Any], limits: Limits, http_status: int | None, hint: float | None
 ) -> CallError:
     code = error.get("code")
+    if type(code) is not int:
+        code = None
     data = error.get("data")
+    by_data = None
     if isinstance(data, dict):
-        data = [data] if "@type" in data or "reason" in data else None
+        if "@type" in data or "reason" in data:
+            data = [data]
+        else:
+            # An object of the server's own (crewai's ``{"retry_after": 30}``): its hint, and
+            # the reason its table gives the code beside it (`_foreign_codes`).
+            delay = data_retry_after(data)
+            if delay is not None:
+                hint = delay if hint is None else max(hint, delay)
+            by_data = data_reason(code, data)
+            data = None
     return _build(
         _WIRE_JSONRPC,
         limits,
         http_status,
         None,
-        code if type(code) is int else None,
+        code,
         error.get("message"),
         data if isinstance(data, list) else None,
         None,
         None,
         hint,
+        code_reason=by_data,
     )
 
 
@@ -645,10 +662,13 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
     supported_versions: tuple[str, ...] = (),
     *,
     relayed: bool = False,
+    code_reason: Reason | None = None,
 ) -> CallError:
     """Apply the reason-first precedence to the signals one error carries.
 
     ``relayed``: the status was passed on by a hop, not written by the server (`_status_json`).
+    ``code_reason``: the reason the JSON-RPC code names by the ``data`` beside it, when the
+    table does not name one (`_foreign_codes.data_reason`).
     """
     details: tuple[dict[str, Any], ...] = ()
     info_reason: Reason | str | None = None
@@ -684,6 +704,8 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
     reason: Reason | str | None
     source: Source
     by_code = None if jsonrpc_code is None else _CODE_REASONS.get(jsonrpc_code)
+    if by_code is None:
+        by_code = code_reason
     if (
         http_status in _AUTH_STATUSES
         or info_reason in _AUTH_REASONS

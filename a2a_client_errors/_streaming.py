@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
+from a2a_client_errors._foreign_codes import read_generation
 from a2a_client_errors._guard import failure_for
 from a2a_client_errors._normalize import (
     event_error,
@@ -117,6 +118,8 @@ class _Reader:
             raise self._failure(error)
 
     def _failure(self, error: CallError) -> CallFailed:
+        # -32010 in an event: draft 1.1's mismatch only answering a send (`_foreign_codes`).
+        error = read_generation(error, self.operation)
         decision = self.policy.decide(error, operation=self.operation)
         if decision.action is Action.RETRY and self.events:
             decision = Decision(

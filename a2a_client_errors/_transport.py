@@ -27,6 +27,7 @@ from a2a_client_errors._engine import (
     plain_success,
 )
 from a2a_client_errors._failures import CallFailed
+from a2a_client_errors._foreign_codes import generation_precondition
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, Lookup
 from a2a_client_errors._http_lookup import (
     CannotLookError,
@@ -111,6 +112,11 @@ def _message_id(operation: str | None, body: object) -> bool:
         return False
     message_id = message.get("messageId", message.get("message_id"))
     return isinstance(message_id, str) and bool(message_id)
+
+
+def _precondition(body: object) -> bool | None:
+    """Whether a send's body carries ``ifGenerationMatch`` (None: not a send's JSON object)."""
+    return generation_precondition(body) if isinstance(body, dict) else None
 
 
 def _cannot_hold_an_error(response: httpx.Response) -> bool:
@@ -438,9 +444,12 @@ class _TransportBase:
                 return CallShape(operation, creates_work=True, lookup=_cannot_look)
             return CallShape(operation)
         if not _message_id(operation, body):
-            return CallShape(operation, GiveUp.NO_MESSAGE_ID)
+            return CallShape(
+                operation, GiveUp.NO_MESSAGE_ID, generation_precondition=_precondition(body)
+            )
         if operation not in WORK_OPERATIONS:
             return CallShape(operation)
+        precondition = generation_precondition(body)
         peer = _peer_of(request)
         sent = sent_message(body, sent_at)
         answered = _learn(self.guard, agent_of(request))
@@ -450,7 +459,13 @@ class _TransportBase:
             finder = HttpLookup(request, body)
         except CannotLookError:
             return CallShape(
-                operation, sent=sent, answered=answered, asks_push=push, entry=entry, made=task_made
+                operation,
+                sent=sent,
+                answered=answered,
+                asks_push=push,
+                entry=entry,
+                made=task_made,
+                generation_precondition=precondition,
             )
         if not finder.lists:
             self.guard.mark_unlisted(finder.agent)  # A2A 0.3: a lost answer cannot be listed
@@ -464,6 +479,7 @@ class _TransportBase:
             asks_push=push,
             entry=entry,
             made=task_made,
+            generation_precondition=precondition,
         )
 
     def _entry(self, request: httpx.Request, body: object) -> Entry | None:

@@ -1719,6 +1719,64 @@ def test_a_bare_aborted_is_never_retried_as_is() -> None:
     assert decision.reason is Reason.TASK_GENERATION_MISMATCH
 
 
+# --- codes of other tables: crewai's -32013 and its data.retry_after ---------------------------
+
+_ODD_RETRY_AFTER = st.one_of(
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.just(10**400),
+    st.just(-(10**400)),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    code=st.sampled_from([-32013, -32010, -32603, -32099, 7]),
+    retry_after=_ODD_RETRY_AFTER,
+    missing=st.booleans(),
+    extra=st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+    header=st.sampled_from([None, "3", "bogus"]),
+    operation=st.sampled_from([None, "SendMessage", "GetTask"]),
+)
+def test_odd_data_beside_a_code_never_raises_and_never_hints_wrongly(  # noqa: PLR0917
+    code: int,
+    retry_after: object,
+    missing: bool,
+    extra: dict[str, int],
+    header: str | None,
+    operation: str | None,
+) -> None:
+    """Whatever ``data.retry_after`` holds (negative, huge, NaN, a string, missing): a record.
+
+    The hint is a finite number of seconds, not negative, or None; -32013 with the key is
+    RATE_LIMITED, without it no reason; the record renders and serialises.
+    """
+    data: dict[str, object] = {k: v for k, v in extra.items() if k != "retry_after"}
+    if not missing:
+        data["retry_after"] = retry_after
+    body = {"jsonrpc": "2.0", "error": {"code": code, "message": "m", "data": data}, "id": 1}
+    headers = {"retry-after": header} if header else {}
+    # NaN and infinities go on the wire as Python writes them (not JSON: read as no JSON).
+    response = httpx.Response(200, content=json.dumps(body).encode(), headers=headers)
+    standard = missing or not (isinstance(retry_after, float) and not math.isfinite(retry_after))
+    for value in (body, response):
+        error = normalize(value, operation=operation)
+        assert error is not None
+        hint = error.retry_after
+        assert hint is None or (math.isfinite(hint) and hint >= 0)
+        if code == -32013 and (standard or value is body):
+            assert error.reason is (None if missing else Reason.RATE_LIMITED)
+        json.dumps(error.to_dict(), allow_nan=False)
+        assert str(error)
+        decision = classify(value, operation=operation)
+        assert decision.action is not None
+
+
 # --- delivery: what reached the agent ---------------------------------------------------------
 
 NOT_SENT, NOT_PROCESSED, UNKNOWN = Delivery.NOT_SENT, Delivery.NOT_PROCESSED, Delivery.UNKNOWN

@@ -135,3 +135,28 @@ def test_what_the_exception_kept_reads_as_the_same_body(code: Any, message: Any,
     if type(code) is int:
         assert normalize(kept) == normalize(_body(code, message, data))
     classify(kept)
+
+
+def test_crewais_rate_limit_kept_by_an_a2a_client_jsonrpc_error_is_retried_after_its_hint() -> None:
+    """-32013 with crewai's ``data`` ``{"retry_after": 12}``: RATE_LIMITED, the hint kept."""
+    error = _ErrorObject(-32013, "Rate limit exceeded. Retry after 12 seconds", {"retry_after": 12})
+    decision = classify(A2AClientJSONRPCError(error))
+    assert decision.reason is Reason.RATE_LIMITED
+    assert decision.action is Action.RETRY
+    assert decision.retry_after == 12.0
+    assert classify(A2AClientJSONRPCError(_ErrorObject(-32013))).reason is None
+
+
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        ("GetTask", Reason.EXTENSION_SUPPORT_REQUIRED),
+        ("SendMessage", Reason.TASK_GENERATION_MISMATCH),
+    ],
+)
+def test_a_bare_minus_32010_kept_by_an_a2a_client_jsonrpc_error_reads_by_its_operation(
+    operation: str, reason: Reason
+) -> None:
+    """The -32010 of crewai (no data) answering a GetTask is no generation mismatch."""
+    error = _ErrorObject(-32010, "Client does not support required extensions")
+    assert classify(A2AClientJSONRPCError(error), operation=operation).reason is reason

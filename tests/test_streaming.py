@@ -10,7 +10,9 @@ import pytest
 
 from a2a_client_errors import (
     Action,
+    CallFailed,
     DegradeNeeded,
+    FixRequestNeeded,
     GiveUp,
     Policy,
     Reason,
@@ -129,6 +131,27 @@ def test_an_error_before_any_event_is_a_plain_decision() -> None:
         _read(client, [])
     assert failed.value.decision.give_up is None
     assert failed.value.decision.action is Action.RETRY
+
+
+@pytest.mark.parametrize(
+    ("operation", "failure", "reason"),
+    [
+        ("SendStreamingMessage", ReconcileNeeded, Reason.TASK_GENERATION_MISMATCH),
+        ("SubscribeToTask", FixRequestNeeded, Reason.EXTENSION_SUPPORT_REQUIRED),
+    ],
+)
+def test_a_bare_minus_32010_event_is_a_mismatch_only_on_a_send(
+    operation: str, failure: type[CallFailed], reason: Reason
+) -> None:
+    """Draft 1.1's -32010 answers only a send; on a subscription it is crewai's extension."""
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32010, "message": "m"}}
+    client = _stream(f"data: {json.dumps(error)}\n\n")
+    with (
+        client.stream("POST", "http://agent.example/") as response,
+        pytest.raises(failure) as failed,
+    ):
+        list(iter_events(response, operation=operation))
+    assert failed.value.decision.reason is reason
 
 
 def test_a_close_before_a_final_state_is_an_interruption() -> None:

@@ -1001,6 +1001,12 @@ class _Stream:
         Over the preferred interface, or the next ones when nothing reached it.
         """
         owner = self.owner
+        # A bare -32010 answering a send without the precondition is not draft 1.1's mismatch.
+        precondition = (
+            line().generation_precondition(self.request, self.options)
+            if operation == "SendMessage"
+            else None
+        )
 
         def attempt_for(client: Any, interface: Interface, failover: bool) -> Onward:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
@@ -1028,9 +1034,16 @@ class _Stream:
                     failover=failover,
                     entry=replace(entry, peer=interface.url),
                     made=_first_made,
+                    generation_precondition=precondition,
                 )
             else:
-                shape = CallShape(operation, sent=self.sent, lookup=lookup, failover=failover)
+                shape = CallShape(
+                    operation,
+                    sent=self.sent,
+                    lookup=lookup,
+                    failover=failover,
+                    generation_precondition=precondition,
+                )
             return Onward(interface.peer, attempt, shape)
 
         def opened(call: GuardedCall) -> None:

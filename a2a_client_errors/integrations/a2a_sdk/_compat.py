@@ -616,6 +616,10 @@ class CardInterface:
 JSONRPC: Final = "JSONRPC"
 
 
+_GENERATION_FIELD: Final = "if_generation_match"
+"""Draft A2A 1.1's precondition on a send (``SendMessageConfiguration``, field 5)."""
+
+
 class Line:
     """What differs between a2a-sdk lines, for the guarded client (see the module).
 
@@ -700,6 +704,14 @@ class Line:
 
     def asks_for_push(self, request: Any, options: Mapping[str, Any], config: Any) -> bool:
         """Whether a send asks for push notifications (itself, or by the client's config)."""
+        raise NotImplementedError  # pragma: no cover (abstract)
+
+    def generation_precondition(self, request: Any, options: Mapping[str, Any]) -> bool:
+        """Whether a send carries draft A2A 1.1's ``if_generation_match``.
+
+        Neither line's models have the field (1.x follows the 1.0 proto, 0.3 the 0.3 schema):
+        False, unless a model that has it sets it.
+        """
         raise NotImplementedError  # pragma: no cover (abstract)
 
     def outgoing(
@@ -864,6 +876,11 @@ class _Line1(Line):
             return True
         return getattr(config, "push_notification_config", None) is not None
 
+    def generation_precondition(self, request: Any, options: Mapping[str, Any]) -> bool:
+        configuration: Any = getattr(request, "configuration", None)
+        fields = getattr(getattr(configuration, "DESCRIPTOR", None), "fields_by_name", {})
+        return _GENERATION_FIELD in fields and bool(configuration.HasField(_GENERATION_FIELD))
+
     def outgoing(
         self, request: Any, options: Mapping[str, Any], *, non_blocking: bool
     ) -> tuple[Any, dict[str, Any]]:
@@ -1014,6 +1031,10 @@ class _Line03(Line):
         if getattr(configuration, "push_notification_config", None) is not None:
             return True
         return bool(getattr(config, "push_notification_configs", None))
+
+    def generation_precondition(self, request: Any, options: Mapping[str, Any]) -> bool:
+        configuration = options.get("configuration")
+        return getattr(configuration, _GENERATION_FIELD, None) is not None
 
     def outgoing(
         self, request: Any, options: Mapping[str, Any], *, non_blocking: bool
