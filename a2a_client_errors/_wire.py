@@ -127,7 +127,10 @@ def parse_duration(value: object) -> float | None:
         except (TypeError, ValueError, OverflowError):
             seconds = None
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer past any float: no duration
+            seconds = None
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return None
     return seconds

@@ -113,6 +113,8 @@ def test_parse_duration(value: object, seconds: float) -> None:
         True,
         [1],
         math.inf,
+        10**400,
+        {"seconds": 10**400},
     ],
     ids=[
         "negative",
@@ -126,6 +128,8 @@ def test_parse_duration(value: object, seconds: float) -> None:
         "bool",
         "list",
         "inf",
+        "integer-past-float",
+        "integer-past-float-object",
     ],
 )
 def test_parse_duration_rejects_malformed(value: object) -> None:
