@@ -124,6 +124,10 @@ class Hook:
         ``event.resolution`` says: the task was found (the answer; nothing resent), absent by
         a declared listing contract (resent, or not), not found by the end of the look-up
         (`OutcomeUnknown`), or the peer deduplicates the resend (resent at once).
+
+        A resend (``resent``, ``deduplicating``) is told as it goes out, once its breaker let
+        it go, never at the look-up's verdict: a call that ends before it (the breaker open,
+        the deadline too near) tells ``not_found`` instead (``deduplicating``: nothing).
         """
 
     def on_failover(self, event: FailoverEvent) -> None:

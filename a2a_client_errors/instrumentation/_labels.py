@@ -374,8 +374,9 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         ("method", "peer", "resolution"),
         "Attempts of calls that create work (SendMessage) that may have been processed, by how "
         "the outcome was made known: found (the task was the answer), resent (absent by the "
-        "declared listing contract), not_found (absent by it, no retry left), unresolved (not "
-        "found: OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent).",
+        "declared listing contract, and sent again), not_found (absent by it, the call ended "
+        "before a resend), unresolved (not found: OutcomeUnknown, nothing resent), "
+        "deduplicating (the peer deduplicates, and the message was sent again).",
     ),
     MetricSpec(
         "failovers",
