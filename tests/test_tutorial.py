@@ -69,7 +69,7 @@ def test_the_tutorial_runs_against_a_real_agent(capsys: pytest.CaptureFixture[st
     assert runs
     assert set(runs.values()) == {1}  # every message sent ran once
     registry = namespace["metrics"].registry
-    labels = {"method": "SendMessage", "outcome": "ok", "peer": "my-agent"}
+    labels = {"method": "SendMessage", "outcome": "ok", "give_up": "", "peer": "my-agent"}
     assert registry.get_sample_value("a2a_client_calls_total", labels) == 1
     errors = {"method": "GetTask", "reason": "TASK_NOT_FOUND", "action": "reconcile"}
     assert registry.get_sample_value("a2a_client_errors_total", {**errors, "peer": "my-agent"}) == 1
