@@ -449,6 +449,8 @@ _NEVER_RESENT: Final = frozenset(
 _NO_LOOKUP: Final = Unresolved("no look-up is known for this call")
 _NO_TIME: Final = Unresolved("the deadline left no time to look")
 _NO_BUDGET: Final = "the retry budget is spent: nothing was resent"
+_RESENDS: Final = frozenset({Resolution.RESENT, Resolution.DEDUPLICATING})
+"""The resolutions that mean a resend: told to the hooks only once it is sent."""
 _CANCELLED: Final = "cancelled before it was sent"
 _INTERRUPTED: Final = "the call was interrupted: its outcome is unknown"
 _NAMED_NOTHING: Final = "its answer named no task: to be looked up"
@@ -504,6 +506,7 @@ class GuardedCall:
         "plain",
         "record",
         "refreshed",
+        "resending",
         "resends",
         "resolution",
         "shape",
@@ -555,6 +558,9 @@ class GuardedCall:
         self.resolution: Resolution | None = None
         self.told: Resolution | None = None  # the resolution told, for the record
         self.resends = False  # whether a resend follows the look-up, if the agent's word allows
+        # A resend the look-up allowed, told to the hooks when it goes out (`_attempt`), and
+        # as not resent when the call ends first (`end`): the decision it was allowed by.
+        self.resending: Decision | None = None
         self.why = ""
         self.admission: Admission | None = None
         self.record: CallRecord | None = None
@@ -1237,6 +1243,11 @@ class GuardedCall:
             self.admission = admission
             if not admission.allowed:
                 return AttemptOutcome(refused=admission)
+        resending = self.resending
+        if resending is not None:  # the resend a look-up allowed goes out now: told now
+            self.resending = None
+            self._tell_unknown(resending)
+            self.resolution = None
         try:
             outcome: AttemptOutcome = yield Attempt(self._attempt_time())
         except BaseException:  # interrupted, cancelled: no verdict, and the probe's slot is freed
@@ -1399,6 +1410,8 @@ class GuardedCall:
             settled = self._looked(decision, result)
             if settled is None or not settled.will_retry:
                 return settled
+            if self._too_late(settled):  # the look-up took the time the resend needed
+                return settled.given_up(GiveUp.DEADLINE)
             if (yield SPEND):
                 self.held = True
                 return settled
@@ -1408,6 +1421,16 @@ class GuardedCall:
         self.resolution = Resolution.UNRESOLVED
         self.why = _NO_BUDGET
         return decision.given_up(GiveUp.OUTCOME_UNKNOWN)
+
+    def _too_late(self, decision: Decision) -> bool:
+        """Whether a retry planned before the look-up can no longer start before the deadline.
+
+        The rule of `Policy.plan`, again with the time the look-up left.
+        """
+        deadline_at = self.deadline_at
+        if deadline_at is None:
+            return False
+        return (decision.delay or 0.0) >= deadline_at - self.guard.clock()
 
     def _dedupe_covers(self, decision: Decision) -> bool:
         """Whether the agent's deduplication covers a resend after ``decision``'s pause."""
@@ -1503,9 +1526,16 @@ class GuardedCall:
         return decision.given_up(GiveUp.OUTCOME_UNKNOWN)
 
     def _resolved(self, decision: Decision) -> None:
-        """Tell the hooks how an unknown outcome ended, once the retry is settled."""
+        """Tell the hooks how an unknown outcome ended, once the retry is settled.
+
+        A resend (``resent``, ``deduplicating``) is told when it goes out, not here: the
+        pause before it, the breaker or the end of the call may yet stop it (`_unsent`).
+        """
         resolution = self.resolution
         if resolution is None:
+            return
+        if resolution in _RESENDS and decision.will_retry:
+            self.resending = decision
             return
         if resolution is Resolution.RESENT and not decision.will_retry:
             self.resolution = resolution = Resolution.NOT_FOUND
@@ -1513,6 +1543,20 @@ class GuardedCall:
             self.resolution = None
             return
         self._tell_unknown(decision)
+        self.resolution = None
+
+    def _unsent(self) -> None:
+        """The call ends before the resend a look-up allowed went out: told as not resent.
+
+        ``resent`` becomes ``not_found`` (absent, and the call gave up), with the call's final
+        decision; ``deduplicating`` is told nothing, as when no resend was planned.
+        """
+        if self.resending is None:
+            return
+        self.resending = None
+        if self.resolution is Resolution.RESENT:
+            self.resolution = Resolution.NOT_FOUND
+            self._tell_unknown(self.decision or _OK)
         self.resolution = None
 
     def _tell_unknown(self, decision: Decision) -> None:
@@ -1695,6 +1739,7 @@ class GuardedCall:
             if not self.told_end:
                 self._tell_end(record)
             return record
+        self._unsent()
         guard = self.guard
         decision = self.decision
         operation: Callable[[], str | None] | None = None

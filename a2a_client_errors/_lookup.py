@@ -99,9 +99,11 @@ class Resolution(str, enum.Enum):
     FOUND = "found"
     """The task the first attempt made was found: it is the answer; nothing was resent."""
     RESENT = "resent"
-    """Absent by the caller's listing contract (`ExactlyOnce.listed_within`): sent again."""
+    """Absent by the caller's listing contract (`ExactlyOnce.listed_within`): sent again (told
+    as the resend goes out)."""
     NOT_FOUND = "not_found"
-    """Absent by the caller's listing contract, and the call gave up (no attempt left)."""
+    """Absent by the caller's listing contract, and the call gave up before a resend went out
+    (no attempt left, no time left, the breaker open)."""
     UNRESOLVED = "unresolved"
     """Not found by the end of the look-up: nothing was resent (`OutcomeUnknown`)."""
     DEDUPLICATING = "deduplicating"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from a2a_client_errors._reasons import Delivery
 
 __all__ = [
+    "GAVE_UP",
     "BreakerFallback",
     "BreakerTransition",
     "BudgetFallback",
@@ -124,6 +125,10 @@ class Hook:
         ``event.resolution`` says: the task was found (the answer; nothing resent), absent by
         a declared listing contract (resent, or not), not found by the end of the look-up
         (`OutcomeUnknown`), or the peer deduplicates the resend (resent at once).
+
+        A resend (``resent``, ``deduplicating``) is told as it goes out, once its breaker let
+        it go, never at the look-up's verdict: a call that ends before it (the breaker open,
+        the deadline too near) tells ``not_found`` instead (``deduplicating``: nothing).
         """
 
     def on_failover(self, event: FailoverEvent) -> None:
@@ -283,6 +288,10 @@ class FailoverEvent:
         return "not_sent"
 
 
+GAVE_UP: Final = "gave_up"
+"""`CallRecord.outcome` of a call that gave up: a retry the policy wanted did not happen."""
+
+
 class CallRecord:
     """One call, told once when it ends: to the hooks (`Hook.on_call`), and to the caller.
 
@@ -360,8 +369,14 @@ class CallRecord:
 
     @property
     def outcome(self) -> str:
-        """``"ok"``, or the action the call ended with (``"retry"`` for every give-up of one)."""
-        return self.decision.action.value
+        """How the call ended: ``"ok"``, ``"gave_up"``, or the action of its final decision.
+
+        ``"gave_up"``: it ended on a retry that did not happen (``decision.give_up`` says
+        why). Else the action (``"reconcile"``, ``"auth"``, ...); never ``"retry"``.
+        """
+        decision = self.decision
+        action: str = decision.action.value
+        return GAVE_UP if decision.give_up is not None or action == Action.RETRY else action
 
     @property
     def delivery(self) -> Delivery | None:

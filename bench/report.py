@@ -394,7 +394,10 @@ def render(data: dict[str, Any]) -> str:
         result = data["benchmarks"][bench.name]
         found, failed = verdicts[bench.name]
         command = " ".join(["python", f"bench/{bench.script}.py", *result["args"]])
-        lines += ["", f"## {bench.title} {{#{bench.name}}}", "", _prose(bench.intro), ""]
+        # An HTML anchor, not an attribute list: ``#name`` then works on the site and in the
+        # repository's own rendering of the page alike.
+        lines += ["", f'<a id="{bench.name}"></a>', "", f"## {bench.title}", ""]
+        lines += [_prose(bench.intro), ""]
         if bench.design:
             lines += [_prose(f"Target (design.md): {bench.design}"), ""]
         lines += [f"`{command}` ({result['seconds']:.0f} s)", ""]

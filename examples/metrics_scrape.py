@@ -117,7 +117,7 @@ def main() -> None:
     show("a2a_client_retries_total", "reason", "method")
     show("a2a_client_retry_budget_exhausted_total", "method", "peer")
     outcomes = show("a2a_client_task_outcomes_total", "skill", "state")
-    show("a2a_client_calls_total", "outcome", "method")
+    show("a2a_client_calls_total", "outcome", "give_up", "method")
     show("a2a_client_unknown_outcomes_total", "resolution", "method")
 
     reasons = {found["reason"] for found, _ in errors}

@@ -17,8 +17,7 @@ from typing import Any
 
 import httpx
 
-from a2a_client_errors import GiveUp, RetryExhausted
-from a2a_client_errors._streaming import iter_events
+from a2a_client_errors import GiveUp, RetryExhausted, iter_events
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
 

@@ -191,7 +191,10 @@ def expected(recorder: RecordingHook, labels: Labels | None = None) -> dict[str,
     }
     for record in recorder.calls:
         found["calls"][
-            Labels.method(record.operation), labels.peer(record.peer), record.outcome
+            Labels.method(record.operation),
+            labels.peer(record.peer),
+            record.outcome,
+            Labels.give_up(record.decision),
         ] += 1
     for name, event in recorder.events:
         decision = event.decision

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from a2a_client_errors import Action, Reason
+from a2a_client_errors import Action, GiveUp, Reason
 from a2a_client_errors.instrumentation import prometheus_series
 from a2a_client_errors.instrumentation._labels import OPERATIONS, TASK_STATES
 
@@ -35,7 +35,8 @@ PROMQL_WORDS = {
 LABEL_VALUES: dict[str, set[str]] = {
     "reason": {r.value for r in Reason} | {"OTHER", "UNSPECIFIED"},
     "action": {a.value for a in Action},
-    "outcome": {a.value for a in Action},
+    "outcome": {a.value for a in Action} - {"retry"} | {"gave_up"},
+    "give_up": {g.value for g in GiveUp} | {""},
     "state": set(TASK_STATES) | {"OTHER"},
     "method": set(OPERATIONS) | {"other", "unknown"},
     "mode": {"local", "shared"},

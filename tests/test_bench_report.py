@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_docs import anchors
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "data" / "bench_run.json"
 
@@ -60,7 +62,7 @@ def test_a_saved_run_renders_one_page(tmp_path: Path) -> None:
     assert f"{machine['implementation']} {machine['python']}, {machine['cpus']} CPUs" in text
     assert machine["date"] in text
     for name, result in data["benchmarks"].items():
-        assert f"{{#{name}}}" in text  # its section
+        assert f'<a id="{name}"></a>\n\n## ' in text  # its section
         assert f"(#{name})" in text  # its line in the summary
         assert " ".join(result["args"]) in text  # how it ran
     assert "| body | bytes | json.loads + walk | classify |" in text  # a benchmark's own table
@@ -84,6 +86,34 @@ def test_a_missed_target_is_reported_and_a_crash_fails(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "breaker: crashed (exit status 1, no figures)" in done.stderr
     assert "**This run crashed (exit status 1, no figures).**" in page.read_text(encoding="utf-8")
+
+
+def test_the_anchors_work_on_the_site_and_in_the_repository(tmp_path: Path) -> None:
+    """Each section's anchor is an HTML id, which both renderings keep; no attribute list.
+
+    A run of two benchmarks: the summary links each section, each link has its anchor, and the
+    heading carries no ``{#id}`` (which GitHub's rendering would show as text and ignore).
+    """
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    data["benchmarks"] = {name: data["benchmarks"][name] for name in ("classify", "hooks")}
+    source, page = tmp_path / "two.json", tmp_path / "two.md"
+    source.write_text(json.dumps(data), encoding="utf-8")
+    done = _render(source, page)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "{#" not in text
+    assert re.findall(r'<a id="([\w-]+)"></a>\n\n## ', text) == ["classify", "hooks"]
+    assert re.findall(r"\]\(#([\w-]+)\)", text) == ["classify", "hooks"]
+    assert anchors(text) >= {"classify", "hooks"}
+
+
+def test_the_page_in_docs_has_the_anchors_report_py_writes() -> None:
+    """docs/benchmarks.md has each benchmark's section the way `render` now writes it."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert "{#" not in page
+    names = re.findall(r'<a id="([\w-]+)"></a>\n\n## ', page)
+    assert names == re.findall(r"^\| \[.*?\]\(#([\w-]+)\) \|", page, flags=re.MULTILINE)
+    assert len(names) == len(_benchmarks())
 
 
 def test_every_benchmark_is_on_the_page() -> None:

@@ -168,14 +168,16 @@ async def test_a_stream_given_up_after_its_resubscriptions_is_one_failed_call() 
         async for _ in client.send_message(_request()):
             pass
     assert failed.value.record is not None
-    assert [c.outcome for c in hook.calls if c.operation == "SendMessage"] == ["retry"]
+    assert [c.outcome for c in hook.calls if c.operation == "SendMessage"] == ["gave_up"]
     gave_up = [e for name, e in hook.events if name == "give_up" and e.operation == "SendMessage"]
     assert len(gave_up) == 1
     ok = registry.get_sample_value(
         "a2a_client_calls_total", {"method": "SendMessage", "peer": "other", "outcome": "ok"}
     )
     assert not ok
-    assert _sum(registry, "a2a_client_calls_total", outcome="retry", method="SendMessage") == 1
+    gave_up = {"outcome": "gave_up", "method": "SendMessage"}
+    assert _sum(registry, "a2a_client_calls_total", **gave_up, give_up="stream_started") == 1
+    assert _sum(registry, "a2a_client_calls_total", outcome="retry") == 0
 
 
 def _sum(registry: CollectorRegistry, name: str, **labels: str) -> float:
@@ -336,7 +338,7 @@ def test_observe_that_ends_a_call_tells_its_record() -> None:
     assert guard.observe(decision, peer="p", operation="GetTask") is None
     record = guard.observe(decision, peer="p", operation="GetTask", ends=True)
     assert record is not None
-    assert record.outcome == "retry"
+    assert record.outcome == "gave_up"  # the call ended: it is not retrying
     assert [name for name, _ in hook.events] == ["decision", "decision", "give_up"]
     assert hook.calls == [record]
 

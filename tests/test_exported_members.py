@@ -85,6 +85,11 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
     ("namespace", "names"),
     [
         ("types", {"ErrorKind", "Source", "CallShape", "GuardedCall", "AttemptOutcome", "Limits"}),
+        (  # what the docs show users: error details, the reasons table, the dedupe readers
+            "types",
+            {"ErrorInfo", "BadRequest", "FieldViolation", "ROWS", "row_for", "canonical_reason"}
+            | {"DedupeParams", "read_dedupe_params", "read_dedupe_mark"},
+        ),
         ("hooks", {"Hook", "CallRecord", "GuardEvent", "BreakerTransition", "BudgetFallback"}),
         pytest.param(
             "server",
@@ -102,6 +107,7 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
             {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
         ),
         ("integrations.postgres", {"PostgresJournal"}),
+        ("integrations.a2a_sdk", {"guard_client", "guarded_factory", "DecisionHandlers"}),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:

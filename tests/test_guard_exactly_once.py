@@ -7,21 +7,27 @@ deadline or a look-up timeout of a few hundredths of a second on an awaitable th
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry
 
 from a2a_client_errors import Action
+from a2a_client_errors._breaker import Admission, BreakerState, Verdict
 from a2a_client_errors._failures import (
+    DeadlineExceeded,
     FixRequestNeeded,
     OutcomeUnknown,
+    PeerUnavailable,
     RetryExhausted,
 )
 from a2a_client_errors._guard import CallShape, Guard, UnknownOutcomeEvent
 from a2a_client_errors._lookup import ExactlyOnce, Found, NotFound, Resolution, Unresolved
 from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reasons import Delivery
+from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.testing import FakeClock, RecordingHook
 from tests.conftest import agent_unavailable
 
@@ -575,3 +581,153 @@ async def test_deadline_cut_of_a_read_is_retried_or_given_up_not_looked_up() -> 
     with pytest.raises(RetryExhausted):
         await g.acall(hangs, operation="GetTask", lookup=looker.acall)
     assert looker.times == []
+
+
+# --- a resend is told when it goes out, and only then ---------------------------------------------
+
+
+class Breaker:
+    """A breaker that admits the first ``admits`` attempts, then refuses (open)."""
+
+    def __init__(self, admits: int) -> None:
+        self.admits = admits
+        self.asked = 0
+
+    def admit(self, peer: str) -> Admission:
+        """Admit while allowed, then refuse with the peer open."""
+        self.asked += 1
+        if self.asked <= self.admits:
+            return Admission(True)
+        return Admission(False, state=BreakerState.OPEN, retry_in=30.0)
+
+    def record(
+        self, peer: str, verdict: Verdict, *, probe: bool = False, retry_after: float | None = None
+    ) -> None:
+        """Verdicts are not modelled."""
+
+    def state(self, peer: str) -> BreakerState:
+        """Open once it refused."""
+        return BreakerState.OPEN if self.asked > self.admits else BreakerState.CLOSED
+
+
+class SlowLooker(Looker):
+    """A look-up that finds nothing by the caller's word, and takes ``seconds`` of fake time."""
+
+    def __init__(self, clock: FakeClock, seconds: float) -> None:
+        super().__init__(NotFound())
+        self.clock = clock
+        self.seconds = seconds
+
+    def __call__(self, time_left: float | None) -> Any:
+        """One look, the clock moved on by its duration."""
+        self.clock.advance(self.seconds)
+        return super().__call__(time_left)
+
+
+def _telling(clock: FakeClock, **kwargs: Any) -> tuple[Guard, Hook, CollectorRegistry]:
+    """A Guard whose hooks record, log and count unknown outcomes."""
+    hook, registry = Hook(), CollectorRegistry()
+    g = Guard(
+        clock=clock,
+        sleep=clock.sleep,
+        random=lambda: 0.0,
+        hooks=[hook, LoggingHook(), PrometheusHook(registry=registry)],
+        **kwargs,
+    )
+    return g, hook, registry
+
+
+def _told(registry: CollectorRegistry, caplog: pytest.LogCaptureFixture) -> tuple[float, int]:
+    """How many resends the metrics counted, and how many the log said."""
+    counted = sum(
+        sample.value
+        for metric in registry.collect()
+        for sample in metric.samples
+        if sample.name == "a2a_client_unknown_outcomes_total"
+        and sample.labels["resolution"] == "resent"
+    )
+    logged = [r for r in caplog.records if getattr(r, "resolution", None) == "resent"]
+    return counted, len(logged)
+
+
+@MODES
+async def test_a_resend_the_breaker_stops_is_not_told_as_resent(
+    mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Absent by the caller's word, but the breaker opens before the resend: nothing resent.
+
+    The look-up allows the resend; the breaker refuses it. No log line and no count says
+    "resent"; the hooks hear "not_found" once, and the record says so.
+    """
+    g, hook, registry = _telling(clock, breaker=Breaker(admits=1))
+    peer = Peer(lost(), "never")
+    with (
+        caplog.at_level(logging.INFO, logger="a2a_client_errors"),
+        pytest.raises(PeerUnavailable) as caught,
+    ):
+        await run(mode, g, peer, Looker(NotFound()))
+    assert peer.calls == 1
+    assert hook.resolutions == [Resolution.NOT_FOUND]
+    assert caught.value.record is not None
+    assert caught.value.record.resolution is Resolution.NOT_FOUND
+    assert _told(registry, caplog) == (0.0, 0)
+
+
+@MODES
+async def test_a_resend_the_deadline_stops_is_not_told_as_resent(
+    mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The look-up took the time the resend needed: the call gives up at its deadline.
+
+    The retry was planned before the look-up, with 10 s left; the look-up searched until the
+    deadline before it answered "absent", so no resend can start: nothing is sent again, no
+    token is spent, nothing says "resent".
+    """
+    budget = Budget()
+    g, hook, registry = _telling(clock, budget=budget, deadline=10.0)
+    peer = Peer(lost(), "never")
+    with (
+        caplog.at_level(logging.INFO, logger="a2a_client_errors"),
+        pytest.raises(DeadlineExceeded) as caught,
+    ):
+        await run(mode, g, peer, SlowLooker(clock, 10.0))
+    assert caught.value.decision.give_up is GiveUp.DEADLINE
+    assert peer.calls == 1
+    assert budget.spent == 0
+    assert hook.resolutions == [Resolution.NOT_FOUND]
+    assert _told(registry, caplog) == (0.0, 0)
+
+
+@MODES
+async def test_a_resend_the_budget_refuses_is_not_told_as_resent(
+    mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Absent by the caller's word, and the budget pays for no resend: told unresolved."""
+    g, hook, registry = _telling(clock, budget=Budget(pays=False))
+    peer = Peer(lost(), "never")
+    with caplog.at_level(logging.INFO, logger="a2a_client_errors"), pytest.raises(OutcomeUnknown):
+        await run(mode, g, peer, Looker(NotFound()))
+    assert peer.calls == 1
+    assert hook.resolutions == [Resolution.UNRESOLVED]
+    assert _told(registry, caplog) == (0.0, 0)
+
+
+@MODES
+async def test_a_resend_that_goes_out_is_told_once_as_it_goes(
+    mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The resend is sent: one "resent" in the hooks, the log and the metrics, after the retry.
+
+    The breaker admits it; the hooks hear of it once the retry was decided and the breaker
+    let it go, not at the look-up's verdict.
+    """
+    g, hook, registry = _telling(clock, breaker=Breaker(admits=2))
+    peer = Peer(lost(), "second")
+    with caplog.at_level(logging.INFO, logger="a2a_client_errors"):
+        assert await run(mode, g, peer, Looker(NotFound())) == "second"
+    assert peer.calls == 2
+    assert hook.resolutions == [Resolution.RESENT]
+    assert _told(registry, caplog) == (1.0, 1)
+    messages = [r.getMessage() for r in caplog.records if r.name == "a2a_client_errors.decisions"]
+    assert "retry in" in messages[0]
+    assert "the same message sent again" in messages[1]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import threading
+from pathlib import Path
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors import Action, Decision, Reason, normalize
+from a2a_client_errors import Action, CallRecord, Decision, GiveUp, Reason, normalize
 from a2a_client_errors.instrumentation import (
     METRICS,
     OPERATIONS,
@@ -201,3 +203,25 @@ def test_prometheus_series_names_every_metric() -> None:
     assert "a2a_client_retry_budget_tokens" in series
     assert len({spec.key for spec in METRICS}) == len(METRICS) == 15
     assert all(name.startswith("x_") for name in prometheus_series("x"))
+
+
+def test_give_up_labels_are_the_give_up_kinds_and_the_docs_list_them() -> None:
+    """``give_up`` is a `GiveUp` value or empty; docs/operations.md lists exactly those."""
+    assert Labels.give_up(Decision(Action.OK)) == ""
+    for kind in GiveUp:
+        assert Labels.give_up(Decision(Action.RETRY, give_up=kind)) == kind.value
+    page = (Path(__file__).resolve().parent.parent / "docs" / "operations.md").read_text("utf-8")
+    (row,) = [line for line in page.splitlines() if line.startswith("| `give_up` |")]
+    assert set(re.findall(r"`([a-z_]+)`", row)) - {"give_up"} == {kind.value for kind in GiveUp}
+
+
+def test_a_call_that_ended_is_never_labelled_retry() -> None:
+    """The outcome of a call that ended on a retry decision is ``gave_up``, whatever its kind."""
+    for decision in (
+        Decision(Action.RETRY, give_up=GiveUp.BUDGET),
+        Decision(Action.RETRY, delay=0.5),  # a door ended it before the retry went
+    ):
+        record = CallRecord(decision, "p", "GetTask", 1, 0.0)
+        assert record.outcome == "gave_up"
+    assert CallRecord(Decision(Action.REPORT), "p", "GetTask", 1, 0.0).outcome == "report"
+    assert CallRecord(Decision(Action.OK), "p", "GetTask", 1, 0.0).outcome == "ok"

@@ -86,17 +86,17 @@ def test_no_body_no_token_no_control_character_reaches_the_log(
         client.post(url, json=body)
     assert all(TOKEN in request.headers["authorization"] for request in seen)  # it was sent
     records = [r for r in caplog.records if r.name == LOGGER]
-    # The look-up (nothing there: resent), the retry; the broken answer looked up too
-    # (nothing there: not resent), then the report.
+    # The retry, then the resend as it goes out (the look-up found nothing); the broken answer
+    # looked up too (nothing there: not resent), then the report.
     assert [r.levelname for r in records] == ["INFO", "INFO", "INFO", "ERROR"]
-    assert records[0].resolution == "resent"  # type: ignore[attr-defined]
+    assert records[1].resolution == "resent"  # type: ignore[attr-defined]
     assert records[2].resolution == "not_found"  # type: ignore[attr-defined]
     for record in records:
         text = _everything(record)
         for secret in (TOKEN, BODY_SECRET, URL_SECRET, "Bearer", "authorization"):
             assert secret not in text
         assert not CONTROL.search(record.getMessage())
-    for record in (records[1], records[3]):  # the decisions, which carry the peer's message
+    for record in (records[0], records[3]):  # the decisions, which carry the peer's message
         assert not CONTROL.search(record.peer_message)  # type: ignore[attr-defined]
         assert "\\x1b[2J\\r\\nFORGED" in record.getMessage()  # rendered visibly
         assert len(record.peer_message) < 260  # type: ignore[attr-defined]

@@ -25,7 +25,10 @@ def test_the_workload_is_recorded_as_its_events_say() -> None:
     recorder = workload([OpenTelemetryHook(meter_provider=provider)])
     points = otel_points(reader)
     want = expected(recorder)
-    assert otel_values(points, "a2a.client.calls", ("method", "peer", "outcome")) == want["calls"]
+    assert (
+        otel_values(points, "a2a.client.calls", ("method", "peer", "outcome", "give_up"))
+        == want["calls"]
+    )
     assert (
         otel_values(points, "a2a.client.errors", ("method", "reason", "action", "peer"))
         == want["errors"]

@@ -7,9 +7,17 @@ import prometheus_client
 import pytest
 from prometheus_client import CollectorRegistry
 
-from a2a_client_errors import BudgetRegistry, Guard, ReconcileNeeded, RetryBudget, RetryExhausted
+from a2a_client_errors import (
+    BudgetRegistry,
+    CallFailed,
+    Guard,
+    ReconcileNeeded,
+    RetryBudget,
+    RetryExhausted,
+)
 from a2a_client_errors.instrumentation import PrometheusHook, prometheus_series
-from a2a_client_errors.testing import error_response
+from a2a_client_errors.testing import FakeClock, error_response
+from tests.conftest import agent_unavailable
 from tests.metrics_support import by_labels, expected, scrape, value, workload
 
 BILLING = "https://billing.example:443"
@@ -23,7 +31,8 @@ def test_the_workload_is_counted_as_its_events_say() -> None:
     samples = scrape(registry)
     want = expected(recorder)
     assert (
-        by_labels(samples, "a2a_client_calls_total", ("method", "peer", "outcome")) == want["calls"]
+        by_labels(samples, "a2a_client_calls_total", ("method", "peer", "outcome", "give_up"))
+        == want["calls"]
     )
     assert (
         by_labels(samples, "a2a_client_errors_total", ("method", "reason", "action", "peer"))
@@ -37,6 +46,35 @@ def test_the_workload_is_counted_as_its_events_say() -> None:
         by_labels(samples, "a2a_client_retry_budget_exhausted_total", ("method", "peer"))
         == want["exhausted"]
     )
+
+
+def test_a_call_that_gave_up_is_counted_as_given_up_never_as_retrying() -> None:
+    """``outcome="gave_up"`` with why in ``give_up``; a call that did not give up has no reason.
+
+    Three calls of a peer that answers 503: out of attempts, out of budget, and out of time
+    (its deadline too near for the pause); then a success. None is counted ``retry``.
+    """
+    registry = CollectorRegistry()
+    hook = PrometheusHook(registry=registry)
+    unavailable = agent_unavailable()
+    spent = RetryBudget(capacity=0.0)
+    clock = FakeClock()
+    for guard in (
+        Guard(hooks=[hook], sleep=lambda _: None, max_attempts=2),
+        Guard(hooks=[hook], sleep=lambda _: None, budget=spent),
+        Guard(hooks=[hook], clock=clock, sleep=clock.sleep, deadline=0.1, random=lambda: 1.0),
+    ):
+        with pytest.raises(CallFailed):
+            guard.call(lambda: unavailable, operation="GetTask", peer=BILLING)
+    Guard(hooks=[hook]).call(lambda: TASK, operation="GetTask", peer=BILLING)
+    samples = scrape(registry)
+    calls = by_labels(samples, "a2a_client_calls_total", ("outcome", "give_up"))
+    assert calls == {
+        ("gave_up", "attempts"): 1,
+        ("gave_up", "budget"): 1,
+        ("gave_up", "deadline"): 1,
+        ("ok", ""): 1,
+    }
 
 
 def test_errors_are_counted_by_reason_not_by_status() -> None:

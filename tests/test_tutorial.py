@@ -7,6 +7,7 @@ is the one of an embedded a2a-sdk agent on 127.0.0.1, and every block runs again
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shlex
 import subprocess
@@ -47,8 +48,11 @@ def _logging_restored() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("logging_restored")
-def test_the_tutorial_runs_against_a_real_agent(capsys: pytest.CaptureFixture[str]) -> None:
-    """Each step does what the tutorial says, against the agent's URL."""
+def test_the_tutorial_runs_against_a_real_agent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step does what the tutorial says, against the agent's URL, outside the repository."""
+    monkeypatch.chdir(tmp_path)  # where a reader who installed the package stands
     blocks = _blocks("python")
     assert sum(block.count(PLACEHOLDER) for block in blocks) >= 1
     namespace: dict[str, Any] = {"__name__": "tutorial"}
@@ -69,20 +73,28 @@ def test_the_tutorial_runs_against_a_real_agent(capsys: pytest.CaptureFixture[st
     assert runs
     assert set(runs.values()) == {1}  # every message sent ran once
     registry = namespace["metrics"].registry
-    labels = {"method": "SendMessage", "outcome": "ok", "peer": "my-agent"}
+    labels = {"method": "SendMessage", "outcome": "ok", "give_up": "", "peer": "my-agent"}
     assert registry.get_sample_value("a2a_client_calls_total", labels) == 1
     errors = {"method": "GetTask", "reason": "TASK_NOT_FOUND", "action": "reconcile"}
     assert registry.get_sample_value("a2a_client_errors_total", {**errors, "peer": "my-agent"}) == 1
 
 
-def test_the_agent_to_try_it_on_starts_and_prints_its_url() -> None:
-    """The command the tutorial gives for an agent to call prints a URL, and serves there."""
+def test_the_agent_to_try_it_on_starts_and_prints_its_url(tmp_path: Path) -> None:
+    """The command the tutorial gives for an agent to call prints a URL, and serves there.
+
+    It runs outside the repository, the package on its path as an installed one would be.
+    """
     (console,) = [block for block in _blocks("console") if "EmbeddedPeer" in block]
     command = shlex.split(console.splitlines()[0].removeprefix("$ "))
     assert command[:2] == ["python", "-c"]
+    path = os.pathsep.join([str(TUTORIAL.parent.parent), os.environ.get("PYTHONPATH", "")])
     with (
         subprocess.Popen(  # noqa: S603 (the tutorial's own command, by this interpreter)
-            [sys.executable, *command[1:]], stdout=subprocess.PIPE, text=True
+            [sys.executable, *command[1:]],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": path},
         ) as agent
     ):
         try:

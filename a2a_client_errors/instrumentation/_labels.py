@@ -18,7 +18,12 @@ label         values
               key ``"unknown"``). A URL loses its credentials, query and fragment first.
 ``skill``     as ``peer``, with ``max_skills``; ``"unknown"`` when the caller did not say
 ``state``     the A2A task states (``TASK_STATE_FAILED``, ...); ``"OTHER"`` for any other
-``outcome``   ``"ok"`` or the action a call ended in
+``outcome``   how a call ended: ``"ok"``; ``"gave_up"`` when a retry the policy wanted did
+              not happen (`GiveUp`); else the action of its final decision (``reconcile``,
+              ``degrade``, ``fix_request``, ``report``, ``auth``)
+``give_up``   why a call gave up: the `GiveUp` values (``attempts``, ``budget``,
+              ``deadline``, ``outcome_unknown``, ``peer_unavailable``, ...); ``""`` (no
+              label, to Prometheus) for a call that did not
 ============  ==========================================================================
 
 `METRICS` names the metrics themselves, for both exporters (see `MetricSpec`).
@@ -231,6 +236,12 @@ class Labels:
         return UNSPECIFIED
 
     @staticmethod
+    def give_up(decision: Decision) -> str:
+        """The label of why a call gave up: a `GiveUp` value, or ``""`` when it did not."""
+        give_up = decision.give_up
+        return "" if give_up is None else give_up.value
+
+    @staticmethod
     def state(state: str) -> str:
         """The label of a task state: its 1.0 name, or ``"OTHER"``."""
         return state if state in TASK_STATES else OTHER_REASON
@@ -268,8 +279,9 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         "calls",
         "calls",
         "{call}",
-        ("method", "peer", "outcome"),
-        "Guarded calls by how they ended: ok, or the action of the final decision.",
+        ("method", "peer", "outcome", "give_up"),
+        "Guarded calls by how they ended: ok, gave_up (a retry that did not happen; give_up "
+        "says why), or the action of the final decision.",
     ),
     MetricSpec(
         "errors",
@@ -374,8 +386,9 @@ METRICS: Final[tuple[MetricSpec, ...]] = (
         ("method", "peer", "resolution"),
         "Attempts of calls that create work (SendMessage) that may have been processed, by how "
         "the outcome was made known: found (the task was the answer), resent (absent by the "
-        "declared listing contract), not_found (absent by it, no retry left), unresolved (not "
-        "found: OutcomeUnknown, nothing resent), deduplicating (the peer deduplicates: resent).",
+        "declared listing contract, and sent again), not_found (absent by it, the call ended "
+        "before a resend), unresolved (not found: OutcomeUnknown, nothing resent), "
+        "deduplicating (the peer deduplicates, and the message was sent again).",
     ),
     MetricSpec(
         "failovers",

@@ -396,7 +396,7 @@ class LoggingHook(Hook):
 _RESOLVED: Final[Mapping[str, str]] = {
     "found": "its task was found and is the answer: nothing resent",
     "resent": "absent by the declared listing contract: the same message sent again",
-    "not_found": "absent by the declared listing contract: not resent, no attempt left",
+    "not_found": "absent by the declared listing contract: not resent, the call ended first",
     "unresolved": "not found by the end of the look-up: nothing resent, the outcome is unknown",
     "deduplicating": "the peer deduplicates the resend: the same message sent again at once",
 }

@@ -79,7 +79,12 @@ class MetricsHook(Hook):
 
     def on_call(self, record: CallRecord) -> None:
         """Count a call that ended, by its outcome (one per call, however it ended)."""
-        values = (Labels.method(record.operation), self.labels.peer(record.peer), record.outcome)
+        values = (
+            Labels.method(record.operation),
+            self.labels.peer(record.peer),
+            record.outcome,
+            Labels.give_up(record.decision),
+        )
         self._count("calls", values)
 
     def on_decision(self, event: GuardEvent) -> None:

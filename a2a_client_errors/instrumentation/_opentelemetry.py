@@ -4,10 +4,10 @@
 metrics as `PrometheusHook`, with the same label names and values, as OpenTelemetry
 instruments named ``a2a.client.<name>`` (see `METRICS`):
 
-==========================================  ==========  ===========  ============================
+==========================================  ==========  ===========  ==============================
 instrument                                  kind        unit         attributes
-==========================================  ==========  ===========  ============================
-``a2a.client.calls``                        counter     ``{call}``   method, peer, outcome
+==========================================  ==========  ===========  ==============================
+``a2a.client.calls``                        counter     ``{call}``   method, peer, outcome, give_up
 ``a2a.client.errors``                       counter     ``{error}``  method, reason, action, peer
 ``a2a.client.retries``                      counter     ``{retry}``  method, reason, peer
 ``a2a.client.retry.delay``                  histogram   ``s``        method, peer
@@ -19,7 +19,7 @@ instrument                                  kind        unit         attributes
 ``a2a.client.circuit_breaker.rejected``     counter     ``{call}``   method, peer
 ``a2a.client.circuit_breaker.fallbacks``    counter     ``{event}``  peer, mode
 ``a2a.client.task.outcomes``                counter     ``{task}``   skill, state, peer
-==========================================  ==========  ===========  ============================
+==========================================  ==========  ===========  ==============================
 
 Only ``opentelemetry-api`` is needed, imported when the hook is created; the SDK (or any
 other implementation) is the application's choice. The budget gauge is observed when the SDK

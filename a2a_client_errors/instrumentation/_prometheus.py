@@ -6,10 +6,10 @@ imported when the hook is created, never before; a Guard without it pays nothing
 It exports (with the default prefix ``a2a_client``; labels are folded, see
 `a2a_client_errors.instrumentation._labels`):
 
-================================================  =========  ============================
+================================================  =========  ==============================
 series                                            type       labels
-================================================  =========  ============================
-``a2a_client_calls_total``                        counter    method, peer, outcome
+================================================  =========  ==============================
+``a2a_client_calls_total``                        counter    method, peer, outcome, give_up
 ``a2a_client_errors_total``                       counter    method, reason, action, peer
 ``a2a_client_retries_total``                      counter    method, reason, peer
 ``a2a_client_retry_delay_seconds``                histogram  method, peer
@@ -23,7 +23,7 @@ series                                            type       labels
 ``a2a_client_unknown_outcomes_total``             counter    method, peer, resolution
 ``a2a_client_journal_events_total``               counter    peer, event
 ``a2a_client_task_outcomes_total``                counter    skill, state, peer
-================================================  =========  ============================
+================================================  =========  ==============================
 
 ``errors`` counts every error decided about, one per attempt: count by ``reason``, not by
 status. Task outcomes (a task that came back FAILED) are a separate counter, by skill, and

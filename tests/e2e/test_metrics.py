@@ -105,7 +105,8 @@ def _assert_counted(samples: Samples, recorder: RecordingHook) -> None:
     assert retries
     assert value(samples, "a2a_client_retries_total", method="GetTask") == len(retries)
     assert value(samples, "a2a_client_retry_delay_seconds_count") == len(retries)
-    assert value(samples, "a2a_client_calls_total", outcome="retry") == 1
+    assert value(samples, "a2a_client_calls_total", outcome="gave_up") == 1
+    assert value(samples, "a2a_client_calls_total", outcome="retry") == 0  # none is retrying
     assert value(samples, "a2a_client_calls_total", outcome="reconcile") == 2
     assert value(samples, "a2a_client_calls_total", outcome="degrade") == 1
     assert value(samples, "a2a_client_retry_budget_tokens", peer=PEER) > 0
