@@ -24,8 +24,7 @@ from a2a.types import a2a_pb2
 from a2a.utils.constants import TransportProtocol
 
 from a2a_client_errors import Guard
-from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.integrations.a2a_sdk._handlers import Polling
+from a2a_client_errors.integrations.a2a_sdk import Polling, guard_client
 from a2a_client_errors.testing import RecordingHook
 from a2a_client_errors.testing.peer import EmbeddedPeer
 

@@ -189,30 +189,9 @@ def test_the_checker_finds_private_imports() -> None:
     assert _private_uses("from a2a_client_errors.types import ROWS\nimport httpx._api\n") == []
 
 
-# Waiting for `integrations.a2a_sdk` to list DecisionHandlers, Situation, Polling, LOST_RACE and
-# poll_task in its ``__all__`` (they are defined in its private ``_handlers`` module).
-AWAITING_A2A_SDK_EXPORTS = {
-    "docs/a2a-sdk.md-1",
-    "examples/cancel_race.py",
-    "examples/orchestrator_handlers.py",
-    "examples/push_to_polling.py",
-    "examples/version_negotiation.py",
-}
-
-
 @pytest.mark.parametrize(
     ("where", "source"),
-    [
-        pytest.param(
-            where,
-            source,
-            id=where,
-            marks=[pytest.mark.xfail(strict=True, reason="integrations.a2a_sdk.__all__")]
-            if where in AWAITING_A2A_SDK_EXPORTS
-            else [],
-        )
-        for where, source in _sources()
-    ],
+    [pytest.param(where, source, id=where) for where, source in _sources()],
 )
 def test_users_are_shown_public_names_only(where: str, source: str) -> None:
     """A docs block, the README or an example imports only what the package makes public."""

@@ -85,7 +85,13 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
 )
 from a2a_client_errors.integrations.a2a_sdk._connect import connect_first, connecting
 from a2a_client_errors.integrations.a2a_sdk._factory import wrapping_factory
-from a2a_client_errors.integrations.a2a_sdk._handlers import DecisionHandlers, Situation
+from a2a_client_errors.integrations.a2a_sdk._handlers import (
+    LOST_RACE,
+    DecisionHandlers,
+    Polling,
+    Situation,
+    poll_task,
+)
 from a2a_client_errors.integrations.a2a_sdk._interfaces import (
     MAX_INTERFACES,
     Interface,
@@ -106,11 +112,16 @@ if TYPE_CHECKING:
     from a2a_client_errors._policy import Decision
 
 __all__ = [
+    "LOST_RACE",
+    "DecisionHandlers",
     "GuardedClient",
     "Interface",
+    "Polling",
+    "Situation",
     "UnsupportedSdkError",
     "guard_client",
     "guarded_factory",
+    "poll_task",
     "with_message_id",
 ]
 
