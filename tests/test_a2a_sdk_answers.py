@@ -493,3 +493,122 @@ def test_a_skill_that_is_neither_string_nor_function_is_refused() -> None:
     """skill=3 is a TypeError at once, not a label that fails later."""
     with pytest.raises(TypeError, match="skill"):
         guard_client(object(), Guard(), skill=3)  # type: ignore[arg-type]
+
+
+# --- gRPC: a2a-sdk keeps the status ---------------------------------------------------------
+
+
+def _status_trailer(code: int, reason: str, message: str) -> tuple[tuple[str, bytes], ...]:
+    """``grpc-status-details-bin``: a google.rpc.Status whose last detail is the ErrorInfo."""
+    from google.rpc import error_details_pb2, status_pb2
+
+    info = error_details_pb2.ErrorInfo(reason=reason, domain="a2a-protocol.org")
+    status = status_pb2.Status(code=code, message=message)
+    status.details.add().Pack(info)
+    return (("grpc-status-details-bin", status.SerializeToString()),)
+
+
+class GoGrpcAgent:
+    """A gRPC server of ours that refuses every call as a2a-go 2.3.1's gRPC binding does.
+
+    Any A2A service name (``lf.a2a.v1`` or 0.3's ``a2a.v1``): a stream is refused with
+    FAILED_PRECONDITION and an ErrorInfo UNSUPPORTED_OPERATION (the last detail, as a2a-go
+    writes it); with ``auth`` set, every call with that bare status (UNAUTHENTICATED or
+    PERMISSION_DENIED, a2a-go's for its -31401 / -31403).
+    """
+
+    def __init__(self) -> None:
+        self.auth: Any = None
+
+    def service(self, details: Any) -> Any:
+        """The generic handler: every method of the A2A service."""
+        import grpc
+
+        method = str(details.method)
+        if "A2AService/" not in method:
+            return None
+        streaming = method.endswith(("/SendStreamingMessage", "/SubscribeToTask"))
+
+        async def refuse(request: bytes, context: Any) -> Any:
+            if self.auth is not None:
+                await context.abort(self.auth, "refused")
+            code = grpc.StatusCode.FAILED_PRECONDITION
+            said = "streaming is not supported"
+            await context.abort(
+                code,
+                said,
+                trailing_metadata=_status_trailer(code.value[0], "UNSUPPORTED_OPERATION", said),
+            )
+
+        async def refuse_stream(request: bytes, context: Any) -> Any:
+            await refuse(request, context)
+            yield b""  # pragma: no cover (aborted before)
+
+        if streaming:
+            return grpc.unary_stream_rpc_method_handler(refuse_stream)
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+@pytest.fixture(name="go_grpc")
+async def go_grpc_fixture() -> Any:
+    """The gRPC agent on 127.0.0.1 (an ephemeral port), stopped after the test."""
+    grpc = pytest.importorskip("grpc")
+
+    agent = GoGrpcAgent()
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers([agent])
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        yield agent, f"127.0.0.1:{port}"
+    finally:
+        await server.stop(None)
+
+
+def _grpc_client(
+    target: str, guard: Guard, http: httpx.AsyncClient, *, streaming: bool = True
+) -> Any:
+    import grpc.aio
+    from a2a.client import ClientFactory
+
+    config = _config(http, "GRPC", streaming=streaming)
+    config.grpc_channel_factory = grpc.aio.insecure_channel
+    client = ClientFactory(config).create(_card(target, "GRPC"))
+    return guard_client(client, guard, handlers=None)
+
+
+async def test_go_grpc_refused_stream_degrades(go_grpc: Any) -> None:
+    """a2a-go's refused gRPC stream: DegradeNeeded, read from the status a2a-sdk chained."""
+    _, target = go_grpc
+    hook = RecordingHook()
+    async with httpx.AsyncClient() as http:
+        client = _grpc_client(target, _guard(hook), http)
+        try:
+            assert not client.reads_answers  # nothing to read beside a2a-sdk: it keeps it
+            with pytest.raises(DegradeNeeded) as failed:
+                await _drain(client, _send_request())
+        finally:
+            await client.close()
+    assert failed.value.decision.reason is Reason.UNSUPPORTED_OPERATION
+    assert len(hook.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [("UNAUTHENTICATED", Reason.UNAUTHENTICATED), ("PERMISSION_DENIED", Reason.UNAUTHORIZED)],
+)
+async def test_go_grpc_auth_statuses_are_auth(go_grpc: Any, code: str, reason: Reason) -> None:
+    """a2a-go's gRPC UNAUTHENTICATED / PERMISSION_DENIED (its -31401 / -31403): AuthFailed."""
+    import grpc
+
+    agent, target = go_grpc
+    agent.auth = getattr(grpc.StatusCode, code)
+    async with httpx.AsyncClient() as http:
+        client = _grpc_client(target, _guard(), http, streaming=False)
+        try:
+            with pytest.raises(AuthFailed) as failed:
+                await _drain(client, _send_request())
+        finally:
+            await client.close()
+    assert failed.value.decision.action is Action.AUTH
+    assert failed.value.decision.reason is reason

@@ -44,7 +44,7 @@ from a2a_client_errors._normalize import DEFAULT_LIMITS, Limits, StreamHead, nor
 from a2a_client_errors._reading import aread_within
 from a2a_client_errors._redirects import FOLLOWED
 from a2a_client_errors._transport import cannot_hold_an_error
-from a2a_client_errors.integrations.a2a_sdk._compat import http_clients
+from a2a_client_errors.integrations.a2a_sdk._compat import base_transport, http_clients
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -161,10 +161,11 @@ def read_answers(client: Any) -> bool:
     """Read the answers of every httpx client an a2a-sdk ``Client`` sends with (`http_clients`).
 
     Returns:
-        Whether it sends with one (False: a gRPC client, a transport that is not httpx; its
-        answers are read from what the SDK raises, as before).
+        Whether its calls' answers are read so: its binding's transport sends with httpx
+        (False: gRPC, whose status a2a-sdk keeps, or a transport that is not a2a-sdk's; their
+        answers are judged by what a2a-sdk raises, as before). Card reads through the
+        configuration's httpx client are never a call's answer.
     """
-    clients = http_clients(client)
-    for http in clients:
+    for http in http_clients(client):
         read_answers_of(http)
-    return bool(clients)
+    return isinstance(getattr(base_transport(client), "httpx_client", None), httpx.AsyncClient)
