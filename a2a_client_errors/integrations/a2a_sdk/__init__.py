@@ -16,6 +16,12 @@ Streams (``send_message``, ``subscribe``) follow the protocol's advice (§3.5.2,
   the task read by ``GetTask``;
 * any other error mid-stream is raised as its `CallFailed`.
 
+What the agent sent is judged, not what a2a-sdk kept of it: the answers of the httpx clients
+the a2a-sdk client sends with are read during each attempt (`_answers`), and the call error
+they hold wins over a2a-sdk's exception (a2a-go's -31401 is ``auth``, its refused HTTP+JSON
+stream ``degrade``). A stream refused with an error that names no better reason (a2a-java's
+INVALID_REQUEST) is read against the agent card read again, once per call.
+
 A message without a ``message_id`` gets one (a UUID) before the first attempt, so that every
 resend carries the same one. The same messageId is not enough to make a resend safe (no
 official A2A server deduplicates by it): when an attempt of ``send_message`` may have been
