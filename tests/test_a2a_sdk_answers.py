@@ -206,6 +206,7 @@ class Agent:
         self.sends = 0
         self.card_streams = False  # what the card it serves says
         self.refuse_code = 0  # the JSON-RPC code every call is refused with (0: none)
+        self.send_code = 0  # the JSON-RPC code a unary send is refused with (0: none)
 
     def app(self) -> Starlette:
         """Its routes: JSON-RPC at ``/jsonrpc``, a2a-go's refused stream, and the card."""
@@ -248,6 +249,9 @@ class Agent:
             return JSONResponse({"jsonrpc": "2.0", "id": rpc.get("id"), "error": error})
         if rpc["method"] == METHODS["send"]:
             self.sends += 1
+            if self.send_code:
+                error = {"code": self.send_code, "message": "unauthenticated"}
+                return JSONResponse({"jsonrpc": "2.0", "id": rpc.get("id"), "error": error})
         answer = _jsonrpc_result(rpc)
         if rpc["method"] == METHODS["stream"]:
             return Response(f"data: {json.dumps(answer)}\n\n", media_type="text/event-stream")
@@ -394,6 +398,17 @@ async def test_java_refusal_is_sent_again_without_streaming(agent: Agent) -> Non
     assert events
     assert agent.sends == 1
     assert agent.card_reads == 1
+
+
+async def test_the_fallback_send_is_judged_by_its_bytes_too(agent: Agent) -> None:
+    """The degrade's send without streaming meets a2a-go's -31401: AuthFailed, not report."""
+    agent.refuse_code = _JAVA_INVALID_REQUEST
+    agent.send_code = A2A_GO_UNAUTHENTICATED_CODE
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard())
+        with pytest.raises(AuthFailed):
+            await _drain(client, _send_request())
+    assert agent.sends == 1
 
 
 async def test_java_refusal_stands_when_the_fresh_card_still_claims_streaming(

@@ -399,8 +399,13 @@ class GuardedClient:
         until = None if guard.deadline is None else guard.clock() + guard.deadline
         return reading(guard.policy.limits, guard.clock, until)
 
-    def _answered(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        """``method``, whose failure is what the agent's answer said when one was read."""
+    def answered(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """``method``, whose failure is what the agent's answer said when one was read.
+
+        For a call made beside the client's own methods (a decision handler's fallback send
+        through the client's transport): its failure is judged by the agent's bytes, as the
+        client's own calls are (see `a2a_client_errors.integrations.a2a_sdk._answers`).
+        """
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             with self._reading() as read:
@@ -746,7 +751,7 @@ class GuardedClient:
             call = method if client is self.client else getattr(client, name)
             return Onward(
                 interface.peer,
-                self._answered(_read_by(connecting(client, call))),
+                self.answered(_read_by(connecting(client, call))),
                 CallShape(operation, failover=failover),
                 args,
                 {"context": context, **kw},
