@@ -21,6 +21,7 @@ Each call is one record (``on_call``), however the answer was read. Sleeps go no
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ from starlette.routing import Route
 from a2a_client_errors import (
     Action,
     AuthFailed,
+    CallFailed,
     DegradeNeeded,
     FixRequestNeeded,
     Guard,
@@ -64,9 +66,19 @@ ONE = a2a_pb2 is not None
 CARD_PATH = "/.well-known/agent-card.json"
 REST_STREAM = "/message:stream" if ONE else "/v1/message:stream"
 METHODS = (
-    {"stream": "SendStreamingMessage", "send": "SendMessage", "get": "GetTask"}
+    {
+        "stream": "SendStreamingMessage",
+        "send": "SendMessage",
+        "get": "GetTask",
+        "subscribe": "SubscribeToTask",
+    }
     if ONE
-    else {"stream": "message/stream", "send": "message/send", "get": "tasks/get"}
+    else {
+        "stream": "message/stream",
+        "send": "message/send",
+        "get": "tasks/get",
+        "subscribe": "tasks/resubscribe",
+    }
 )
 TASK_ID = "t-1"
 
@@ -207,12 +219,15 @@ class Agent:
         self.card_streams = False  # what the card it serves says
         self.refuse_code = 0  # the JSON-RPC code every call is refused with (0: none)
         self.send_code = 0  # the JSON-RPC code a unary send is refused with (0: none)
+        self.internal_streams = False  # streams refused with -32603, as a2a-sdk 0.3 agents do
+        self.card_served = True  # False: the card's path answers 404
 
     def app(self) -> Starlette:
         """Its routes: JSON-RPC at ``/jsonrpc``, a2a-go's refused stream, and the card."""
         return Starlette(
             routes=[
                 Route("/jsonrpc", self._jsonrpc, methods=["POST"]),
+                Route("/plain/jsonrpc", self._plain, methods=["POST"]),
                 Route(REST_STREAM, self._rest_stream, methods=["POST"]),
                 Route(
                     "/message:send" if ONE else "/v1/message:send",
@@ -225,6 +240,8 @@ class Agent:
 
     async def _card(self, request: Request) -> Response:
         self.card_reads += 1
+        if not self.card_served:
+            return Response(b"404 page not found\n", status_code=404, media_type="text/plain")
         return JSONResponse(
             _card_json(self.url + "/jsonrpc", "JSONRPC", streaming=self.card_streams)
         )
@@ -239,8 +256,15 @@ class Agent:
         task = {"id": TASK_ID, "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}
         return JSONResponse({"task": task})
 
+    async def _plain(self, request: Request) -> Response:
+        """Another agent on the same origin that answers every call with its task."""
+        return JSONResponse(_jsonrpc_result(json.loads(await request.body())))
+
     async def _jsonrpc(self, request: Request) -> Response:
         rpc = json.loads(await request.body())
+        if self.internal_streams and rpc["method"] in {METHODS["stream"], METHODS["subscribe"]}:
+            error = {"code": -32603, "message": "Internal error"}
+            return JSONResponse({"jsonrpc": "2.0", "id": rpc.get("id"), "error": error})
         if self.refuse_code == _JAVA_INVALID_REQUEST and rpc["method"] == METHODS["stream"]:
             return JSONResponse(_java_invalid_request(rpc.get("id")))
         if self.refuse_code and self.refuse_code != _JAVA_INVALID_REQUEST:
@@ -627,3 +651,95 @@ async def test_go_grpc_auth_statuses_are_auth(go_grpc: Any, code: str, reason: R
             await client.close()
     assert failed.value.decision.action is Action.AUTH
     assert failed.value.decision.reason is reason
+
+
+# --- bounds and isolation ---------------------------------------------------------------------
+
+
+async def _subscribe(client: Any) -> list[Any]:
+    if ONE:
+        request = a2a_pb2.SubscribeToTaskRequest(id=TASK_ID)
+        return [event async for event in client.subscribe(request)]
+    from a2a.types import TaskIdParams
+
+    return [event async for event in client.resubscribe(TaskIdParams(id=TASK_ID))]
+
+
+async def test_an_internal_error_retried_reads_the_card_once(agent: Agent) -> None:
+    """-32603 to a subscription, the fresh card still streaming: retried, one card read."""
+    agent.internal_streams = True
+    agent.card_streams = True
+    hook = RecordingHook()
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard(hook), handlers=None)
+        with pytest.raises(CallFailed) as failed:
+            await _subscribe(client)
+    assert failed.value.attempts == 3  # every attempt made: the card changed nothing
+    assert agent.card_reads == 1
+    assert len(hook.calls) == 1
+
+
+async def test_an_internal_error_degrades_when_the_fresh_card_drops_streaming(
+    agent: Agent,
+) -> None:
+    """-32603 to a stream, the fresh card without streaming: degrade at once, nothing retried."""
+    agent.internal_streams = True
+    agent.card_streams = False
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard(), handlers=None)
+        with pytest.raises(DegradeNeeded) as failed:
+            await _drain(client, _send_request())
+    assert failed.value.attempts == 1
+    assert agent.card_reads == 1
+
+
+async def test_a_card_that_cannot_be_read_leaves_the_refusal_as_it_is(agent: Agent) -> None:
+    """The card's path answers 404: the agent's INVALID_REQUEST stands; one read tried."""
+    agent.refuse_code = _JAVA_INVALID_REQUEST
+    agent.card_served = False
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard(), handlers=None)
+        with pytest.raises(FixRequestNeeded) as failed:
+            await _drain(client, _send_request())
+    assert failed.value.decision.reason is Reason.INVALID_REQUEST
+    assert agent.card_reads == 1
+
+
+async def test_concurrent_calls_on_one_httpx_client_read_their_own_answers(agent: Agent) -> None:
+    """Two guarded calls at once over one httpx client: each is judged by its own answer."""
+    agent.refuse_code = A2A_GO_UNAUTHENTICATED_CODE
+    async with httpx.AsyncClient(timeout=10) as http:
+        refused = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard(), handlers=None)
+        served = _client(agent.url + "/plain/jsonrpc", http, "JSONRPC", _guard(), handlers=None)
+        results = await asyncio.gather(
+            *(
+                call
+                for _ in range(5)
+                for call in (
+                    refused.get_task(_get_request()),
+                    served.get_task(_get_request()),
+                )
+            ),
+            return_exceptions=True,
+        )
+    assert [isinstance(result, AuthFailed) for result in results] == [True, False] * 5
+    assert not any(isinstance(result, BaseException) for result in results[1::2])
+
+
+async def test_guarded_factory_builds_no_httpx_client_of_its_own_and_reads_the_sdks(
+    agent: Agent,
+) -> None:
+    """A configuration without an httpx client: a2a-sdk builds one, and its answers are read."""
+    agent.refuse_code = A2A_GO_UNAUTHENTICATED_CODE
+    from a2a.client import ClientConfig
+
+    config = ClientConfig(streaming=False)
+    factory = guarded_factory(config, _guard(), handlers=None)
+    client = factory.create(_card(agent.url + "/jsonrpc", "JSONRPC"))
+    try:
+        assert client.reads_answers
+        with pytest.raises(AuthFailed):
+            await client.get_task(_get_request())
+    finally:
+        await client.close()
+    assert config.httpx_client is None  # the caller's configuration is as it was
