@@ -166,8 +166,9 @@ def guard_client(
         handlers: what to do about decisions other than retry (see
             `a2a_client_errors.integrations.a2a_sdk._handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
-            version (default: the well-known path beside the card's first HTTP interface,
-            under its path prefix, then at its origin).
+            version, or a stream without saying it does not stream (default: the well-known
+            path beside the card's first HTTP interface, under its path prefix, then at its
+            origin).
         failover: whether a call that cannot go over the client's interface goes over the
             card's next interface the client can speak (its breaker open, or nothing sent).
         factory: what builds the clients of the other interfaces (an a2a-sdk
