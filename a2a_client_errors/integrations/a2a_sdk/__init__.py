@@ -1189,10 +1189,11 @@ class _Stream:
         timeout = _CARD_TIMEOUT
         if self.until is not None:
             timeout = min(timeout, max(0.0, self.until - guard.clock()))
+        held = owner.card
         card = await owner.read_card(timeout=timeout)
         claims = read_card_claims(card)
-        if claims is None:
-            return error
+        if card is held or claims is None:
+            return error  # not read again (logged): nothing new is known
         guard.learn_card(card, peer=owner.peer if self.here is None else self.here.peer)
         reason = unsupported_by_card(claims, _STREAMING_OPERATIONS[self.operation])
         if reason is None:
