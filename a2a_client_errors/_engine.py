@@ -80,7 +80,7 @@ from a2a_client_errors._lookup import (
     card_dedupe,
     find_sent,
 )
-from a2a_client_errors._normalize import normalize
+from a2a_client_errors._normalize import PeerAnswerError, normalize
 from a2a_client_errors._policy import Decision, GiveUp
 from a2a_client_errors._reasons import Action, Delivery, Reason, TransportFailure
 from a2a_client_errors.hooks import (
@@ -1820,7 +1820,7 @@ class GuardedCall:
                 maybe_processed=self.maybe_processed,
             )
         failure.record = record
-        raise failure from outcome.exc
+        raise failure from _ended_by(outcome.exc)
 
     def _event(self, decision: Decision, now: float) -> GuardEvent:
         budget = self.budget
@@ -1958,3 +1958,15 @@ async def _in_thread(effect: Record) -> Any:
 
             future.add_done_callback(undone)
         raise
+
+
+def _ended_by(exc: BaseException | None) -> BaseException | None:
+    """What a failure is chained from: the exception that ended the last attempt.
+
+    A door that read the answer itself raises `PeerAnswerError` from the client library's
+    own exception: that one is the cause the caller sees (the call error judged is the
+    answer's either way); a `PeerAnswerError` with no cause (the library raised nothing) is.
+    """
+    if isinstance(exc, PeerAnswerError) and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc

@@ -65,7 +65,8 @@ class CallFailed(Exception):  # noqa: N818 (the public name the design card fixe
 
     Catch the subclass of the action you handle (`ReconcileNeeded`, `DegradeNeeded`, ...);
     catch `CallFailed` for all of them. The exception that ended the last attempt, if any, is
-    the ``__cause__``.
+    the ``__cause__`` (a client library's own, also when the door judged the answer from its
+    bytes; `a2a_client_errors._normalize.PeerAnswerError` when the library raised nothing).
 
     Attributes:
         decision: the `Decision` that ended the call; ``decision.error`` is the `CallError`.

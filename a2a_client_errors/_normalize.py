@@ -94,6 +94,7 @@ __all__ = [
     "INVALID",
     "Limits",
     "NotSentError",
+    "PeerAnswerError",
     "SSEParser",
     "StreamHead",
     "UnreadableAnswerError",
@@ -1329,6 +1330,23 @@ class UnreadableAnswerError(Exception):
     """
 
 
+class PeerAnswerError(Exception):
+    """The call error a door read from the peer's own answer (its bytes), raised in its place.
+
+    A client library may keep less of an answer than the answer said: a2a-sdk 1.x keeps no
+    code it has no class for (a2a-go's JSON-RPC -31401), and reads a2a-go's refused HTTP+JSON
+    stream as one empty event. A door that read the answer itself raises this, chained from
+    what the library raised (if it raised): `normalize` reads it as ``error``, as it is.
+
+    Attributes:
+        error: the call error read from the answer.
+    """
+
+    def __init__(self, error: CallError) -> None:
+        super().__init__(error.message or "the peer answered with an error")
+        self.error = error
+
+
 class NotSentError(Exception):
     """A call that was never made: its connection could not be made first.
 
@@ -1341,6 +1359,8 @@ class NotSentError(Exception):
 
 
 def _from_exception(exc: BaseException, limits: Limits) -> CallError | None:
+    if isinstance(exc, PeerAnswerError):
+        return exc.error
     if isinstance(exc, UnreadableAnswerError):
         return _invalid(_message(_text(exc) or "the peer's answer could not be read", limits))
     if isinstance(exc, httpx.HTTPStatusError):

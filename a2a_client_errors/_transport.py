@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from a2a_client_errors._card_claims import CardClaims
     from a2a_client_errors._journal import Entry, JournalRecord
 
-__all__ = ["AsyncGuardTransport", "GuardTransport", "operation_of"]
+__all__ = ["AsyncGuardTransport", "GuardTransport", "cannot_hold_an_error", "operation_of"]
 
 _log = logging.getLogger("a2a_client_errors")
 RECORD: Final = "a2a_call"
@@ -119,7 +119,7 @@ def _precondition(body: object) -> bool | None:
     return generation_precondition(body) if isinstance(body, dict) else None
 
 
-def _cannot_hold_an_error(response: httpx.Response) -> bool:
+def cannot_hold_an_error(response: httpx.Response) -> bool:
     """A read 2xx response whose body cannot hold an ``"error"`` member (see the transports)."""
     if not 200 <= response.status_code < 300:
         return False
@@ -602,7 +602,7 @@ class _TransportBase:
             return None
         if guard.journal is not None and operation_of(request) in WORK_OPERATIONS:
             return None  # a send is recorded before its first byte: the engine makes it
-        return _cannot_hold_an_error
+        return cannot_hold_an_error
 
     def _credited(
         self,

@@ -19,6 +19,7 @@ from a2a.types import AgentCapabilities, AgentCard, AgentInterface, a2a_pb2
 from a2a_client_errors import Delivery, FixRequestNeeded, Guard, OutcomeUnknown
 from a2a_client_errors._redirects import refuse_redirects
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, guard_client
+from a2a_client_errors.integrations.a2a_sdk._answers import read_answer
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.lossy import LosingTransport, lose_sends
 from tests.loopback import Loopback, Recorded, Reply
@@ -214,7 +215,7 @@ async def test_the_card_read_again_never_follows_a_redirect_elsewhere(
 
 
 async def test_the_refusal_is_installed_once_and_the_caller_s_hooks_stay() -> None:
-    """Two guarded clients over one httpx client: one hook, after the caller's own."""
+    """Two guarded clients over one httpx client: one of each hook, after the caller's own."""
     seen: list[int] = []
 
     async def mine(response: httpx.Response) -> None:
@@ -224,7 +225,7 @@ async def test_the_refusal_is_installed_once_and_the_caller_s_hooks_stay() -> No
     async with httpx.AsyncClient(event_hooks={"response": [mine]}) as http:
         first = _client("http://agent.test/jsonrpc", http)
         second = _client("http://agent.test/jsonrpc", http)
-        assert http.event_hooks["response"] == [mine, refuse_redirects]
+        assert http.event_hooks["response"] == [mine, refuse_redirects, read_answer]
         await first.close()
         await second.close()
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from a2a_client_errors import Action, CallError, GiveUp, Guard, Policy, Reason, classify, normalize
 from a2a_client_errors._engine import AttemptCutShortError
 from a2a_client_errors._failures import ReportNeeded
-from a2a_client_errors._normalize import Limits, NotSentError
+from a2a_client_errors._normalize import Limits, NotSentError, PeerAnswerError
 from a2a_client_errors._reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
 from a2a_client_errors._wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
 from a2a_client_errors.types import ErrorKind, Source, TransportFailure, WireShape, escape
@@ -2567,3 +2567,15 @@ def test_go_auth_codes_on_http_200_read_as_auth(code: int) -> None:
     """The raw body (HTTP 200, as a2a-go sends it): auth, by the code."""
     decision = classify(json_response(200, jsonrpc_error(code, "unauthenticated")))
     assert decision.action is Action.AUTH
+
+
+# --- an answer a door read itself -------------------------------------------------------------
+
+
+def test_a_peer_answer_error_is_read_as_the_error_it_carries() -> None:
+    """PeerAnswerError stands for the answer a door read: normalize gives its error as it is."""
+    error = normalize(json_response(200, jsonrpc_error(-31401, "unauthenticated")))
+    assert error is not None
+    answer = PeerAnswerError(error)
+    answer.__cause__ = ValueError("what a library made of it")
+    assert normalize(answer) is error

@@ -3,9 +3,10 @@
 a2a-go 2.3.1 answers an HTTP+JSON stream it refuses before its first event with
 ``200 text/event-stream`` and one ``data: {"error": ...}`` event without an event name
 (`a2a_client_errors.testing.dialects.a2a_go_rest_stream_error`). a2a-sdk 1.3's REST stream
-parser reads that event as an empty ``StreamResponse``: through `guard_client` alone the call
-ends in `RetryExhausted` (an interruption). `AsyncGuardTransport` under the client's httpx
-client reads the bytes and raises the decision they carry: `DegradeNeeded`.
+parser reads that event as an empty ``StreamResponse``; `guard_client` reads the bytes itself
+and raises the decision they carry: `DegradeNeeded`, with `AsyncGuardTransport` under the
+client's httpx client or without it (never `RetryExhausted`, an interruption of a task that
+does not exist).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from a2a_client_errors import (
     DegradeNeeded,
     Guard,
     Reason,
-    RetryExhausted,
 )
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing.dialects import a2a_go_rest_stream_error
@@ -95,7 +95,8 @@ async def test_the_refusal_read_from_the_bytes_is_degrade(go_agent: str) -> None
     assert failed.value.decision.reason is Reason.UNSUPPORTED_OPERATION
 
 
-async def test_without_the_transport_the_sdk_reads_an_empty_event(go_agent: str) -> None:
-    """What the transport is for: a2a-sdk alone turns the refusal into an interruption."""
-    with pytest.raises(RetryExhausted):
+async def test_without_the_transport_guard_client_reads_the_bytes(go_agent: str) -> None:
+    """No transport of ours: guard_client reads the refusal a2a-sdk made an empty event of."""
+    with pytest.raises(DegradeNeeded) as failed:
         await _send(go_agent, None, Guard(sleep=lambda _: None))
+    assert failed.value.decision.reason is Reason.UNSUPPORTED_OPERATION

@@ -16,6 +16,12 @@ Streams (``send_message``, ``subscribe``) follow the protocol's advice (§3.5.2,
   the task read by ``GetTask``;
 * any other error mid-stream is raised as its `CallFailed`.
 
+What the agent sent is judged, not what a2a-sdk kept of it: the answers of the httpx clients
+the a2a-sdk client sends with are read during each attempt (`_answers`), and the call error
+they hold wins over a2a-sdk's exception (a2a-go's -31401 is ``auth``, its refused HTTP+JSON
+stream ``degrade``). A stream refused with an error that names no better reason (a2a-java's
+INVALID_REQUEST) is read against the agent card read again, once per call.
+
 A message without a ``message_id`` gets one (a UUID) before the first attempt, so that every
 resend carries the same one. The same messageId is not enough to make a resend safe (no
 official A2A server deduplicates by it): when an attempt of ``send_message`` may have been
@@ -50,12 +56,12 @@ import sys
 from collections import OrderedDict
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx
 
 from a2a_client_errors._card_claims import CardClaims, read_card_claims, unsupported_by_card
-from a2a_client_errors._engine import Onward
+from a2a_client_errors._engine import AttemptCutShortError, Onward
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, failure_for
@@ -71,10 +77,11 @@ from a2a_client_errors._lookup import (
     follow_task,
     learn_mark,
 )
-from a2a_client_errors._normalize import UnreadableAnswerError, normalize
+from a2a_client_errors._normalize import PeerAnswerError, UnreadableAnswerError, normalize
 from a2a_client_errors._outcomes import TaskOutcome, task_outcome
 from a2a_client_errors._reasons import Action, Reason, TransportFailure
 from a2a_client_errors._streaming import interruption
+from a2a_client_errors.integrations.a2a_sdk._answers import read_answers, reading, unread
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     UnsupportedSdkError,
     client_card,
@@ -103,6 +110,7 @@ from a2a_client_errors.integrations.a2a_sdk._interfaces import (
 from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, task_view
 
 if TYPE_CHECKING:
+    import contextlib
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
     from types import TracebackType
 
@@ -110,6 +118,7 @@ if TYPE_CHECKING:
 
     from a2a_client_errors._journal import Entry
     from a2a_client_errors._policy import Decision
+    from a2a_client_errors.integrations.a2a_sdk._answers import Read
 
 __all__ = [
     "LOST_RACE",
@@ -134,6 +143,8 @@ _DEFAULT_HANDLERS: Final = DecisionHandlers()
 _NO_REQUEST: Final = object()  # a method called without a request (a2a-sdk 0.3's get_card)
 _UNREAD: Final = object()  # no card read yet (None is a card held: none)
 NO_OPTIONS: Final[Mapping[str, Any]] = MappingProxyType({})
+Skill: TypeAlias = "str | Callable[[Any], str | None] | None"
+"""What names the skill of a client's tasks (see `guard_client`)."""
 
 
 def guard_client(
@@ -148,6 +159,7 @@ def guard_client(
     factory: Any = None,
     failover_origins: Iterable[str] = (),
     max_interfaces: int = MAX_INTERFACES,
+    skill: Skill = None,
 ) -> GuardedClient:
     """Wrap an a2a-sdk ``Client`` so that every operation goes through ``guard``.
 
@@ -165,8 +177,9 @@ def guard_client(
         handlers: what to do about decisions other than retry (see
             `a2a_client_errors.integrations.a2a_sdk._handlers`); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
-            version (default: the well-known path beside the card's first HTTP interface,
-            under its path prefix, then at its origin).
+            version, or a stream without saying it does not stream (default: the well-known
+            path beside the card's first HTTP interface, under its path prefix, then at its
+            origin).
         failover: whether a call that cannot go over the client's interface goes over the
             card's next interface the client can speak (its breaker open, or nothing sent).
         factory: what builds the clients of the other interfaces (an a2a-sdk
@@ -180,13 +193,20 @@ def guard_client(
             `a2a_client_errors.integrations.a2a_sdk._interfaces.origin_of`).
         max_interfaces: the most interfaces one call goes over, the preferred one counted
             (the first ones the card lists after it).
+        skill: the skill the tasks of this client's calls are told with to the Guard's task
+            outcome hooks (the metrics' ``skill`` label; A2A tasks do not carry one): a
+            string, or a function of each call's request giving one (or None). A send's own
+            ``skill=`` comes first, then this, then the message metadata's ``"skill"``
+            string; a task read later (GetTask, a subscription) keeps the skill its send was
+            told with. Default: none (``"unknown"`` in the metrics).
 
     Raises:
         ImportError: a2a-sdk is not installed.
         UnsupportedSdkError: the installed a2a-sdk is not one of the versions supported
             (``a2a_client_errors.integrations.a2a_sdk._compat.SUPPORTED``), or lacks what
             the client is read for.
-        TypeError: ``failover_origins`` is one string, or holds something else than strings.
+        TypeError: ``failover_origins`` is one string, or holds something else than strings;
+            ``skill`` is neither a string nor callable.
         ValueError: an empty origin, or ``max_interfaces`` below 1.
     """
     require_supported()
@@ -201,6 +221,7 @@ def guard_client(
         factory=factory,
         failover_origins=failover_origins,
         max_interfaces=max_interfaces,
+        skill=skill,
     )
 
 
@@ -217,7 +238,7 @@ def guarded_factory(config: Any = None, guard: Guard | None = None, **options: A
             default: a2a-sdk's default configuration.
         guard: the Guard every client runs under (default: one ``Guard()`` for the factory).
         **options: more keyword arguments of `guard_client` (``handlers``, ``max_reconnects``,
-            ``failover``, ``failover_origins``, ``max_interfaces``).
+            ``failover``, ``failover_origins``, ``max_interfaces``, ``skill``).
 
     Raises:
         ImportError: a2a-sdk is not installed.
@@ -275,6 +296,10 @@ class GuardedClient:
             serve them (see `guard_client`).
         failover_origins: the other origins calls may fail over to (see `guard_client`).
         max_interfaces: the most interfaces one call goes over, the preferred one counted.
+        skill: the skill task outcomes are told with (see `guard_client`).
+        reads_answers: whether the agent's answers are read by the client itself (an httpx
+            client was found to read them through); False: they are judged by what a2a-sdk
+            raises (gRPC, whose status a2a-sdk keeps, or a transport that is not httpx).
     """
 
     def __init__(
@@ -290,8 +315,15 @@ class GuardedClient:
         factory: Any = None,
         failover_origins: Iterable[str] = (),
         max_interfaces: int = MAX_INTERFACES,
+        skill: Skill = None,
     ) -> None:
+        given: object = skill  # an untyped caller may pass anything
+        if not (given is None or isinstance(given, str) or callable(given)):
+            msg = f"skill is a string or a function of the request, not {type(skill).__name__}"
+            raise TypeError(msg)
         self.client = client
+        self.skill = skill
+        self._skill_failed = False
         self.guard = guard
         self._given_peer = peer
         self.failover_origins = named_origins(failover_origins)
@@ -309,6 +341,8 @@ class GuardedClient:
         self._claims_of: tuple[Any, CardClaims | None] = (_UNREAD, None)  # (card, its claims)
         line().prepare_client(client)
         keep_home(client)  # no redirect carries a call to another origin
+        # The agent's answers are read as they come: its bytes win over what a2a-sdk kept.
+        self.reads_answers = read_answers(client)
         # Task outcomes for the Guard's hooks: each task's skill, and the final states told.
         self._skills: OrderedDict[str, str] = OrderedDict()
         self._told: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -347,7 +381,8 @@ class GuardedClient:
         try:
             for url in urls:  # where the card came from first, then the origin's well-known
                 try:
-                    card = await asyncio.wait_for(line().fetch_card(http, url), timeout)
+                    with unread():  # a card read during a call is not the call's answer
+                        card = await asyncio.wait_for(line().fetch_card(http, url), timeout)
                 except Exception as exc:  # this one failed: the next, or keep the card held
                     _log.warning("could not read the agent card again (%s)", type(exc).__name__)
                     continue
@@ -369,6 +404,33 @@ class GuardedClient:
                 limit=self.max_interfaces,
             )
         return card
+
+    def _reading(self) -> contextlib.AbstractContextManager[Read]:
+        """Read the agent's answers during one attempt (see `_answers`), within the deadline."""
+        guard = self.guard
+        until = None if guard.deadline is None else guard.clock() + guard.deadline
+        return reading(guard.policy.limits, guard.clock, until)
+
+    def answered(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        """``method``, whose failure is what the agent's answer said when one was read.
+
+        For a call made beside the client's own methods (a decision handler's fallback send
+        through the client's transport): its failure is judged by the agent's bytes, as the
+        client's own calls are (see `a2a_client_errors.integrations.a2a_sdk._answers`).
+        """
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            with self._reading() as read:
+                try:
+                    return await method(*args, **kwargs)
+                except AttemptCutShortError:
+                    raise
+                except Exception as exc:
+                    if read.error is None:
+                        raise  # no answer read (or a result): what a2a-sdk raised is all
+                    raise PeerAnswerError(read.error) from exc
+
+        return call
 
     def _prepared(self, context: Any) -> Any:
         """The call context, with what the handlers declare from the card (see ``prepare``)."""
@@ -482,11 +544,19 @@ class GuardedClient:
         await guard.arun_reads(search, ask, peer=self.peer, deadline_at=until, wait=True)
         return latest[0]
 
-    def _tell(self, outcome: TaskOutcome | None, operation: str, skill: str | None = None) -> None:
+    def _tell(
+        self,
+        outcome: TaskOutcome | None,
+        operation: str,
+        skill: str | None = None,
+        *,
+        fallback: str | None = None,
+    ) -> None:
         """Tell the Guard's hooks about a task that reached a final state, once per state.
 
         Costs nothing when no hook observes task outcomes. The skill is remembered per task,
-        so a later GetTask or subscription of the same task is told with it.
+        so a later GetTask or subscription of the same task is told with it; ``fallback``
+        (the client's `skill` for the call) names one the task was never told with.
         """
         if outcome is None or not self.guard.observers["on_task_outcome"]:
             return
@@ -496,6 +566,7 @@ class GuardedClient:
                 _remember(self._skills, task_id, skill)
             else:
                 skill = self._skills.get(task_id)
+        skill = skill or fallback
         if not outcome.is_final:
             return
         if task_id:
@@ -504,6 +575,24 @@ class GuardedClient:
                 return
             _remember(self._told, key, None)
         self.guard.record_task(outcome, skill=skill, peer=self.peer, operation=operation)
+
+    def _skill_for(self, request: Any) -> str | None:
+        """The skill this client names for a call's request (`guard_client`'s ``skill``).
+
+        A function that fails, or gives something else than a non-empty string, names none
+        (its failure logged once): a label never fails a call.
+        """
+        named = self.skill
+        if named is None or isinstance(named, str):
+            return named or None
+        try:
+            found = named(request)
+        except Exception as exc:  # the caller's function: said once, never the call's failure
+            if not self._skill_failed:
+                self._skill_failed = True
+                _log.warning("the skill function failed (%s)", type(exc).__name__)
+            return None
+        return found if isinstance(found, str) and found else None
 
     async def __aenter__(self) -> Self:
         return self
@@ -674,7 +763,7 @@ class GuardedClient:
             call = method if client is self.client else getattr(client, name)
             return Onward(
                 interface.peer,
-                _read_by(connecting(client, call)),
+                self.answered(_read_by(connecting(client, call))),
                 CallShape(operation, failover=failover),
                 args,
                 {"context": context, **kw},
@@ -686,7 +775,7 @@ class GuardedClient:
             handled = await self._handled(failure, operation, given, context, kw)
             result = await handled if inspect.isawaitable(handled) else handled
         if self.guard.observers["on_task_outcome"]:
-            self._tell(task_outcome(result), operation)
+            self._tell(task_outcome(result), operation, fallback=self._skill_for(given))
         return result
 
     async def get_task(self, request: Any, *, context: Any = None, **kwargs: Any) -> Any:
@@ -803,7 +892,7 @@ class GuardedClient:
             request=outgoing,
             options=options,
             context=context,
-            skill=skill or sdk.skill_of(sdk.message_of(request)),
+            skill=skill or self._skill_for(request) or sdk.skill_of(sdk.message_of(request)),
             unary=unary,
             sent=sent,
             entry=entry,
@@ -947,6 +1036,9 @@ class _Stream:
         self.ended = False  # a Message answered, or the task reached a final state
         self.here: Interface | None = None  # the interface the attempt in flight goes over
         self.opened: GuardedCall | None = None  # the call that opened the stream
+        self.card_read = False  # the card was read again for a refusal (once per call)
+        guard = owner.guard
+        self.until = None if guard.deadline is None else guard.clock() + guard.deadline
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         try:
@@ -1022,15 +1114,8 @@ class _Stream:
         def attempt_for(client: Any, interface: Interface, failover: bool) -> Onward:
             async def attempt() -> tuple[AsyncIterator[Any] | None, Any]:
                 await connect_first(client)
-                iterator = _Reading(open_stream(client).__aiter__())
-                try:
-                    return iterator, await iterator.__anext__()
-                except StopAsyncIteration:
-                    if empty_ok:
-                        return None, None
-                    # No event at all is no answer: never a success with nothing in it.
-                    msg = f"the {operation} stream ended without one event"
-                    raise UnreadableAnswerError(msg) from None
+                with owner._reading() as read:
+                    return await self._opened(client, open_stream, operation, read, empty_ok)
 
             self.here = interface
             lookup = None
@@ -1066,6 +1151,82 @@ class _Stream:
             attempt_for, opened=opened
         )
         return result
+
+    async def _opened(
+        self,
+        client: Any,
+        open_stream: Callable[[Any], AsyncIterator[Any]],
+        operation: str,
+        read: Read,
+        empty_ok: bool,
+    ) -> tuple[AsyncIterator[Any] | None, Any]:
+        """One attempt's stream and its first event; what the agent's answer said wins.
+
+        a2a-sdk may make an event of an error (a2a-go's refused HTTP+JSON stream, read by
+        a2a-sdk 1.x as one empty event), or keep less of it than it said: the call error read
+        from the answer (`_answers`) is raised instead, chained from a2a-sdk's own exception.
+        A refusal that names no better reason is first read against the card read again
+        (`_against_fresh_card`).
+        """
+        iterator = _Reading(open_stream(client).__aiter__())
+        try:
+            first = await iterator.__anext__()
+        except StopAsyncIteration:
+            if read.error is not None:
+                raise PeerAnswerError(await self._against_fresh_card(read.error)) from None
+            if empty_ok:
+                return None, None
+            # No event at all is no answer: never a success with nothing in it.
+            msg = f"the {operation} stream ended without one event"
+            raise UnreadableAnswerError(msg) from None
+        except AttemptCutShortError:
+            raise
+        except Exception as exc:
+            limits = self.owner.guard.policy.limits
+            said = read.error or normalize(exc, limits=limits, operation=operation)
+            error = None if said is None else await self._against_fresh_card(said)
+            if read.error is None and error is said:
+                raise  # nothing read, nothing learnt: a2a-sdk's exception, judged as it is
+            assert error is not None  # noqa: S101 (read.error, or an error the card changed)
+            raise PeerAnswerError(error) from exc
+        if read.error is not None:  # an event a2a-sdk made of an error
+            await iterator.aclose()
+            raise PeerAnswerError(await self._against_fresh_card(read.error))
+        return iterator, first
+
+    async def _against_fresh_card(self, error: CallError) -> CallError:
+        """A stream's refusal read against the agent's card read again, once per call.
+
+        An agent that refuses a stream without saying UNSUPPORTED_OPERATION (a2a-java
+        1.2.0.Final answers INVALID_REQUEST to a stream when its card says it does not
+        stream) may have changed since the client read its card: the card is read again
+        (`GuardedClient.read_card`, within the call's deadline) and learnt by the Guard. When
+        it no longer claims streaming, the refusal is UNSUPPORTED_OPERATION (``degrade``,
+        source ``agent_card``: the non-streaming send is the way on); otherwise ``error``
+        stands, as the agent said it.
+        """
+        if self.card_read or not self._streams() or not _doubtful_refusal(error):
+            return error
+        self.card_read = True
+        owner = self.owner
+        guard = owner.guard
+        timeout = _CARD_TIMEOUT
+        if self.until is not None:
+            timeout = min(timeout, max(0.0, self.until - guard.clock()))
+        held = owner.card
+        card = await owner.read_card(timeout=timeout)
+        claims = read_card_claims(card)
+        if card is held or claims is None:
+            return error  # not read again (logged): nothing new is known
+        guard.learn_card(card, peer=owner.peer if self.here is None else self.here.peer)
+        reason = unsupported_by_card(claims, _STREAMING_OPERATIONS[self.operation])
+        if reason is None:
+            return error
+        return replace(error, kind=ErrorKind.PROTOCOL, reason=reason, source=Source.AGENT_CARD)
+
+    def _streams(self) -> bool:
+        """Whether this call asked the agent for a stream (not a unary send)."""
+        return self.operation in _STREAMING_OPERATIONS and not self.unary
 
     async def _found(self, task: Any, whole: bool) -> tuple[AsyncIterator[Any] | None, Any]:
         """The stream that the task a look-up found stands for (its first event, the task).
@@ -1152,6 +1313,34 @@ class _Stream:
         """An event not tracked as a stream's (a unary answer, a handler's): its outcome."""
         if self.owner.guard.observers["on_task_outcome"]:
             self.owner._tell(task_outcome(event), self.operation, self.skill)
+
+
+_CARD_TIMEOUT: Final = 10.0
+"""The longest a card read again for a refused stream takes (less when the deadline is near)."""
+_STREAMING_OPERATIONS: Final = {
+    "SendMessage": "SendStreamingMessage",
+    "SubscribeToTask": "SubscribeToTask",
+}
+"""The guarded client's streaming operations, by the name the card's claims are read for."""
+_DOUBTFUL: Final = frozenset(
+    {Reason.INVALID_REQUEST, Reason.METHOD_NOT_FOUND, Reason.INTERNAL_ERROR}
+)
+_REFUSING_STATUSES: Final = frozenset({404, 405, 500, 501})
+_REFUSING_GRPC: Final = frozenset({"UNIMPLEMENTED", "INTERNAL", "UNKNOWN"})
+
+
+def _doubtful_refusal(error: CallError) -> bool:
+    """Whether a refused stream's error names no better reason than a card could give.
+
+    INVALID_REQUEST (a2a-java), METHOD_NOT_FOUND, an internal error, or no reason at all on
+    HTTP 404/405/500/501 or gRPC UNIMPLEMENTED/INTERNAL/UNKNOWN; never an auth failure, a
+    transport failure, nor a reason that says what to do (a version, an extension, a task).
+    """
+    if error.kind is not ErrorKind.PROTOCOL:
+        return False
+    if error.reason is None:
+        return error.http_status in _REFUSING_STATUSES or error.grpc_status in _REFUSING_GRPC
+    return error.reason in _DOUBTFUL
 
 
 _READERS: Final = ("a2a.", "google.protobuf.", "pydantic.", "pydantic_core.")

@@ -450,8 +450,10 @@ async def _send_and_poll(situation: Situation, transport: Any) -> AsyncIterator[
     client = situation.client
     config = client_config(client.client)
     args, kwargs = sdk.polling_send(situation.request, situation.options, config)
+    answered = getattr(client, "answered", None)  # the agent's bytes judged, as for its calls
+    send = transport.send_message if answered is None else answered(transport.send_message)
     response = await client.guard.acall(
-        transport.send_message,
+        send,
         *args,
         context=situation.context,
         operation="SendMessage",

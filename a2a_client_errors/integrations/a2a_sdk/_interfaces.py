@@ -33,6 +33,7 @@ import httpx
 
 from a2a_client_errors._errors import safe_peer
 from a2a_client_errors._redirects import refuse_redirects_of
+from a2a_client_errors.integrations.a2a_sdk._answers import read_answers
 from a2a_client_errors.integrations.a2a_sdk._compat import (
     CardInterface,
     UnsupportedSdkError,
@@ -440,6 +441,7 @@ class Route:
             )
             built = sdk.create(factory, card, client)
             keep_home(built)
+            read_answers(built)  # the agent's bytes win over what a2a-sdk kept of them
             return built
         except UnsupportedSdkError:
             raise  # the installed a2a-sdk's fault, not this interface's: said as it is
