@@ -9,6 +9,14 @@ so does this example.
 The local agent answers the first message with 503 (overloaded, ``Retry-After: 0``); the
 Guard sends the same message again, and the run ends with the agent's answer, executed once.
 
+Then a failure: an agent that answers 503 to every message, under a Guard of two attempts.
+ADK catches what the Guard raises and yields an error event in its place; `FailedCalls`
+(``a2a_client_errors.integrations.adk``) gives that event the decision: ``error_code``
+``"retry"`` (the action; a 503 names no A2A reason), and under
+``custom_metadata["a2a_client_errors"]`` the failure (``RetryExhausted``, given up after its
+``attempts``), the action, the messageId ADK sent, ``maybe_processed`` (False: a 503 ran
+nothing) and the error's HTTP status.
+
     python examples/frameworks/adk.py   # in a venv with google-adk and a2a-client-errors[a2a]
 """
 
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from typing import Any
 
 import httpx
 from _agent import LocalAgent, check
@@ -25,6 +34,7 @@ from google.adk.runners import InMemoryRunner
 
 from a2a_client_errors import Guard
 from a2a_client_errors.integrations.a2a_sdk import guarded_factory
+from a2a_client_errors.integrations.adk import METADATA_KEY, FailedCalls, request_message_id
 
 warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")  # ADK's A2A is experimental
 
@@ -49,10 +59,44 @@ async def ask(agent_url: str) -> list[str]:
     ]
 
 
+async def fail(agent_url: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """Run a RemoteA2aAgent whose sends all fail; each error event's code and metadata."""
+    failures = FailedCalls()  # one for the process: its factory notes, its plugin tells
+    async with httpx.AsyncClient(timeout=30) as http:
+        factory = failures.factory(ClientConfig(httpx_client=http), Guard(max_attempts=2))
+        remote = RemoteA2aAgent(
+            name="echo",
+            agent_card=agent_url + AGENT_CARD_WELL_KNOWN_PATH,
+            a2a_client_factory=factory,
+        )
+        runner = InMemoryRunner(agent=remote, plugins=[failures.plugin()])
+        events = await runner.run_debug("hello", quiet=True)
+    return [
+        (event.error_code, event.custom_metadata or {}) for event in events if event.error_message
+    ]
+
+
 with LocalAgent(refuse=1) as agent:
     texts = asyncio.run(ask(agent.url))
 check(
     "echo: hello" in texts and agent.refused == 1 and len(agent.executions) == 1,
     f"google-adk RemoteA2aAgent: {texts}; 503 answered {agent.refused}, "
     f"executions {len(agent.executions)}",
+)
+
+with LocalAgent(refuse=1000) as agent:
+    errors = asyncio.run(fail(agent.url))
+code, metadata = errors[0] if errors else (None, {})
+failed = metadata.get(METADATA_KEY, {})
+check(
+    len(errors) == 1
+    and code == "retry"
+    and (failed.get("failure"), failed.get("action")) == ("RetryExhausted", "retry")
+    and (failed.get("give_up"), failed.get("http_status")) == ("attempts", 503)
+    and failed.get("message_id") == request_message_id(metadata) is not None
+    and failed.get("maybe_processed") is False
+    and agent.refused == 2
+    and agent.executions == [],
+    f"google-adk failed call: error_code {code!r}; {METADATA_KEY} {failed}; "
+    f"503 answered {agent.refused}, executions {len(agent.executions)}",
 )

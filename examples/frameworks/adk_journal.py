@@ -10,8 +10,8 @@ it is) whose messageId is `message_id_for` of what the session says: the run is 
 already holds. A persistent session service (``SqliteSessionService`` here) keeps both across
 a crash, so the restarted process computes the same messageId for the same step. The
 ``guarded_factory`` Guard has a journal (``SqliteJournal``): the send is recorded before its
-first byte and closed with its task before ADK sees the answer; the same messageId again is answered with that task,
-read back from the agent, and is not sent a second time.
+first byte and closed with its task before ADK sees the answer; the same messageId again is
+answered with that task, read back from the agent, and is not sent a second time.
 
 The check: run 1 (a process of its own) sends "hello" and dies right after the answer reached
 it, before ADK put the answer in the session. Run 2 (a new process: a new Runner, a new Guard

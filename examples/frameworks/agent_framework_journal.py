@@ -13,8 +13,8 @@ restarted process computes the same messageId. agent-framework-a2a pins a2a-sdk 
 The Guard has a journal (``SqliteJournal``), through either door the agent takes:
 ``A2AAgent(url=..., http_client=...)`` with an httpx client on ``AsyncGuardTransport``, or
 ``A2AAgent(client=guard_client(...))`` with an a2a-sdk client. The send is recorded before its
-first byte and closed with its task before the agent sees the answer; the same messageId again is answered with that task, read
-back from the agent, and is not sent a second time.
+first byte and closed with its task before the agent sees the answer; the same messageId again
+is answered with that task, read back from the agent, and is not sent a second time.
 
 The check, for each door: run 1 (a process of its own) sends "hello" and dies right after the
 answer reached it, before it saved the session. Run 2 (a new process: a new agent, a new Guard
