@@ -17,6 +17,11 @@ ADK catches what the Guard raises and yields an error event in its place; `Faile
 ``attempts``), the action, the messageId ADK sent, ``maybe_processed`` (False: a 503 ran
 nothing) and the error's HTTP status.
 
+Last, an agent that runs the message and loses its answer (the connection closes after its
+first bytes). On a2a-sdk 1.x the Guard looks the task up (ListTasks) and the run ends with the
+agent's answer, executed once. On 0.3 it cannot (A2A 0.3 has no ListTasks) and does not resend:
+the event carries `OutcomeUnknown`, ``maybe_processed`` True, and the messageId the agent ran.
+
     python examples/frameworks/adk.py   # in a venv with google-adk and a2a-client-errors[a2a]
 """
 
@@ -27,7 +32,7 @@ import warnings
 from typing import Any
 
 import httpx
-from _agent import LocalAgent, check
+from _agent import LINE, LocalAgent, check
 from a2a.client import ClientConfig
 from google.adk.agents.remote_a2a_agent import AGENT_CARD_WELL_KNOWN_PATH, RemoteA2aAgent
 from google.adk.runners import InMemoryRunner
@@ -59,11 +64,11 @@ async def ask(agent_url: str) -> list[str]:
     ]
 
 
-async def fail(agent_url: str) -> list[tuple[str | None, dict[str, Any]]]:
-    """Run a RemoteA2aAgent whose sends all fail; each error event's code and metadata."""
+async def fail(agent_url: str, guard: Guard) -> list[tuple[str | None, dict[str, Any]]]:
+    """Run a RemoteA2aAgent once; each error event's code and metadata."""
     failures = FailedCalls()  # one for the process: its factory notes, its plugin tells
     async with httpx.AsyncClient(timeout=30) as http:
-        factory = failures.factory(ClientConfig(httpx_client=http), Guard(max_attempts=2))
+        factory = failures.factory(ClientConfig(httpx_client=http), guard)
         remote = RemoteA2aAgent(
             name="echo",
             agent_card=agent_url + AGENT_CARD_WELL_KNOWN_PATH,
@@ -85,7 +90,7 @@ check(
 )
 
 with LocalAgent(refuse=1000) as agent:
-    errors = asyncio.run(fail(agent.url))
+    errors = asyncio.run(fail(agent.url, Guard(max_attempts=2)))
 code, metadata = errors[0] if errors else (None, {})
 failed = metadata.get(METADATA_KEY, {})
 check(
@@ -100,3 +105,22 @@ check(
     f"google-adk failed call: error_code {code!r}; {METADATA_KEY} {failed}; "
     f"503 answered {agent.refused}, executions {len(agent.executions)}",
 )
+
+with LocalAgent(refuse=0, lose=1) as agent:
+    errors = asyncio.run(fail(agent.url, Guard()))
+lost = errors[0][1].get(METADATA_KEY, {}) if errors else {}
+if LINE == "v1":  # the look-up found the task the lost answer was about
+    check(
+        errors == [] and agent.lost == 1 and len(agent.executions) == 1,
+        f"google-adk lost answer (a2a-sdk 1.x): no error event, the task looked up; "
+        f"executions {len(agent.executions)}",
+    )
+else:
+    check(
+        len(errors) == 1
+        and (lost.get("failure"), lost.get("maybe_processed")) == ("OutcomeUnknown", True)
+        and agent.executions == [lost.get("message_id")],
+        f"google-adk lost answer (a2a-sdk 0.3): error_code {errors[0][0] if errors else None!r}; "
+        f"{lost.get('failure')} messageId {lost.get('message_id')}, maybe_processed "
+        f"{lost.get('maybe_processed')}; executions {len(agent.executions)}",
+    )
