@@ -103,7 +103,7 @@ def test_an_error_event_gets_its_failure_once() -> None:
     assert event.error_code == "retry"
     assert event.custom_metadata["a2a:error"] == "A2A request failed: x"
     assert event.custom_metadata[METADATA_KEY]["message_id"] == "m1"
-    assert len(failures) == 0
+    assert failures.pending == 0
     again = _event("m1")
     assert not failures.mark(again)
     assert again.error_code is None
@@ -121,7 +121,7 @@ def test_other_events_are_left_as_they_are(event: Any) -> None:
     before = dict(event.custom_metadata)
     assert not failures.mark(event)
     assert (event.error_code, event.custom_metadata) == (None, before)
-    assert len(failures) == 1
+    assert failures.pending == 1
 
 
 def test_the_book_keeps_the_newest_failures() -> None:
@@ -129,7 +129,7 @@ def test_the_book_keeps_the_newest_failures() -> None:
     failures = FailedCalls(limit=2)
     for message_id in ("a", "b", "c"):
         failures.record(message_id, _exhausted())
-    assert (failures.pop("a"), len(failures)) == (None, 2)
+    assert (failures.pop("a"), failures.pending) == (None, 2)
     assert failures.pop("c") is not None
     with pytest.raises(ValueError, match="at least 1"):
         FailedCalls(limit=0)
@@ -179,7 +179,7 @@ def test_a_watched_send_keeps_other_exceptions_to_itself() -> None:
     request = SimpleNamespace(message_id="m1", message=SimpleNamespace(message_id="m1"))
     with pytest.raises(RuntimeError, match="boom"):
         asyncio.run(_drain(watched, request))
-    assert len(failures) == 0
+    assert failures.pending == 0
 
 
 def test_the_factory_refuses_what_each_client_has_of_its_own() -> None:

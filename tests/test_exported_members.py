@@ -102,6 +102,7 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
             {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
         ),
         ("integrations.postgres", {"PostgresJournal"}),
+        ("integrations.adk", {"FailedCalls", "error_code", "failure_metadata"}),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:

@@ -141,7 +141,9 @@ class FailedCalls:
         self._failures: OrderedDict[str, CallFailed] = OrderedDict()
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
+    @property
+    def pending(self) -> int:
+        """How many failures are kept, their events not seen yet."""
         return len(self._failures)
 
     def record(self, message_id: str, failure: CallFailed) -> None:
