@@ -108,6 +108,7 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
         ),
         ("integrations.postgres", {"PostgresJournal"}),
         ("integrations.a2a_sdk", {"guard_client", "guarded_factory", "DecisionHandlers"}),
+        ("integrations.adk", {"FailedCalls", "error_code", "failure_metadata"}),
     ],
 )
 def test_the_namespaces_hold_the_rest(namespace: str, names: set[str]) -> None:

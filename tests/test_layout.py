@@ -205,7 +205,7 @@ def test_implementation_modules_are_private() -> None:
 
     Inside the namespaces, the submodules a user imports by name (``testing.peer``,
     ``testing.lossy``, ``integrations.grpc``, ``integrations.redis``, ``integrations.postgres``,
-    ``integrations.a2a_sdk``) are public; every other is private.
+    ``integrations.a2a_sdk``, ``integrations.adk``) are public; every other is private.
     """
     allowed_inside = {
         "testing.peer",
@@ -215,6 +215,7 @@ def test_implementation_modules_are_private() -> None:
         "integrations.redis",
         "integrations.postgres",
         "integrations.a2a_sdk",
+        "integrations.adk",
     }
     public = []
     for name in MODULES:

@@ -1,7 +1,8 @@
-""".ci/resolve_frameworks.py: the reading of pip's report and its checks, on a saved report.
+""".ci/resolve_frameworks.py: the reading of pip's reports and their checks, on saved reports.
 
-tests/data/pip_report_frameworks.json is a pip ``--report`` (cut to the distributions that
-matter) of the required scenario, as it resolved when it was written. No pip runs here.
+tests/data/pip_reports_frameworks.json holds, per scenario, pip's ``--report`` of it as it
+resolved when it was written (``--save``: cut to the distributions the scenario names). No pip
+runs here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "tests" / "data" / "pip_report_frameworks.json"
+FIXTURE = ROOT / "tests" / "data" / "pip_reports_frameworks.json"
+FRAMEWORKS = {
+    "strands-agents": "strands-agents[a2a]",
+    "beeai-framework": "beeai-framework[a2a]",
+    "google-adk": "google-adk",
+    "agno": "agno[a2a]",
+    "crewai": "crewai[a2a]",
+    "fasta2a": "fasta2a",
+    "agent-framework-a2a": "agent-framework-a2a",
+}
+"""Each framework docs/integrations.md covers, and what its install command names."""
 
 
 def _load() -> ModuleType:
@@ -35,11 +46,12 @@ def _load() -> ModuleType:
 
 
 rf = _load()
-REQUIRED = next(s for s in rf.SCENARIOS if s.required)
+BY_NAME = {scenario.name: scenario for scenario in rf.SCENARIOS}
 
 
-def _report() -> dict[str, Any]:
-    report: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+def _report(name: str) -> dict[str, Any]:
+    reports: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    report: dict[str, Any] = reports[name]
     return report
 
 
@@ -54,57 +66,95 @@ def _with(report: dict[str, Any], name: str, version: str | None) -> dict[str, A
     return changed
 
 
-def test_the_saved_resolution_passes() -> None:
-    """Today's resolution holds every check of the required scenario."""
-    assert rf.check(_report(), REQUIRED) == []
+def test_every_framework_is_resolved_alone_and_required() -> None:
+    """One required scenario per framework: the project's extra and the docs' command alone."""
+    for name, requirement in FRAMEWORKS.items():
+        scenario = BY_NAME[name]
+        assert scenario.required
+        assert scenario.requirements == ("-e", ".[a2a]", requirement)
+        assert set(scenario.minimums) == {"a2a-client-errors", name, "a2a-sdk"}
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_each_saved_resolution_is_checked_as_it_was(name: str) -> None:
+    """Every required scenario's saved resolution passes; the informational one has its note."""
+    problems = rf.check(_report(name), BY_NAME[name])
+    if BY_NAME[name].required:
+        assert problems == []
+    else:
+        assert problems == ["google-adk 1.10.0 is older than 2.13.0"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "name", "version", "problem"),
+    [
+        # what pip gave while the extra capped a2a-sdk at <2
+        ("strands-agents", "strands-agents", "0.3.0", "strands-agents 0.3.0 is older than 1.62.0"),
+        (
+            "beeai-framework",
+            "beeai-framework",
+            "0.1.21",
+            "beeai-framework 0.1.21 is older than 0.1.85",
+        ),
+        ("agno", "agno", "2.5.17", "agno 2.5.17 is older than 3.1.10"),
+        ("crewai", "crewai", "1.2.1", "crewai 1.2.1 is older than 1.15.30"),
+        ("strands-agents", "a2a-sdk", "1.3.0", "a2a-sdk 1.3.0 is not below 0.4"),
+        # a pre-release is older than the release, and an older beta older than the newest
+        (
+            "agent-framework-a2a",
+            "agent-framework-a2a",
+            "1.0.0b251001",
+            "agent-framework-a2a 1.0.0b251001 is older than 1.0.0b261022",
+        ),
+        ("google-adk", "google-adk", "2.13.0rc1", "google-adk 2.13.0rc1 is older than 2.13.0"),
+        ("fasta2a", "a2a-sdk", "0.3.26", "a2a-sdk 0.3.26 is older than 1.0"),
+        ("adk-strands-beeai", "google-adk", None, "google-adk is not in the resolution"),
+    ],
+)
+def test_an_old_or_missing_framework_is_a_problem(
+    scenario: str, name: str, version: str | None, problem: str
+) -> None:
+    """A framework pip backtracked to an older release, or a2a-sdk off its line, is reported."""
+    report = _with(_report(scenario), name, version)
+    assert rf.check(report, BY_NAME[scenario]) == [problem]
 
 
 def test_names_are_read_as_pip_compares_them() -> None:
     """beeai_framework in a report is beeai-framework in a scenario."""
-    versions = rf.resolved(_report())
-    assert versions["beeai-framework"] == "0.1.85"
-    assert versions["a2a-sdk"] == "0.3.26"
+    report = _report("beeai-framework")
+    for item in report["install"]:
+        item["metadata"]["name"] = item["metadata"]["name"].replace("-", "_").title()
+    assert rf.resolved(report)["beeai-framework"] == "0.1.85"
+    assert rf.check(report, BY_NAME["beeai-framework"]) == []
     assert rf.canonical("Google_ADK") == "google-adk"
 
 
 @pytest.mark.parametrize(
-    ("name", "version", "problem"),
-    [
-        ("strands-agents", "0.3.0", "strands-agents 0.3.0 is older than 1.0"),
-        ("google-adk", "1.31.0", "google-adk 1.31.0 is older than 2.0"),
-        ("beeai-framework", "0.1.79", "beeai-framework 0.1.79 is older than 0.1.80"),
-        ("a2a-sdk", "1.3.0", "a2a-sdk 1.3.0 is not below 0.4"),
-        ("a2a-sdk", "0.3.19", "a2a-sdk 0.3.19 is older than 0.3.20"),
-        ("google-adk", None, "google-adk is not in the resolution"),
-    ],
+    ("low", "high"),
+    [("1.0", "1.0.1"), ("1.0.0b9", "1.0.0"), ("2.0rc1", "2.0"), ("0.1.9", "0.1.85")],
 )
-def test_an_old_or_missing_framework_is_a_problem(
-    name: str, version: str | None, problem: str
-) -> None:
-    """A framework pip backtracked to an old release, or a2a-sdk off its line, is reported."""
-    assert rf.check(_with(_report(), name, version), REQUIRED) == [problem]
-
-
-@pytest.mark.parametrize(
-    ("version", "numbers"),
-    [("1.62.0", (1, 62)), ("1.0", (1,)), ("2.0rc1", (2,)), ("0.1.85", (0, 1, 85)), ("v3", (3,))],
-)
-def test_releases_compare_by_their_numbers(version: str, numbers: tuple[int, ...]) -> None:
-    """Trailing zeros and pre-release tags do not change the release line."""
-    assert rf.release(version) == numbers
+def test_versions_compare_as_pip_orders_them(low: str, high: str) -> None:
+    """Numbers, not strings; a pre-release before its release; trailing zeros change nothing."""
+    assert rf.version(low) < rf.version(high)
+    assert rf.version("1.0") == rf.version("1.0.0")
 
 
 def test_a_version_that_is_no_version_is_refused() -> None:
     """A report with garbage in a version fails loudly, not as 'old'."""
     with pytest.raises(ValueError, match="not a version"):
-        rf.release("latest")
+        rf.version("latest")
 
 
-def test_the_informational_scenario_never_fails_the_run() -> None:
-    """Crewai and agno are reported, never required."""
-    (informational,) = [s for s in rf.SCENARIOS if not s.required]
-    assert {"crewai", "agno"} <= set(informational.minimums)
-    assert rf.check(_report(), informational) == [
-        "crewai is not in the resolution",
-        "agno is not in the resolution",
-    ]
+def test_a_cut_report_keeps_what_check_reads() -> None:
+    """Only the distributions the scenario names stay, and the cut checks as the whole."""
+    scenario = BY_NAME["strands-agents"]
+    whole = _with(_report("strands-agents"), "httpx", "0.29.0")
+    whole["install"][0]["download_info"] = {"url": "file:///elsewhere"}
+    kept = rf.cut(whole, scenario)
+    assert {rf.canonical(i["metadata"]["name"]) for i in kept["install"]} == {
+        "a2a-client-errors",
+        "strands-agents",
+        "a2a-sdk",
+    }
+    assert all(set(item) == {"metadata"} for item in kept["install"])
+    assert rf.check(kept, scenario) == rf.check(whole, scenario) == []

@@ -1,8 +1,11 @@
-"""The a2a-sdk versions the extras accept are those the integration says it supports.
+"""The a2a-sdk versions the extras accept start where the integration's support starts.
 
 ``pyproject.toml``'s extras name a2a-sdk with a version specifier; ``_compat.SUPPORTED`` is the
-range ``guard_client`` accepts. They must be one range, whatever it is: an extra that accepts an
-a2a-sdk the integration refuses installs a broken pair, and the other way round hides a line.
+range ``guard_client`` accepts. The extras take its lower bound, clause for clause, and no upper
+bound: pip settles an upper-bounded requirement before the frameworks named beside it (a2a-sdk
+1.x first), then backtracks a framework that pins a2a-sdk 0.3 to a release a year old instead of
+taking 0.3. An a2a-sdk past `SUPPORTED` (none is published) is refused by ``guard_client``,
+which names `SUPPORTED`; an extra starting lower would install a pair that never works.
 """
 
 from __future__ import annotations
@@ -41,12 +44,13 @@ def test_the_extras_name_a2a_sdk() -> None:
     assert {"a2a", "probe"} <= extras
 
 
-def test_every_extra_accepts_exactly_the_supported_a2a_sdk() -> None:
-    """Each extra's a2a-sdk specifier is `SUPPORTED`, clause for clause."""
-    supported = SpecifierSet(SUPPORTED)
+def test_every_extra_starts_where_support_starts_with_no_upper_bound() -> None:
+    """Each extra's a2a-sdk specifier is `SUPPORTED`'s lower bound, and nothing else."""
+    lower = SpecifierSet(",".join(str(s) for s in SpecifierSet(SUPPORTED) if s.operator == ">="))
+    assert lower, "SUPPORTED has a lower bound"
     differing = {
         where: str(requirement.specifier)
         for where, requirement in _a2a_sdk_requirements().items()
-        if requirement.specifier != supported
+        if requirement.specifier != lower
     }
     assert differing == {}, f"_compat.SUPPORTED is {SUPPORTED!r}"
