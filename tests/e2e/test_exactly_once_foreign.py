@@ -48,8 +48,13 @@ def _guard(agent: ForeignAgent, transport: Abandoning, hook: Unknowns) -> Guard:
     return Guard(clock=clock, sleep=sleep, hooks=[hook])
 
 
-def _message(own_context: bool) -> dict[str, Any]:
-    message_id = f"m-{uuid.uuid4()}"
+def _message(own_context: bool, *, held: bool = False) -> dict[str, Any]:
+    """A message; ``held``: its work waits for the Guard's first pause, whatever the kind.
+
+    Held, no look-up sees the work half done (a compacting agent's task before it is
+    compacted), however busy the machine is.
+    """
+    message_id = f"{'hold-' if held else ''}m-{uuid.uuid4()}"
     message: dict[str, Any] = {
         "messageId": message_id,
         "role": "ROLE_USER",
@@ -91,7 +96,7 @@ async def test_the_transport_finds_or_says_so_and_never_runs_twice(
     agent: ForeignAgent, own_context: bool
 ) -> None:
     """One run per send; the caller's own task where the agent shows it, else OutcomeUnknown."""
-    message = _message(own_context)
+    message = _message(own_context, held=True)
     answer, hook = await _raw_send(agent, message)
     assert agent.runs.counts[message["messageId"]] == 1
     listed = agent.listing()
