@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
 from a2a_client_errors.server import CREDENTIAL_HEADERS, caller_of, dedupe_extension, deduplicate
+from a2a_client_errors.server import _dedupe as dedupe_module
 from a2a_client_errors.server._dedupe import ANONYMOUS, message_fingerprint
 from tests.test_server_dedupe import FakeHandler, Named, drain
 
@@ -198,7 +199,8 @@ async def test_callers_that_cannot_be_told_apart_share_only_the_same_message(
     assert a.id != b.id
     assert a.history[0].parts[0].text == "a's"
     assert again.id == b.id
-    [warning] = caplog.records
+    assert handler.reused == 1  # a's message under b's messageId
+    [warning] = [r for r in caplog.records if "no authenticated user" in r.getMessage()]
     assert warning.levelno == logging.WARNING
     text = warning.getMessage()
     assert "no authenticated user and no credentials" in text
@@ -351,6 +353,41 @@ async def test_a_follow_up_that_reuses_a_message_id_reaches_its_own_task() -> No
     assert isinstance(again, Task)
     assert again.id == answer.id
     assert inner.runs == 3
+
+
+async def test_a_reused_message_id_is_counted_and_logged_without_the_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each message under a used messageId counts; the first is a WARNING, never its text."""
+    handler = deduplicate(FakeHandler())
+    alice, bob = with_headers(x_api_key="key-a"), with_headers(x_api_key="key-b")
+    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors.server"):
+        await handler.on_message_send(request("m-1", text="secret one"), alice)
+        await handler.on_message_send(request("m-1", text="secret one"), alice)  # a resend
+        await handler.on_message_send(request("m-1", text="secret one"), bob)  # another caller
+        assert handler.reused == 0
+        await handler.on_message_send(request("m-1", text="secret two"), alice)
+        await handler.on_message_send(request("m-1", context_id="c"), alice)
+    assert handler.reused == 2
+    reuses = [r for r in caplog.records if "messageId already used" in r.getMessage()]
+    assert [r.levelno for r in reuses] == [logging.WARNING, logging.DEBUG]
+    assert "(different parts)" in reuses[0].getMessage()
+    assert "(different contextId, parts)" in reuses[1].getMessage()
+    assert not any("secret" in r.getMessage() or "m-1" in r.getMessage() for r in caplog.records)
+
+
+async def test_reuses_are_noticed_among_the_latest_message_ids_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The handler remembers REUSE_WINDOW messageIds: an older one reused is not counted."""
+    monkeypatch.setattr(dedupe_module, "REUSE_WINDOW", 2)
+    handler = deduplicate(FakeHandler())
+    alice = with_headers(x_api_key="key-a")
+    for message_id in ("m-1", "m-2", "m-3"):
+        await handler.on_message_send(request(message_id), alice)
+    await handler.on_message_send(request("m-1", text="other"), alice)  # forgotten: not counted
+    await handler.on_message_send(request("m-3", text="other"), alice)
+    assert handler.reused == 1
 
 
 class TwoGates(FakeHandler):

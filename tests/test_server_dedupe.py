@@ -42,6 +42,7 @@ from a2a_client_errors.server import (
     MemoryDedupeStore,
     deduplicate,
 )
+from a2a_client_errors.server import _dedupe as dedupe_module
 from a2a_client_errors.server._dedupe import caller_of, message_key
 
 if TYPE_CHECKING:
@@ -676,8 +677,13 @@ class BigAnswers(FakeHandler):
         return task
 
 
-async def test_records_keep_ids_not_answers() -> None:
-    """1,500 tasks of 100 KB: the store holds a few hundred bytes each, by tracemalloc too."""
+async def test_records_keep_ids_not_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,500 tasks of 100 KB: the store holds a few hundred bytes each, by tracemalloc too.
+
+    The handler's own window of recent messageIds (at most REUSE_WINDOW, for counting reuses)
+    is not the store's: it is shut here, so that tracemalloc sees the store alone.
+    """
+    monkeypatch.setattr(dedupe_module, "REUSE_WINDOW", 0)
     inner = BigAnswers()
     store = MemoryDedupeStore()
     handler = deduplicate(inner, store=store)

@@ -67,7 +67,9 @@ A resend is the same message
     suite that reuses one messageId for several messages) is not a resend: it is processed as
     a new message, and deduplicated as such (its own resends get its own task), even while the
     first one still runs. It is never answered with the first message's task, and never
-    refused for its messageId.
+    refused for its messageId. The handler counts such reuses (`DeduplicatingHandler.reused`,
+    among the last `REUSE_WINDOW` messageIds it saw, in this process) and logs the first at
+    WARNING, the others at DEBUG: which fields differed, never the message.
 
 Duplicates that arrive while the first attempt runs
     They wait (at most ``wait_timeout`` seconds) until it has made its task: a streaming first
@@ -106,6 +108,7 @@ What is kept, and the limits
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
 import functools
@@ -184,6 +187,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_TTL",
     "DEFAULT_WAIT_TIMEOUT",
+    "REUSE_WINDOW",
     "DeduplicatingHandler",
     "caller_of",
     "dedupe_extension",
@@ -216,6 +220,9 @@ _GONE: Final = frozenset({"UNSUPPORTED_OPERATION", "TASK_NOT_FOUND"})
 """The errors of a subscription to a task that settled, or runs elsewhere."""
 _CLIENT_CERTIFICATE: Final = "x509_pem_cert"
 """The gRPC auth-context property holding the PEM certificate a TLS peer presented."""
+_FINGERPRINT_FIELDS: Final = ("taskId", "contextId", "parts")
+REUSE_WINDOW: Final = 4096
+"""How many recent messageIds a handler remembers to notice one reused for another message."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,6 +353,14 @@ def _parts_digest(message: Message) -> str:
     return parts.hexdigest()[:32]
 
 
+def _differences(first: str, other: str) -> list[str]:
+    """The fields that differ between two fingerprints (all of them if one is unreadable)."""
+    old, new = first.split(":"), other.split(":")
+    if len(old) != len(new) or len(new) != len(_FINGERPRINT_FIELDS):
+        return list(_FINGERPRINT_FIELDS)
+    return [name for name, a, b in zip(_FINGERPRINT_FIELDS, old, new, strict=True) if a != b]
+
+
 def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
     """The card's `DEDUPLICATE_EXTENSION` entry for a handler with this ``ttl``.
 
@@ -416,6 +431,9 @@ class DeduplicatingHandler(RequestHandler):
             deduplication (True) or refused as not processed (False, the default).
         mark: the mark put in the metadata of each answer (the extension's params), or
             None with ``fail_open``.
+        reused: how many messages came under a messageId that this handler saw, among the
+            last `REUSE_WINDOW`, with another message (another taskId, contextId or parts):
+            each was processed as a new message. Counted in this process only.
     """
 
     def __init__(
@@ -439,8 +457,11 @@ class DeduplicatingHandler(RequestHandler):
         self.mark: dict[str, Any] | None = (
             None if fail_open else DedupeParams(ttl=float(ttl)).to_params()
         )
+        self.reused = 0
         self._warned = False
         self._warn_lock = threading.Lock()
+        self._recent: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._reuse_warned = False
 
     def __getattr__(self, name: str) -> Any:
         # only called for what this class lacks: aclose, task_store, agent_executor, ...
@@ -476,16 +497,53 @@ class DeduplicatingHandler(RequestHandler):
                 )
         return ANONYMOUS
 
-    def key_of(
-        self, params: SendMessageRequest, context: ServerCallContext, fingerprint: str
-    ) -> str | None:
-        """The store key of a send, or None when its message has no messageId."""
+    def _identity(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> tuple[str, str, str] | None:
+        """The caller, tenant and messageId of a send, or None when it has no messageId."""
         message_id = params.message.message_id
         if not message_id:
             return None
         tenant = tenant_of(params, context)
         caller = self.caller(context) or self._anonymous()
-        return message_key(caller, tenant, message_id, fingerprint)
+        return caller, tenant, message_id
+
+    def key_of(
+        self, params: SendMessageRequest, context: ServerCallContext, fingerprint: str
+    ) -> str | None:
+        """The store key of a send, or None when its message has no messageId."""
+        identity = self._identity(params, context)
+        return None if identity is None else message_key(*identity, fingerprint)
+
+    def _key(
+        self, params: SendMessageRequest, context: ServerCallContext, fingerprint: str
+    ) -> str | None:
+        """`key_of`, noting a messageId this handler saw lately with another message."""
+        identity = self._identity(params, context)
+        if identity is None:
+            return None
+        self._note(message_key(*identity, ""), fingerprint)
+        return message_key(*identity, fingerprint)
+
+    def _note(self, sent: str, fingerprint: str) -> None:
+        """Remember the fingerprint sent under this messageId; count and log a reuse."""
+        with self._warn_lock:
+            first = self._recent.pop(sent, None)
+            self._recent[sent] = fingerprint if first is None else first
+            if len(self._recent) > REUSE_WINDOW:
+                self._recent.popitem(last=False)
+            if first is None or first == fingerprint:
+                return
+            self.reused += 1
+            loud, self._reuse_warned = not self._reuse_warned, True
+        _log.log(
+            logging.WARNING if loud else logging.DEBUG,
+            "deduplicate: a messageId already used came with another message (different %s): "
+            "it is processed as a new message, not as a resend (reuses so far: %d; "
+            "clients should give each message its own messageId)",
+            ", ".join(_differences(first, fingerprint)),
+            self.reused,
+        )
 
     async def _claim(self, key: str, fingerprint: str) -> Claim:
         """Claim ``key``, or wait for the first attempt's record (claiming again if released).
@@ -667,7 +725,7 @@ class DeduplicatingHandler(RequestHandler):
     ) -> Task | Message:
         """SendMessage, run once per messageId (see the module docstring)."""
         fingerprint = message_fingerprint(params.message)
-        key = self.key_of(params, context, fingerprint)
+        key = self._key(params, context, fingerprint)
         if key is None:
             return await self.inner.on_message_send(params, context)
         claim = await self._claim(key, fingerprint)
@@ -703,7 +761,7 @@ class DeduplicatingHandler(RequestHandler):
     ) -> AsyncGenerator[Event]:
         """SendStreamingMessage, run once per messageId; a resend resumes the first's task."""
         fingerprint = message_fingerprint(params.message)
-        key = self.key_of(params, context, fingerprint)
+        key = self._key(params, context, fingerprint)
         if key is None:
             async with contextlib.aclosing(
                 self.inner.on_message_send_stream(params, context)
