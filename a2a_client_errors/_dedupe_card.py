@@ -19,13 +19,15 @@ extension (§4.6) in its card, never required::
   running first attempt never expires), and then ``ttl`` seconds more from the moment that
   attempt ended: so at least ``ttl`` seconds after it received the first send, whatever the
   attempt's length. Every resend the agent receives by then is answered with what the first
-  send made, and never runs again. The client's rule that follows: **a resend sent at most
-  ``ttl`` seconds after the first send is answered with the first send's task**, unless the
-  resend takes longer to reach the agent than the first send took to be answered (a client
-  that wants no such assumption resends at most ``ttl`` minus its request timeout after its
-  first send). An agent that cannot keep another record does not drop one: it refuses the new
-  message, before running anything, as *not processed* (HTTP 503 with ``Retry-After``, gRPC
-  ``UNAVAILABLE`` with a ``RetryInfo``).
+  send made, and never runs again. A resend is the same message: the same messageId, taskId,
+  contextId and parts; another message under a messageId already used is a new message.
+  The client's rule that follows: **a resend sent at most ``ttl`` seconds after the first
+  send is answered with the first send's task**, unless the resend takes longer to reach the
+  agent than the first send took to be answered (a client that wants no such assumption
+  resends at most ``ttl`` minus its request timeout after its first send). An agent that
+  cannot keep another record does not drop one: it refuses the new message, before running
+  anything, as *not processed* (HTTP 503 with ``Retry-After``, gRPC ``UNAVAILABLE`` with a
+  ``RetryInfo``).
 * ``perCaller`` (boolean, default true): resends count only from the caller that sent first
   (the same user, or the same credentials); another caller's message with the same messageId
   is another message.

@@ -23,12 +23,13 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     Task,
 )
-from a2a.utils.errors import InvalidParamsError, UnsupportedOperationError
+from a2a.utils.errors import UnsupportedOperationError
 from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams, read_dedupe_params
 from a2a_client_errors.server import CREDENTIAL_HEADERS, caller_of, dedupe_extension, deduplicate
+from a2a_client_errors.server import _dedupe as dedupe_module
 from a2a_client_errors.server._dedupe import ANONYMOUS, message_fingerprint
 from tests.test_server_dedupe import FakeHandler, Named, drain
 
@@ -180,19 +181,26 @@ async def test_a_squatted_message_id_never_answers_with_the_squatters_task() -> 
     assert mine.history[0].parts[0].text == "a's"
 
 
-async def test_callers_that_cannot_be_told_apart_get_the_error_not_the_task(
+async def test_callers_that_cannot_be_told_apart_share_only_the_same_message(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Two anonymous callers are one: the second message is refused, never given the first task."""
+    """Two anonymous callers are one: their two messages under one messageId run apart."""
     inner = FakeHandler()
     handler = deduplicate(inner)
     with caplog.at_level(logging.WARNING, logger="a2a_client_errors.server"):
-        await handler.on_message_send(request("a-1", text="b's"), ServerCallContext())
-        with pytest.raises(InvalidParamsError, match="already used for a different message"):
-            await handler.on_message_send(request("a-1", text="a's"), ServerCallContext())
+        b = await handler.on_message_send(request("a-1", text="b's"), ServerCallContext())
+        a = await handler.on_message_send(request("a-1", text="a's"), ServerCallContext())
+        again = await handler.on_message_send(request("a-1", text="b's"), ServerCallContext())
         await handler.on_message_send(request("a-2"), ServerCallContext())
-    assert inner.runs == 2
-    [warning] = caplog.records
+    assert inner.runs == 3
+    assert isinstance(a, Task)
+    assert isinstance(b, Task)
+    assert isinstance(again, Task)
+    assert a.id != b.id
+    assert a.history[0].parts[0].text == "a's"
+    assert again.id == b.id
+    assert handler.reused == 1  # a's message under b's messageId
+    [warning] = [r for r in caplog.records if "no authenticated user" in r.getMessage()]
     assert warning.levelno == logging.WARNING
     text = warning.getMessage()
     assert "no authenticated user and no credentials" in text
@@ -297,23 +305,33 @@ def test_the_fingerprint_never_raises(
     assert [len(piece) for piece in message_fingerprint(message).split(":")] == [32, 32, 32]
 
 
-async def test_a_resend_with_other_parts_is_refused() -> None:
-    """Same caller, same messageId, other text: InvalidParamsError, nothing runs."""
+async def test_other_parts_under_a_used_message_id_are_a_new_message() -> None:
+    """Same caller, same messageId, other text: it runs, gets its own task, and is deduplicated.
+
+    The A2A TCK sends several messages under one messageId; each must be served, none refused.
+    """
     inner = FakeHandler()
     handler = deduplicate(inner)
     alice = with_headers(x_api_key="key-a")
-    await handler.on_message_send(request(text="hello"), alice)
-    with pytest.raises(InvalidParamsError) as refused:
-        await handler.on_message_send(request(text="goodbye"), alice)
-    assert "(different parts)" in refused.value.message
-    assert "a new message needs a new messageId" in refused.value.message
-    with pytest.raises(InvalidParamsError, match=r"\(different parts\)"):
-        await drain(handler.on_message_send_stream(request(text="goodbye"), alice))
-    assert inner.runs == 1
+    hello = await handler.on_message_send(request(text="hello"), alice)
+    goodbye = await handler.on_message_send(request(text="goodbye"), alice)
+    assert inner.runs == 2
+    assert isinstance(hello, Task)
+    assert isinstance(goodbye, Task)
+    assert goodbye.id != hello.id
+    assert goodbye.history[0].parts[0].text == "goodbye"
+    # each one's resend, unary or streaming, is answered with its own task, never run again
+    again_hello = await handler.on_message_send(request(text="hello"), alice)
+    [streamed] = await drain(handler.on_message_send_stream(request(text="goodbye"), alice))
+    assert isinstance(again_hello, Task)
+    assert again_hello.id == hello.id
+    assert isinstance(streamed, Task)
+    assert streamed.id == goodbye.id
+    assert inner.runs == 2
 
 
-async def test_a_follow_up_that_reuses_a_message_id_is_refused_and_its_task_untouched() -> None:
-    """The messageId of task A sent again to task B: refused; B is not answered with A."""
+async def test_a_follow_up_that_reuses_a_message_id_reaches_its_own_task() -> None:
+    """The messageId of task A sent again to task B: it runs for B; A is not its answer."""
     inner = FakeHandler()
     handler = deduplicate(inner)
     alice = with_headers(x_api_key="key-a")
@@ -321,28 +339,113 @@ async def test_a_follow_up_that_reuses_a_message_id_is_refused_and_its_task_unto
     task_b = await handler.on_message_send(request("m-2"), alice)
     assert isinstance(task_a, Task)
     assert isinstance(task_b, Task)
-    before = Task()
-    before.CopyFrom(inner.tasks[task_b.id])
+    a_before = Task()
+    a_before.CopyFrom(inner.tasks[task_a.id])
     follow_up = request("m-1", task_id=task_b.id, context_id=task_b.context_id, text="more")
-    with pytest.raises(InvalidParamsError) as refused:
-        await handler.on_message_send(follow_up, alice)
-    assert "(different taskId, contextId, parts)" in refused.value.message
-    assert inner.runs == 2
-    assert inner.tasks[task_b.id] == before
+    answer = await handler.on_message_send(follow_up, alice)
+    assert inner.runs == 3
+    assert isinstance(answer, Task)
+    assert answer.id != task_a.id
+    assert answer.history[0].task_id == task_b.id  # what the wrapped handler was given
+    assert answer.history[0].parts[0].text == "more"
+    assert inner.tasks[task_a.id] == a_before
+    again = await handler.on_message_send(follow_up, alice)
+    assert isinstance(again, Task)
+    assert again.id == answer.id
+    assert inner.runs == 3
 
 
-async def test_a_different_message_is_refused_while_the_first_still_runs() -> None:
-    """The claim holds the fingerprint: a different message is refused at once, not made to wait."""
-    inner = FakeHandler()
-    inner.gate = asyncio.Event()
+async def test_a_reused_message_id_is_counted_and_logged_without_the_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each message under a used messageId counts; the first is a WARNING, never its text."""
+    handler = deduplicate(FakeHandler())
+    alice, bob = with_headers(x_api_key="key-a"), with_headers(x_api_key="key-b")
+    with caplog.at_level(logging.DEBUG, logger="a2a_client_errors.server"):
+        await handler.on_message_send(request("m-1", text="secret one"), alice)
+        await handler.on_message_send(request("m-1", text="secret one"), alice)  # a resend
+        await handler.on_message_send(request("m-1", text="secret one"), bob)  # another caller
+        assert handler.reused == 0
+        await handler.on_message_send(request("m-1", text="secret two"), alice)
+        await handler.on_message_send(request("m-1", context_id="c"), alice)
+    assert handler.reused == 2
+    reuses = [r for r in caplog.records if "messageId already used" in r.getMessage()]
+    assert [r.levelno for r in reuses] == [logging.WARNING, logging.DEBUG]
+    assert "(different parts)" in reuses[0].getMessage()
+    assert "(different contextId, parts)" in reuses[1].getMessage()
+    assert not any("secret" in r.getMessage() or "m-1" in r.getMessage() for r in caplog.records)
+
+
+async def test_reuses_are_noticed_among_the_latest_message_ids_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The handler remembers REUSE_WINDOW messageIds: an older one reused is not counted."""
+    monkeypatch.setattr(dedupe_module, "REUSE_WINDOW", 2)
+    handler = deduplicate(FakeHandler())
+    alice = with_headers(x_api_key="key-a")
+    for message_id in ("m-1", "m-2", "m-3"):
+        await handler.on_message_send(request(message_id), alice)
+    await handler.on_message_send(request("m-1", text="other"), alice)  # forgotten: not counted
+    await handler.on_message_send(request("m-3", text="other"), alice)
+    assert handler.reused == 1
+
+
+class TwoGates(FakeHandler):
+    """Holds each run at a gate of its text's own; tells when a text's run has begun."""
+
+    def __init__(self) -> None:
+        """__init__."""
+        super().__init__()
+        self.gates: dict[str, asyncio.Event] = {}
+        self.begun: dict[str, asyncio.Event] = {}
+
+    def gate_of(self, text: str) -> asyncio.Event:
+        """The gate a run of ``text`` waits at."""
+        return self.gates.setdefault(text, asyncio.Event())
+
+    def begun_of(self, text: str) -> asyncio.Event:
+        """Set once a run of ``text`` has begun."""
+        return self.begun.setdefault(text, asyncio.Event())
+
+    async def on_message_send(self, params: Any, context: Any) -> Task | Message:
+        """Wait at the text's gate, then make the task."""
+        text = params.message.parts[0].text
+        self.begun_of(text).set()
+        await self.gate_of(text).wait()
+        return await super().on_message_send(params, context)
+
+
+async def test_a_different_message_runs_while_the_first_still_runs() -> None:
+    """A different message under a running messageId is not made to wait for it, nor refused."""
+    inner = TwoGates()
     handler = deduplicate(inner)
     alice = with_headers(x_api_key="key-a")
     first = asyncio.create_task(handler.on_message_send(request(text="one"), alice))
-    await asyncio.wait_for(inner.started.wait(), 10)
-    with pytest.raises(InvalidParamsError, match=r"\(different parts\)"):
-        await handler.on_message_send(request(text="two"), alice)
-    inner.gate.set()
-    assert isinstance(await first, Task)
+    await asyncio.wait_for(inner.begun_of("one").wait(), 10)
+    inner.gate_of("two").set()
+    second = await asyncio.wait_for(handler.on_message_send(request(text="two"), alice), 10)
+    assert not first.done()
+    inner.gate_of("one").set()
+    one = await asyncio.wait_for(first, 10)
+    assert isinstance(second, Task)
+    assert isinstance(one, Task)
+    assert second.id != one.id
+    assert inner.runs == 2
+
+
+async def test_the_same_message_waits_for_its_running_first_attempt() -> None:
+    """A true resend while the first attempt runs waits for it and gets its task: one run."""
+    inner = TwoGates()
+    handler = deduplicate(inner)
+    alice = with_headers(x_api_key="key-a")
+    first = asyncio.create_task(handler.on_message_send(request(text="one"), alice))
+    await asyncio.wait_for(inner.begun_of("one").wait(), 10)
+    resend = asyncio.create_task(handler.on_message_send(request(text="one"), alice))
+    inner.gate_of("one").set()
+    one, again = await asyncio.wait_for(asyncio.gather(first, resend), 10)
+    assert isinstance(one, Task)
+    assert isinstance(again, Task)
+    assert again.id == one.id
     assert inner.runs == 1
 
 

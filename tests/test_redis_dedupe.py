@@ -31,7 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_client_errors.server import DedupeRecord, RedisDedupeStore, caller_of, deduplicate
-from a2a_client_errors.server._dedupe import message_key
+from a2a_client_errors.server._dedupe import message_fingerprint, message_key
 from a2a_client_errors.server._dedupe_store import _claim_value, _Claimed, _parse, _record_value
 from tests.redis_server import (  # noqa: F401 (the fixtures)
     free_port,
@@ -690,7 +690,7 @@ async def test_a_value_of_no_known_form_holds_the_key_and_is_never_run_over(
     inner = FakeHandler()
     handler = deduplicate(inner, store=store, wait_timeout=3)
     admin = redis.Redis.from_url(shared_redis.url)
-    key = message_key(caller_of(API_KEY) or "", "", "m-1")
+    key = message_key(caller_of(API_KEY) or "", "", "m-1", message_fingerprint(send().message))
     admin.set(store.prefix + key, b"\xff not ours", ex=60)
     with pytest.raises(InternalError, match="still being processed"):
         await handler.on_message_send(send(), API_KEY)

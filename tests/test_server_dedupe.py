@@ -42,6 +42,7 @@ from a2a_client_errors.server import (
     MemoryDedupeStore,
     deduplicate,
 )
+from a2a_client_errors.server import _dedupe as dedupe_module
 from a2a_client_errors.server._dedupe import caller_of, message_key
 
 if TYPE_CHECKING:
@@ -277,15 +278,17 @@ async def test_callers_and_tenants_are_kept_apart() -> None:
 
 
 def test_the_caller_and_the_key() -> None:
-    """A user is its name; nobody is None; the key hashes caller, tenant and messageId apart."""
+    """A user is its name; nobody is None; the key hashes caller, tenant, id, message apart."""
     assert caller_of(anonymous()) is None
     assert caller_of(ServerCallContext(user=Named("alice"))) == "user:alice"
-    key = message_key("user:alice", "", "m-1")
+    key = message_key("user:alice", "", "m-1", "fp")
     assert len(key) == 64
     assert "alice" not in key
-    assert key != message_key("user:alice", "t", "m-1")
-    # no separator can make two different triples meet
-    assert message_key("a", "b:c", "d") != message_key("a:b", "c", "d")
+    assert key != message_key("user:alice", "t", "m-1", "fp")
+    assert key != message_key("user:alice", "", "m-1", "other")
+    # no separator can make two different quadruples meet
+    assert message_key("a", "b:c", "d", "e") != message_key("a:b", "c", "d", "e")
+    assert message_key("a", "b", "c:d", "e") != message_key("a", "b", "c", "d:e")
 
 
 async def test_an_entry_expires_after_its_ttl() -> None:
@@ -638,10 +641,13 @@ async def test_the_memory_store_wakes_waiters_on_other_threads_loops() -> None:
     st.text(),
     st.text(),
     st.text(),
+    st.text(),
 )
-def test_message_key_never_raises(identity: str, tenant: str, message_id: str) -> None:
+def test_message_key_never_raises(
+    identity: str, tenant: str, message_id: str, fingerprint: str
+) -> None:
     """Message key never raises."""
-    key = message_key(identity, tenant, message_id)
+    key = message_key(identity, tenant, message_id, fingerprint)
     assert len(key) == 64
 
 
@@ -671,8 +677,13 @@ class BigAnswers(FakeHandler):
         return task
 
 
-async def test_records_keep_ids_not_answers() -> None:
-    """1,500 tasks of 100 KB: the store holds a few hundred bytes each, by tracemalloc too."""
+async def test_records_keep_ids_not_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,500 tasks of 100 KB: the store holds a few hundred bytes each, by tracemalloc too.
+
+    The handler's own window of recent messageIds (at most REUSE_WINDOW, for counting reuses)
+    is not the store's: it is shut here, so that tracemalloc sees the store alone.
+    """
+    monkeypatch.setattr(dedupe_module, "REUSE_WINDOW", 0)
     inner = BigAnswers()
     store = MemoryDedupeStore()
     handler = deduplicate(inner, store=store)

@@ -49,22 +49,27 @@ When the store cannot take the message
     ``fail_open=True`` such a message is processed without deduplication instead; a resend
     of it may run again, so that agent promises nothing: no card entry, no mark.
 
-The key: the same caller, the same tenant, the same messageId
+The key: the same caller, the same tenant, the same messageId, the same message
     The caller (`caller_of`) is the authenticated user (``ServerCallContext.user``); else the
     credentials the call presented, hashed: the headers named in `CREDENTIAL_HEADERS` (and
     ``credential_headers=``), as HTTP headers or gRPC metadata, and the client certificate a
     gRPC TLS connection verified. Pass ``caller=`` to name callers otherwise. Calls with none
     of these cannot be told apart: they share one key space (`ANONYMOUS`), and a WARNING says
     so once per handler. The tenant is the call's (``context.tenant``, else the request's).
-    The three are hashed (SHA-256) into the key: two callers who pick the same messageId get
-    two tasks; no user name, credential or messageId is stored as such. A message without a
-    messageId is passed through.
+    They are hashed (SHA-256), with the message's fingerprint (below), into the key: two
+    callers who pick the same messageId get two tasks; no user name, credential, messageId or
+    message text is stored as such. A message without a messageId is passed through.
 
-A resend must be the same message
-    Its taskId, its contextId and its parts must be the first message's (`message_fingerprint`).
-    A different message under a messageId already used (a follow-up to another task that
-    reuses it, other parts) is refused with ``InvalidParamsError``; it never gets the first
-    task, and never runs.
+A resend is the same message
+    The same caller, tenant and messageId, and the first message's taskId, contextId and parts
+    (`message_fingerprint`): the key is made of all of them (`message_key`). A different
+    message under a messageId already used (other parts, a follow-up to another task, a test
+    suite that reuses one messageId for several messages) is not a resend: it is processed as
+    a new message, and deduplicated as such (its own resends get its own task), even while the
+    first one still runs. It is never answered with the first message's task, and never
+    refused for its messageId. The handler counts such reuses (`DeduplicatingHandler.reused`,
+    among the last `REUSE_WINDOW` messageIds it saw, in this process) and logs the first at
+    WARNING, the others at DEBUG: which fields differed, never the message.
 
 Duplicates that arrive while the first attempt runs
     They wait (at most ``wait_timeout`` seconds) until it has made its task: a streaming first
@@ -78,7 +83,8 @@ When the first attempt fails
     * A unary attempt raises after its task was made (the executor raised: a2a-sdk has stored
       the task as FAILED, then raises): before releasing, the wrapper looks for that task with
       ``on_list_tasks`` (tasks of the caller changed since the attempt began, whose history
-      holds the messageId). Found, it is recorded and every resend answers with it (a FAILED
+      holds this message: its messageId and its parts; the message's own task, for a
+      follow-up). Found, it is recorded and every resend answers with it (a FAILED
       task is a result, not an error); not found, the claim is released. a2a-sdk 0.3 has no
       ``on_list_tasks`` (A2A 0.3 has no ListTasks): there the claim is always released.
     * A streaming attempt that raises or is disconnected after its first event keeps its
@@ -102,6 +108,7 @@ What is kept, and the limits
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
 import functools
@@ -180,6 +187,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_TTL",
     "DEFAULT_WAIT_TIMEOUT",
+    "REUSE_WINDOW",
     "DeduplicatingHandler",
     "caller_of",
     "dedupe_extension",
@@ -213,6 +221,8 @@ _GONE: Final = frozenset({"UNSUPPORTED_OPERATION", "TASK_NOT_FOUND"})
 _CLIENT_CERTIFICATE: Final = "x509_pem_cert"
 """The gRPC auth-context property holding the PEM certificate a TLS peer presented."""
 _FINGERPRINT_FIELDS: Final = ("taskId", "contextId", "parts")
+REUSE_WINDOW: Final = 4096
+"""How many recent messageIds a handler remembers to notice one reused for another message."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,9 +297,14 @@ def caller_of(
     return "credentials:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def message_key(caller: str, tenant: str, message_id: str) -> str:
-    """The store key of one message: SHA-256 of the caller, the tenant and the messageId."""
-    text = json.dumps([caller, tenant, message_id], ensure_ascii=False)
+def message_key(caller: str, tenant: str, message_id: str, fingerprint: str) -> str:
+    """The store key of one message: SHA-256 of the caller, tenant, messageId and fingerprint.
+
+    ``fingerprint`` is `message_fingerprint`'s: a resend (the same taskId, contextId and
+    parts) has the key of the first send; another message under the same messageId has a key
+    of its own.
+    """
+    text = json.dumps([caller, tenant, message_id, fingerprint], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -319,38 +334,31 @@ def message_fingerprint(message: Message) -> str:
     Returns:
         ``"<taskId digest>:<contextId digest>:<parts digest>"``.
     """
+    return ":".join(
+        (
+            _digest((message.task_id or "").encode("utf-8")),
+            _digest((message.context_id or "").encode("utf-8")),
+            _parts_digest(message),
+        )
+    )
+
+
+def _parts_digest(message: Message) -> str:
+    """The digest of a message's parts, in order (see `message_fingerprint`)."""
     parts = hashlib.sha256()
     for part in message.parts:
         data = fingerprint_part(part)
         parts.update(len(data).to_bytes(8, "big"))
         parts.update(data)
-    return ":".join(
-        (
-            _digest((message.task_id or "").encode("utf-8")),
-            _digest((message.context_id or "").encode("utf-8")),
-            parts.hexdigest()[:32],
-        )
-    )
+    return parts.hexdigest()[:32]
 
 
-def _differences(first: str, resent: str) -> list[str]:
+def _differences(first: str, other: str) -> list[str]:
     """The fields that differ between two fingerprints (all of them if one is unreadable)."""
-    old, new = first.split(":"), resent.split(":")
+    old, new = first.split(":"), other.split(":")
     if len(old) != len(new) or len(new) != len(_FINGERPRINT_FIELDS):
         return list(_FINGERPRINT_FIELDS)
     return [name for name, a, b in zip(_FINGERPRINT_FIELDS, old, new, strict=True) if a != b]
-
-
-def _refuse_if_different(first: str, resent: str) -> None:
-    """Raise ``InvalidParamsError`` unless the resend is the message first sent."""
-    if not first or first == resent:  # no fingerprint known (an unreadable entry): wait
-        return
-    fields = ", ".join(_differences(first, resent))
-    raise _error(
-        Reason.INVALID_PARAMS,
-        f"this messageId was already used for a different message (different {fields}); "
-        "a new message needs a new messageId",
-    )
 
 
 def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
@@ -371,8 +379,9 @@ def dedupe_extension(ttl: float = DEFAULT_TTL) -> Any:
         "SendMessage is idempotent per caller: a resend with the same messageId within "
         "ttl seconds of the first send is answered with the first send's task and never "
         "runs again (the agent keeps a message while its first attempt runs, and ttl "
-        "seconds after it ended); a different message under a messageId already used is "
-        "refused (invalid params); a message the agent cannot remember is refused as not "
+        "seconds after it ended); a resend is the same message (the same messageId, taskId, "
+        "contextId and parts): a different message under a messageId already used is "
+        "processed as a new message; a message the agent cannot remember is refused as not "
         "processed (503 with Retry-After, gRPC UNAVAILABLE), to be sent again later.",
         DedupeParams(ttl=float(ttl)).to_params(),
     )
@@ -422,6 +431,9 @@ class DeduplicatingHandler(RequestHandler):
             deduplication (True) or refused as not processed (False, the default).
         mark: the mark put in the metadata of each answer (the extension's params), or
             None with ``fail_open``.
+        reused: how many messages came under a messageId that this handler saw, among the
+            last `REUSE_WINDOW`, with another message (another taskId, contextId or parts):
+            each was processed as a new message. Counted in this process only.
     """
 
     def __init__(
@@ -445,8 +457,11 @@ class DeduplicatingHandler(RequestHandler):
         self.mark: dict[str, Any] | None = (
             None if fail_open else DedupeParams(ttl=float(ttl)).to_params()
         )
+        self.reused = 0
         self._warned = False
         self._warn_lock = threading.Lock()
+        self._recent: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._reuse_warned = False
 
     def __getattr__(self, name: str) -> Any:
         # only called for what this class lacks: aclose, task_store, agent_executor, ...
@@ -473,22 +488,62 @@ class DeduplicatingHandler(RequestHandler):
                 _log.warning(
                     "deduplicate: a message came with no authenticated user and no credentials "
                     "(%s); callers that cannot be told apart share one key space, so one "
-                    "caller's messageId can be answered with another's task, or refuse "
-                    "another's message. Authenticate users (ServerCallContext.user), send "
-                    "credentials (credential_headers=), or name callers with "
+                    "caller's message can be answered with the task of another's message "
+                    "with the same messageId and content. Authenticate users "
+                    "(ServerCallContext.user), send credentials (credential_headers=), or name "
+                    "callers with "
                     "deduplicate(..., caller=)",
                     ", ".join(CREDENTIAL_HEADERS),
                 )
         return ANONYMOUS
 
-    def key_of(self, params: SendMessageRequest, context: ServerCallContext) -> str | None:
-        """The store key of a send, or None when its message has no messageId."""
+    def _identity(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> tuple[str, str, str] | None:
+        """The caller, tenant and messageId of a send, or None when it has no messageId."""
         message_id = params.message.message_id
         if not message_id:
             return None
         tenant = tenant_of(params, context)
         caller = self.caller(context) or self._anonymous()
-        return message_key(caller, tenant, message_id)
+        return caller, tenant, message_id
+
+    def key_of(
+        self, params: SendMessageRequest, context: ServerCallContext, fingerprint: str
+    ) -> str | None:
+        """The store key of a send, or None when its message has no messageId."""
+        identity = self._identity(params, context)
+        return None if identity is None else message_key(*identity, fingerprint)
+
+    def _key(
+        self, params: SendMessageRequest, context: ServerCallContext, fingerprint: str
+    ) -> str | None:
+        """`key_of`, noting a messageId this handler saw lately with another message."""
+        identity = self._identity(params, context)
+        if identity is None:
+            return None
+        self._note(message_key(*identity, ""), fingerprint)
+        return message_key(*identity, fingerprint)
+
+    def _note(self, sent: str, fingerprint: str) -> None:
+        """Remember the fingerprint sent under this messageId; count and log a reuse."""
+        with self._warn_lock:
+            first = self._recent.pop(sent, None)
+            self._recent[sent] = fingerprint if first is None else first
+            if len(self._recent) > REUSE_WINDOW:
+                self._recent.popitem(last=False)
+            if first is None or first == fingerprint:
+                return
+            self.reused += 1
+            loud, self._reuse_warned = not self._reuse_warned, True
+        _log.log(
+            logging.WARNING if loud else logging.DEBUG,
+            "deduplicate: a messageId already used came with another message (different %s): "
+            "it is processed as a new message, not as a resend (reuses so far: %d; "
+            "clients should give each message its own messageId)",
+            ", ".join(_differences(first, fingerprint)),
+            self.reused,
+        )
 
     async def _claim(self, key: str, fingerprint: str) -> Claim:
         """Claim ``key``, or wait for the first attempt's record (claiming again if released).
@@ -496,15 +551,11 @@ class DeduplicatingHandler(RequestHandler):
         A degraded claim (the store cannot take the message) is returned as it is.
 
         Raises:
-            InvalidParamsError: the first message under this key was another message.
             InternalError: the first attempt did not make its task within ``wait_timeout``.
         """
         while True:
             claim = await self.store.claim(key, fingerprint, self.ttl)
-            if claim.owned or claim.degraded:
-                return claim
-            _refuse_if_different(claim.fingerprint, fingerprint)
-            if claim.record is not None:
+            if claim.owned or claim.degraded or claim.record is not None:
                 return claim
             try:
                 record = await self.store.wait(key, self.wait_timeout)
@@ -514,7 +565,6 @@ class DeduplicatingHandler(RequestHandler):
                     "a message with this messageId is still being processed; resend it later",
                 ) from None
             if record is not None:
-                _refuse_if_different(record.fingerprint, fingerprint)
                 return Claim(owned=False, record=record, fingerprint=record.fingerprint)
 
     async def _refuse(self, claim: Claim, context: ServerCallContext) -> NoReturn:
@@ -655,9 +705,15 @@ class DeduplicatingHandler(RequestHandler):
         except Exception:  # no listing here: nothing can be found
             _log.debug("task lookup after a failed first attempt failed", exc_info=True)
             return None
-        message_id = params.message.message_id
+        sent = params.message
+        parts = _parts_digest(sent)
         for task in tasks:
-            if any(message.message_id == message_id for message in task.history or ()):
+            if sent.task_id and task.id != sent.task_id:
+                continue
+            if any(
+                message.message_id == sent.message_id and _parts_digest(message) == parts
+                for message in task.history or ()
+            ):
                 found: Task = task
                 return found
         return None
@@ -668,10 +724,10 @@ class DeduplicatingHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> Task | Message:
         """SendMessage, run once per messageId (see the module docstring)."""
-        key = self.key_of(params, context)
+        fingerprint = message_fingerprint(params.message)
+        key = self._key(params, context, fingerprint)
         if key is None:
             return await self.inner.on_message_send(params, context)
-        fingerprint = message_fingerprint(params.message)
         claim = await self._claim(key, fingerprint)
         if claim.degraded:
             if not self.fail_open:
@@ -704,7 +760,8 @@ class DeduplicatingHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         """SendStreamingMessage, run once per messageId; a resend resumes the first's task."""
-        key = self.key_of(params, context)
+        fingerprint = message_fingerprint(params.message)
+        key = self._key(params, context, fingerprint)
         if key is None:
             async with contextlib.aclosing(
                 self.inner.on_message_send_stream(params, context)
@@ -712,7 +769,6 @@ class DeduplicatingHandler(RequestHandler):
                 async for event in events:
                     yield event
             return
-        fingerprint = message_fingerprint(params.message)
         claim = await self._claim(key, fingerprint)
         if claim.degraded:
             if not self.fail_open:

@@ -1,13 +1,13 @@
 """Where `deduplicate` remembers the messages it has seen: in this process, or in Redis.
 
-A store maps a key (a hash of the caller, the tenant and the messageId, made by
-`deduplicate`) to one of three states:
+A store maps a key (a hash of the caller, the tenant, the messageId and the message's
+fingerprint, made by `deduplicate`) to one of three states:
 
 * absent: nobody sent this message yet (or its record expired): the next call *claims* it and
   runs;
 * claimed: a first attempt is running and has not made its task yet; other calls wait. The
-  claim holds the first message's fingerprint, so that a different message sent with the same
-  messageId is told at once;
+  claim holds the message's fingerprint (a different message under the same messageId has a
+  key of its own);
 * recorded: the first attempt's answer is known: a `DedupeRecord`, ids and a fingerprint, a
   few hundred bytes (the task itself stays in the agent's task store).
 
@@ -96,8 +96,8 @@ class DedupeRecord:
 
     Attributes:
         task_id: the task the first attempt made, read back from the task store on a resend.
-        fingerprint: the first message's fingerprint (``message_fingerprint``): a resend must
-            carry the same.
+        fingerprint: the first message's fingerprint (``message_fingerprint``), also part of
+            the key: kept to tell what the key stands for.
         message: the serialized ``Message`` the first attempt answered with, when it was no
             larger than the handler keeps; else empty.
     """

@@ -139,36 +139,43 @@ def test_a_squatted_message_id_never_gives_the_owner_the_squatters_task(
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_a_resend_with_other_parts_is_invalid_params(agent: EmbeddedPeer, binding: str) -> None:
-    """The same caller, the same messageId, other text: INVALID_PARAMS, and no second task."""
+def test_other_parts_under_a_used_message_id_are_a_new_message(
+    agent: EmbeddedPeer, binding: str
+) -> None:
+    """The same caller, the same messageId, other text: a second task; each resend its own."""
     before = len(agent.task_ids())
     shared = new_id()
-    task_of(send(agent, binding, message(shared, "hello"), "key-a"))
-    refused = send(agent, binding, message(shared, "goodbye"), "key-a")
-    assert refused.reason is Reason.INVALID_PARAMS
-    assert "already used for a different message" in refused.message
-    assert len(agent.task_ids()) == before + 1
+    hello = task_of(send(agent, binding, message(shared, "hello"), "key-a"))
+    goodbye = task_of(send(agent, binding, message(shared, "goodbye"), "key-a"))
+    assert goodbye["id"] != hello["id"]
+    assert goodbye["history"][0]["parts"][0]["text"] == "goodbye"
+    assert task_of(send(agent, binding, message(shared, "hello"), "key-a"))["id"] == hello["id"]
+    assert task_of(send(agent, binding, message(shared, "goodbye"), "key-a"))["id"] == goodbye["id"]
+    assert len(agent.task_ids()) == before + 2
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_a_follow_up_that_reuses_a_message_id_is_refused_and_task_b_untouched(
+def test_a_follow_up_that_reuses_a_message_id_reaches_task_b(
     agent: EmbeddedPeer, binding: str
 ) -> None:
-    """Task A's messageId sent again as a follow-up to task B: INVALID_PARAMS; B as it was."""
+    """Task A's messageId sent again as a follow-up to task B: the agent answers it for B.
+
+    B is completed, so a2a-sdk refuses a follow-up to it (UNSUPPORTED_OPERATION), as it does
+    without `deduplicate`: the message reached the agent, and was not answered with task A.
+    """
     reused = new_id()
-    task_of(send(agent, binding, message(reused, "task a"), "key-a"))
+    task_a = task_of(send(agent, binding, message(reused, "task a"), "key-a"))
     task_b = task_of(send(agent, binding, message(new_id(), "task b"), "key-a"))
     before = len(agent.task_ids())
     follow_up = message(reused, "more for b", task_id=task_b["id"], context_id=task_b["contextId"])
-    refused = send(agent, binding, follow_up, "key-a")
-    assert refused.reason is Reason.INVALID_PARAMS
-    assert "taskId" in refused.message
+    answer = send(agent, binding, follow_up, "key-a")
+    assert not isinstance(answer, dict), answer
+    assert answer.reason is Reason.UNSUPPORTED_OPERATION
     assert len(agent.task_ids()) == before
     with httpx.Client(timeout=TIMEOUT, headers={"A2A-Version": "1.0"}) as client:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_b["id"]}}
-        now = client.post(agent.jsonrpc_url, json=body).json()["result"]
-    assert now["status"]["state"] == task_b["status"]["state"]
-    assert len(now["history"]) == len(task_b["history"])
+        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_a["id"]}}
+        a_now = client.post(agent.jsonrpc_url, json=body).json()["result"]
+    assert len(a_now["history"]) == len(task_a["history"])
 
 
 def test_callers_that_cannot_be_told_apart_warn_once(caplog: pytest.LogCaptureFixture) -> None:

@@ -150,17 +150,23 @@ async def test_a_resend_of_a_message_answer_is_that_answer(
     assert running.executor.executions == {"asked": 1}
 
 
-async def test_another_message_under_a_used_message_id_is_refused(
+async def test_another_message_under_a_used_message_id_is_a_new_message(
     start_agent03: Callable[..., Running03],
 ) -> None:
-    """Other parts under a messageId already used: invalid params, nothing runs."""
+    """Other parts under a messageId already used: it runs; each one's resend is its own."""
     running = start_agent03(wrap="errors-dedupe")
     async with client03(running, "jsonrpc") as client:
-        await send(client, "complete", message_id="taken")
-        with pytest.raises(Exception) as raised:  # noqa: PT011
-            await send(client, "fail", message_id="taken")
-    assert classify(raised.value).reason == Reason.INVALID_PARAMS
-    assert running.executor.executions == {"taken": 1}
+        first = await send(client, "complete", message_id="taken")
+        other = await send(client, "fail", message_id="taken")
+        again = await send(client, "fail", message_id="taken")
+    assert isinstance(first, Task)
+    assert isinstance(other, Task)
+    assert isinstance(again, Task)
+    assert other.id != first.id
+    assert other.status.state is TaskState.failed
+    assert first.status.state is TaskState.completed
+    assert again.id == other.id
+    assert running.executor.executions == {"taken": 2}
 
 
 async def test_a_streaming_resend_of_a_working_task_resumes_it(
