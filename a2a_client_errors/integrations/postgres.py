@@ -158,7 +158,7 @@ def _psycopg() -> Any:
 def _unflushed(conn: Any, statement: str, params: dict[str, Any]) -> int:
     """``statement``'s row count, committed without waiting for the WAL flush (one round trip).
 
-    Without pipeline support in the installed libpq, the same transaction in three round trips.
+    Without pipeline support in the installed libpq, the same transaction in four round trips.
     """
     pipeline = conn.pipeline() if _psycopg().Pipeline.is_supported() else contextlib.nullcontext()
     try:

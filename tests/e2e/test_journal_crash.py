@@ -118,17 +118,20 @@ def test_recover_closes_what_a_dead_sender_left_open(tmp_path: Path, agent: Fore
     assert agent.runs.counts[message_id] == 1
 
 
-def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: ForeignAgent) -> None:
-    """An orchestrator that got its answer, then died: the restart reads the task back."""
-    db = tmp_path / "sends.db"
-    message_id = message_id_for("run-9", "summarise")  # not held: answered at once
+def _answered(db: Path, agent: ForeignAgent, message_id: str, *flags: str) -> int:
+    """Run an orchestrator to its answer (``--die``: dying the moment it has it); its status."""
     done = subprocess.run(  # noqa: S603 (our own worker)
-        [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id],
+        [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id, *flags],
         capture_output=True,
         timeout=BOUND,
-        check=True,
+        check=False,
     )
     assert done.stdout.strip() == b"200"
+    return done.returncode
+
+
+def _read_back(db: Path, agent: ForeignAgent, message_id: str) -> dict[str, Any]:
+    """The restarted orchestrator sends the step again: its recorded task, read back, run once."""
     guard, journal = _restarted(db)
     record = journal.get(message_id)
     assert record is not None
@@ -137,9 +140,19 @@ def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: Fo
         transport=GuardTransport(guard, raise_failures=True), headers=VERSION
     ) as client:
         again = client.post(agent.url, json=body(message_id)).json()
-    assert again["result"]["task"]["id"] == record.made
-    assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    task: dict[str, Any] = again["result"]["task"]
+    assert task["id"] == record.made
     assert agent.runs.counts[message_id] == 1
+    return task
+
+
+def test_a_step_answered_before_the_crash_is_read_back(tmp_path: Path, agent: ForeignAgent) -> None:
+    """An orchestrator that got its answer, then died: the restart reads the task back."""
+    db = tmp_path / "sends.db"
+    message_id = message_id_for("run-9", "summarise")  # not held: answered at once
+    assert _answered(db, agent, message_id) == 0
+    task = _read_back(db, agent, message_id)
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 def test_a_step_answered_the_moment_before_a_crash_is_read_back_without_a_listing(
@@ -153,24 +166,8 @@ def test_a_step_answered_the_moment_before_a_crash_is_read_back_without_a_listin
     db = tmp_path / "sends.db"
     message_id = message_id_for("run-13", "summarise")
     with ForeignAgent("no_history") as agent:
-        done = subprocess.run(  # noqa: S603 (our own worker)
-            [sys.executable, "-m", "tests.journal_worker", str(db), agent.url, message_id, "--die"],
-            capture_output=True,
-            timeout=BOUND,
-            check=False,
-        )
-        assert done.returncode == DIED
-        assert done.stdout.strip() == b"200"
-        guard, journal = _restarted(db)
-        record = journal.get(message_id)
-        assert record is not None
-        assert record.state is State.TASK
-        with httpx.Client(
-            transport=GuardTransport(guard, raise_failures=True), headers=VERSION
-        ) as client:
-            again = client.post(agent.url, json=body(message_id)).json()
-        assert again["result"]["task"]["id"] == record.made
-        assert agent.runs.counts[message_id] == 1
+        assert _answered(db, agent, message_id, "--die") == DIED
+        _read_back(db, agent, message_id)
 
 
 async def _sdk_send(agent: ForeignAgent, guard: Guard, message_id: str) -> Any:
