@@ -47,7 +47,7 @@ from a2a_client_errors.testing.dialects import (
     A2A_GO_UNAUTHORIZED_CODE,
     a2a_go_rest_stream_error,
 )
-from a2a_client_errors.types import Source
+from a2a_client_errors.types import SentMessage, Source
 from tests.asgi import serve
 
 if TYPE_CHECKING:
@@ -743,3 +743,15 @@ async def test_guarded_factory_builds_no_httpx_client_of_its_own_and_reads_the_s
     finally:
         await client.close()
     assert config.httpx_client is None  # the caller's configuration is as it was
+
+
+# --- a look-up's reads ------------------------------------------------------------------------
+
+
+async def test_a_look_ups_read_is_judged_by_the_agents_bytes(agent: Agent) -> None:
+    """A look-up's GetTask refused with a2a-go's -31401: the look-up says UNAUTHENTICATED."""
+    agent.refuse_code = A2A_GO_UNAUTHENTICATED_CODE
+    async with httpx.AsyncClient(timeout=10) as http:
+        client = _client(agent.url + "/jsonrpc", http, "JSONRPC", _guard(), handlers=None)
+        with pytest.raises(LookupError, match="UNAUTHENTICATED"):
+            await client.find_sent(SentMessage("m-1", "c-1", TASK_ID))

@@ -24,7 +24,6 @@ from a2a_client_errors import (
     Reason,
     RetryExhausted,
 )
-from a2a_client_errors._lookup import SentMessage
 from a2a_client_errors.integrations.adk import (
     ADK_REQUEST_KEY,
     METADATA_KEY,
@@ -33,6 +32,7 @@ from a2a_client_errors.integrations.adk import (
     failure_metadata,
     request_message_id,
 )
+from a2a_client_errors.types import SentMessage
 
 
 def _exhausted() -> RetryExhausted:

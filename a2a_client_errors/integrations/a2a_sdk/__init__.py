@@ -506,6 +506,7 @@ class GuardedClient:
             card=self.card,
             agent=route.listed[at].peer,
             others=(client for client in clients if client is not None),
+            answered=self.answered,
         )
 
     async def _settled(

@@ -11,6 +11,7 @@ budget, within the deadline.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from a2a_client_errors._breaker import peer_unwell
@@ -74,6 +75,9 @@ class SdkLookup:
             a query the client cannot get answered because its interface is unwell
             (`peer_unwell`: not reached, 5xx, UNAVAILABLE) is asked over the next, which
             answers the rest of the look-up; the look-up is then `elsewhere`.
+        answered: wraps each read so that its failure is what the agent's answer said
+            (the guarded client's ``answered``: its bytes, not what a2a-sdk kept of them).
+            None: what a2a-sdk raises is judged.
 
     """
 
@@ -89,8 +93,11 @@ class SdkLookup:
         card: Any = None,
         agent: str = "",
         others: Iterable[Any] = (),
+        answered: Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]
+        | None = None,
     ) -> None:
         self.client = client
+        self._answered = answered
         self.context = context
         self.sent = sent
         self.elsewhere = False
@@ -128,11 +135,15 @@ class SdkLookup:
         """The call's answer, given the task found."""
         return task if self._found is None else await self._found(task, task is self._whole)
 
+    def _read(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        return method if self._answered is None else self._answered(method)
+
     async def _ask(self, client: Any, query: GetTaskQuery | ListTasksQuery) -> Any:
         sdk = line()
         if isinstance(query, GetTaskQuery):
             try:
-                task = await client.get_task(sdk.task_request(query.task_id), context=self.context)
+                get = self._read(client.get_task)
+                task = await get(sdk.task_request(query.task_id), context=self.context)
             except Exception as exc:
                 error = normalize(exc)
                 if (
@@ -144,4 +155,4 @@ class SdkLookup:
                 raise
             self._whole = task
             return task
-        return await sdk.list_tasks(client, query, self.context)
+        return await self._read(functools.partial(sdk.list_tasks, client))(query, self.context)
