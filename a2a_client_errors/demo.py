@@ -43,8 +43,6 @@ from typing import TYPE_CHECKING, Final
 import httpx
 
 from a2a_client_errors import Action, Delivery, task_outcome
-from a2a_client_errors._normalize import INVALID, normalize_body
-from a2a_client_errors._policy import DEFAULT_POLICY, delivery_note
 from a2a_client_errors.testing.peer import (
     BINDINGS,
     GRPC,
@@ -57,7 +55,7 @@ from a2a_client_errors.testing.peer import (
     capture_sdk,
     require_dependencies,
 )
-from a2a_client_errors.types import escape
+from a2a_client_errors.types import DEFAULT_POLICY, NO_BODY, delivery_note, escape, normalize_body
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -229,7 +227,7 @@ def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRo
     error, body = normalize_body(raw, operation=spec.operation)
     wire_binding = binding.removeprefix("sdk:")
     observed, http_status, jsonrpc_code, grpc_status = _observe(
-        raw, wire_binding, None if body is INVALID else body
+        raw, wire_binding, None if body is NO_BODY else body
     )
     sdk = binding.startswith("sdk:")
     if sdk and not isinstance(raw, BaseException):
@@ -237,7 +235,7 @@ def _row(spec: Scenario, binding: str, raw: object, *, accepted: bool) -> DemoRo
     decision = DEFAULT_POLICY.decide(error, operation=spec.operation)
     if error is not None:
         outcome = None
-    elif body is not INVALID:
+    elif body is not NO_BODY:
         outcome = task_outcome(body)
     else:
         outcome = None if isinstance(raw, bytes | str | httpx.Response) else task_outcome(raw)

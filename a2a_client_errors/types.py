@@ -4,7 +4,10 @@ Also here: the typed details of an error (``ErrorInfo``, ``BadRequest``, ...: wh
 ``CallError.details`` holds and ``A2AError(extra_details=...)`` takes), the reasons table
 (``ROWS``, ``row_for``, ``canonical_reason``), and the readers of the deduplication extension
 an agent advertises in its card and marks on its answers (``read_dedupe_params``,
-``read_dedupe_mark``).
+``read_dedupe_mark``), the operation table (``OPERATIONS_BY_NAME``, ``rest_request``), the
+normaliser's lower doors (``normalize_body``, ``event_error``, ``EventReader``) and what a
+door's look-up reads and asks (``TaskView``, ``GetTaskQuery``, ``ListTasksQuery``,
+``CardQuery``, ``TaskPage``).
 
 Import from here what the top level leaves out::
 
@@ -23,7 +26,12 @@ from a2a_client_errors._breaker import (
     peer_unwell,
 )
 from a2a_client_errors._card_claims import CardClaims
-from a2a_client_errors._dedupe_card import DedupeParams, read_dedupe_mark, read_dedupe_params
+from a2a_client_errors._dedupe_card import (
+    DEDUPLICATE_EXTENSION,
+    DedupeParams,
+    read_dedupe_mark,
+    read_dedupe_params,
+)
 from a2a_client_errors._engine import (
     AttemptCutShortError,
     AttemptOutcome,
@@ -36,20 +44,41 @@ from a2a_client_errors._engine import (
 from a2a_client_errors._errors import ErrorKind, Source, WireShape, escape
 from a2a_client_errors._lookup import (
     AgentFacts,
+    CardQuery,
     Deduplicates,
     Found,
+    GetTaskQuery,
+    ListTasksQuery,
     LookupAllowance,
     LookupResult,
     NotFound,
     Resolution,
     SentMessage,
+    TaskPage,
     TaskReader,
+    TaskView,
     Unresolved,
 )
-from a2a_client_errors._normalize import DEFAULT_LIMITS, Limits
-from a2a_client_errors._policy import default_action
+from a2a_client_errors._normalize import (
+    DEFAULT_LIMITS,
+    INVALID,
+    Limits,
+    event_error,
+    normalize_body,
+    stream_error,
+)
+from a2a_client_errors._operations import (
+    BY_NAME,
+    GRPC_SERVICE,
+    STREAMING_OPERATIONS,
+    Operation,
+    rest_request,
+)
+from a2a_client_errors._policy import DEFAULT_POLICY, OLDER_A2A_HINT, default_action, delivery_note
 from a2a_client_errors._reasons import (
     A2A_DOMAIN,
+    A2A_OPERATIONS,
+    ERROR_INFO_TYPE,
     INTERRUPTED_STATES,
     ROWS,
     TERMINAL_STATES,
@@ -64,6 +93,7 @@ from a2a_client_errors._retry import (
     BudgetState,
     RetryBudgetLike,
 )
+from a2a_client_errors._sse import EventReader, SSEError
 from a2a_client_errors._transport import operation_of
 from a2a_client_errors._wire import (
     BadRequest,
@@ -84,11 +114,26 @@ from a2a_client_errors._wire import (
     UnknownDetail,
 )
 
+NO_BODY = INVALID
+"""What `normalize_body` gives as the body when it read none (not JSON, too large, a stream
+of results, an exception): compare with ``is``."""
+OPERATIONS_BY_NAME = BY_NAME
+"""The A2A 1.0 operations (`Operation`: bindings, streaming, what creates work) by name."""
+
 __all__ = [
     "A2A_DOMAIN",
+    "A2A_OPERATIONS",
+    "DEDUPLICATE_EXTENSION",
     "DEFAULT_LIMITS",
+    "DEFAULT_POLICY",
+    "ERROR_INFO_TYPE",
+    "GRPC_SERVICE",
     "INTERRUPTED_STATES",
+    "NO_BODY",
+    "OLDER_A2A_HINT",
+    "OPERATIONS_BY_NAME",
     "ROWS",
+    "STREAMING_OPERATIONS",
     "TERMINAL_STATES",
     "Admission",
     "AgentFacts",
@@ -101,6 +146,7 @@ __all__ = [
     "BudgetState",
     "CallShape",
     "CardClaims",
+    "CardQuery",
     "CircuitBreakerLike",
     "DebugInfo",
     "DedupeParams",
@@ -108,18 +154,22 @@ __all__ = [
     "Detail",
     "ErrorInfo",
     "ErrorKind",
+    "EventReader",
     "FieldViolation",
     "Found",
+    "GetTaskQuery",
     "GuardedCall",
     "Help",
     "HelpLink",
     "Limits",
+    "ListTasksQuery",
     "LocalizedMessage",
     "Lookup",
     "LookupAllowance",
     "LookupResult",
     "NotFound",
     "Onward",
+    "Operation",
     "PreconditionFailure",
     "PreconditionViolation",
     "QuotaFailure",
@@ -130,9 +180,12 @@ __all__ = [
     "ResourceInfo",
     "RetryBudgetLike",
     "RetryInfo",
+    "SSEError",
     "SentMessage",
     "Source",
+    "TaskPage",
     "TaskReader",
+    "TaskView",
     "TransportFailure",
     "UnknownDetail",
     "Unresolved",
@@ -140,11 +193,16 @@ __all__ = [
     "WireShape",
     "canonical_reason",
     "default_action",
+    "delivery_note",
     "escape",
+    "event_error",
     "failure_for",
+    "normalize_body",
     "operation_of",
     "peer_unwell",
     "read_dedupe_mark",
     "read_dedupe_params",
+    "rest_request",
     "row_for",
+    "stream_error",
 ]

@@ -235,3 +235,28 @@ def test_the_compatibility_shims_are_gone(gone: str) -> None:
     """The package was never released: old paths are not kept alive."""
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module(gone)
+
+
+def _private_outside(name: str, target: str) -> bool:
+    """Whether ``target`` is a private module of another room than ``name``'s own namespace."""
+    own = name.split(".")[:2]  # a2a_client_errors.probe: the probe's own rooms are its own
+    parts = target.split(".")
+    return parts[:2] != own and any(part.startswith("_") for part in parts[1:])
+
+
+@pytest.mark.parametrize("user", ["probe", "demo"])
+def test_the_probe_and_the_demo_use_public_names_only(user: str) -> None:
+    """The best test of the public API: the probe and the demo import no other room's privates."""
+    users = [name for name in GRAPH if _is_in(name, user)]
+    assert users
+    reached = {
+        (name, target) for name in users for target in GRAPH[name] if _private_outside(name, target)
+    }
+    assert not reached
+
+
+def test_a_private_import_would_be_seen() -> None:
+    """The check itself: a private module of the core is seen; the probe's own rooms are not."""
+    assert _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors._normalize")
+    assert not _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors.probe._report")
+    assert not _private_outside("a2a_client_errors.demo", "a2a_client_errors.testing.peer")

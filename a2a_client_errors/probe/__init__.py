@@ -53,7 +53,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from a2a_client_errors._normalize import normalize
+from a2a_client_errors import normalize
 from a2a_client_errors.probe._checks import run_check
 from a2a_client_errors.probe._expect import CHECKS, SPECS, TABLES, CheckSpec
 from a2a_client_errors.probe._report import (

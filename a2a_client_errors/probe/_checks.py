@@ -9,11 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
-from a2a_client_errors._errors import ErrorKind
-from a2a_client_errors._outcomes import task_outcome
-from a2a_client_errors._policy import OLDER_A2A_HINT
-from a2a_client_errors._reasons import A2A_OPERATIONS, Reason
+from a2a_client_errors import Reason, task_outcome
 from a2a_client_errors.probe._expect import SPECS, random_id, standard_expected, user_message
 from a2a_client_errors.probe._report import (
     GRPC,
@@ -24,6 +20,7 @@ from a2a_client_errors.probe._report import (
     capped,
 )
 from a2a_client_errors.probe._session import NotCheckedError, Session
+from a2a_client_errors.types import A2A_OPERATIONS, DEDUPLICATE_EXTENSION, OLDER_A2A_HINT, ErrorKind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

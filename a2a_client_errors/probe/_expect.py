@@ -12,9 +12,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors._errors import WireShape
-from a2a_client_errors._reasons import A2A_DOMAIN, Reason, canonical_reason
+from a2a_client_errors import Reason
 from a2a_client_errors.probe._report import GRPC, HTTP_JSON, JSONRPC, Expected, Observed, capped
+from a2a_client_errors.types import A2A_DOMAIN, WireShape, canonical_reason
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

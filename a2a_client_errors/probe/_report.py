@@ -12,9 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION, DedupeParams
-from a2a_client_errors._errors import WireShape, escape
-from a2a_client_errors._reasons import A2A_DOMAIN
+from a2a_client_errors.types import (
+    A2A_DOMAIN,
+    DEDUPLICATE_EXTENSION,
+    DedupeParams,
+    WireShape,
+    escape,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from a2a_client_errors._errors import ErrorKind, WireShape
-from a2a_client_errors._outcomes import task_outcome
-from a2a_client_errors._reasons import A2A_DOMAIN, Reason, TransportFailure
+from a2a_client_errors import Reason, task_outcome
 from a2a_client_errors.probe._expect import (
     SPECS,
     expected_for,
@@ -39,6 +37,7 @@ from a2a_client_errors.probe._wire import (
     observed_of,
     payload_summary,
 )
+from a2a_client_errors.types import A2A_DOMAIN, ErrorKind, TransportFailure, WireShape
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

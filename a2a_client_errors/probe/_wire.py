@@ -16,27 +16,29 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from a2a_client_errors._dedupe_card import read_dedupe_params
-from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
-from a2a_client_errors._guard import AttemptCutShortError
-from a2a_client_errors._normalize import (
-    INVALID,
-    event_error,
-    normalize,
-    normalize_body,
-    stream_error,
-)
-from a2a_client_errors._operations import (
-    BY_NAME,
-    GRPC_SERVICE,
-    STREAMING_OPERATIONS,
-    rest_request,
-)
-from a2a_client_errors._outcomes import task_outcome
-from a2a_client_errors._reasons import A2A_DOMAIN, ERROR_INFO_TYPE, TransportFailure
-from a2a_client_errors._sse import EventReader, SSEError
+from a2a_client_errors import CallError, normalize, task_outcome
 from a2a_client_errors.probe._expect import random_id
 from a2a_client_errors.probe._report import GRPC, HTTP_JSON, JSONRPC, AgentSummary, Observed, capped
+from a2a_client_errors.types import (
+    A2A_DOMAIN,
+    ERROR_INFO_TYPE,
+    GRPC_SERVICE,
+    NO_BODY,
+    OPERATIONS_BY_NAME,
+    STREAMING_OPERATIONS,
+    AttemptCutShortError,
+    ErrorKind,
+    EventReader,
+    Source,
+    SSEError,
+    TransportFailure,
+    WireShape,
+    event_error,
+    normalize_body,
+    read_dedupe_params,
+    rest_request,
+    stream_error,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -378,7 +380,7 @@ def _exchange(
     full = httpx.Response(status, headers=kept, content=body, request=request)
     error, parsed = normalize_body(full)  # one parse: the answer's result is the body read
     payload: object = None
-    if error is None and parsed is not INVALID:
+    if error is None and parsed is not NO_BODY:
         payload = parsed
         if isinstance(payload, dict) and "jsonrpc" in payload:
             payload = payload.get("result")
@@ -490,7 +492,7 @@ class GrpcWire:
         extensions: Sequence[str],
     ) -> Answer:
         """One call; the answer's status and ``grpc-status-details-bin`` read by `normalize`."""
-        op = BY_NAME[operation]
+        op = OPERATIONS_BY_NAME[operation]
         payload = dict(params)
         if self.tenant:
             payload["tenant"] = self.tenant
