@@ -16,8 +16,9 @@ other tasks never see each other's), the hook reads each answer as the httpx tra
 * an event stream up to its first event only: a stream of results is handed on from there,
   its bytes replayed to the SDK (`a2a_client_errors._reading.aread_within`);
 
-and keeps the call error it holds (`Read.error`, the last answer's: None for a result). The
-guarded client raises that error (as `a2a_client_errors._normalize.PeerAnswerError`, chained
+and keeps the answer, to be judged only if the call fails (`Read.error`, the last answer's:
+None for a result; a call that succeeds never parses it a second time). The guarded client
+raises that error (as `a2a_client_errors._normalize.PeerAnswerError`, chained
 from the SDK's exception) in place of what the SDK made of the answer. When no answer was read
 (another binding, a transport that is not httpx, a body past ``max_body``), the SDK's exception
 is read as before.
@@ -62,15 +63,31 @@ class Read:
         limits: the Guard's caps: a body past ``limits.max_body`` is not read.
         clock: the Guard's clock, for ``deadline_at``.
         deadline_at: when reading must stop (None: no deadline).
-        error: the call error the last answer read holds (None: a result, or none read).
         answers: how many answers were read.
     """
 
     limits: Limits = DEFAULT_LIMITS
     clock: Callable[[], float] = time.monotonic
     deadline_at: float | None = None
-    error: CallError | None = field(default=None)
     answers: int = 0
+    last: httpx.Response | None = field(default=None, repr=False)
+    """The last answer read whole and not judged yet (None: a result, or none read)."""
+    judged: CallError | None = field(default=None, repr=False)
+
+    @property
+    def error(self) -> CallError | None:
+        """The call error the last answer read holds (None: a result, or none read).
+
+        Judged on first asking, not as the answer comes: a call that succeeds never asks, so
+        its body is parsed once, by the client library.
+        """
+        if self.last is not None:
+            self.judged, self.last = normalize(self.last, limits=self.limits), None
+        return self.judged
+
+    def keep(self, response: httpx.Response | None) -> None:
+        """``response`` is the last answer (None: one that holds no call error)."""
+        self.last, self.judged = response, None
 
 
 _IN_FLIGHT: Final[ContextVar[Read | None]] = ContextVar(
@@ -116,12 +133,9 @@ async def read_answer(response: httpx.Response) -> None:
         return
     slot.answers += 1
     if not _read(response) and not await _read_head(response, slot):
-        slot.error = None  # a stream of results, or a body past max_body: the SDK's to read
+        slot.keep(None)  # a stream of results, or a body past max_body: the SDK's to read
         return
-    if cannot_hold_an_error(response):
-        slot.error = None
-        return
-    slot.error = normalize(response, limits=slot.limits)
+    slot.keep(None if cannot_hold_an_error(response) else response)
 
 
 def _read(response: httpx.Response) -> bool:
