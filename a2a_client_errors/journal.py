@@ -81,6 +81,19 @@ _COLUMNS: Final = (
     "message_id, peer, digest, started, state, owner, lease_until, context_id, task_id, "
     "made, note, attempts, closed_at"
 )
+_CLAIM: Final = (
+    f"INSERT INTO a2a_sends ({_COLUMNS}) "  # noqa: S608 (constants)
+    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, NULL, '', 1, NULL) "
+    "ON CONFLICT (message_id) DO UPDATE SET peer = excluded.peer, digest = excluded.digest, "
+    "started = excluded.started, state = 'open', owner = excluded.owner, "
+    "lease_until = excluded.lease_until, context_id = excluded.context_id, "
+    "task_id = excluded.task_id, made = NULL, note = '', "
+    "attempts = a2a_sends.attempts + 1, closed_at = NULL "
+    f"WHERE a2a_sends.state = 'refused' RETURNING {_COLUMNS}"
+)
+"""A claim in one statement: a new record, or one written over a refused one (a refusal
+means the agent did not take the message: it may be sent again)."""
+_RETURNING: Final = sqlite3.sqlite_version_info >= (3, 35, 0)
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS a2a_journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS a2a_sends (
@@ -224,34 +237,57 @@ class SqliteJournal:
     # --- the protocol -------------------------------------------------------------------
 
     def claim(self, entry: Entry, owner: str) -> tuple[JournalRecord, bool]:
-        """Record ``entry`` for ``owner`` unless it has a record (see `Journal.claim`)."""
+        """Record ``entry`` for ``owner`` unless it has a record (see `Journal.claim`).
+
+        One statement (an upsert that writes only over a refused record, returning the row
+        written) and one commit, the send's one fsync; a record already there is read after.
+        """
+        now = self.clock()
+        values = (
+            entry.message_id,
+            entry.peer,
+            entry.digest,
+            now,
+            owner,
+            now + self.lease,
+            entry.context_id,
+            entry.task_id,
+        )
         try:
             conn = self._connection()
-            with _transaction(conn):
-                now = self.clock()
-                row = _select(conn, entry.message_id)
-                if row is not None and row[4] != State.REFUSED.value:
-                    return _record(row, now), False
-                conn.execute(
-                    f"INSERT OR REPLACE INTO a2a_sends ({_COLUMNS}) "  # noqa: S608 (constants)
-                    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, NULL, '', ?, NULL)",
-                    (
-                        entry.message_id,
-                        entry.peer,
-                        entry.digest,
-                        now,
-                        owner,
-                        now + self.lease,
-                        entry.context_id,
-                        entry.task_id,
-                        1 if row is None else int(row[11]) + 1,  # type: ignore[call-overload]
-                    ),
-                )
-                new = _select(conn, entry.message_id)
+            if _RETURNING:
+                new = _upsert(conn, values)
+                if new is None:  # a record that is not refused: it stands
+                    row = _select(conn, entry.message_id)
+                    if row is not None:
+                        return _record(row, now), False
+                    new = _upsert(conn, values)  # purged since: claim anew
+            else:
+                stepped = self._claim_in_steps(conn, values)
+                if isinstance(stepped, JournalRecord):
+                    return stepped, False
+                new = stepped
         except sqlite3.Error as exc:
             raise self._fail(exc, "record the send") from exc
         assert new is not None  # noqa: S101 (just written)
         return _record(new, now), True
+
+    def _claim_in_steps(
+        self, conn: sqlite3.Connection, values: tuple[object, ...]
+    ) -> tuple[object, ...] | JournalRecord | None:
+        """`claim` on a SQLite without ``RETURNING`` (before 3.35): read, then write."""
+        message_id, now = str(values[0]), float(values[3])  # type: ignore[arg-type]
+        with _transaction(conn):
+            row = _select(conn, message_id)
+            if row is not None and row[4] != State.REFUSED.value:
+                return _record(row, now)
+            attempts = 1 if row is None else int(row[11]) + 1  # type: ignore[call-overload]
+            conn.execute(
+                f"INSERT OR REPLACE INTO a2a_sends ({_COLUMNS}) "  # noqa: S608 (constants)
+                "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, NULL, '', ?, NULL)",
+                (*values, attempts),
+            )
+            return _select(conn, message_id)
 
     def take_over(self, message_id: str, owner: str) -> JournalRecord | None:
         """Lease an open record nobody holds to ``owner`` (see `Journal.take_over`)."""
@@ -274,7 +310,7 @@ class SqliteJournal:
         """Renew every open record ``owner`` holds (see `Journal.renew`)."""
         try:
             conn = self._connection()
-            with _transaction(conn, lazy=self.durable):
+            with _lazy(conn, lazy=self.durable):
                 now = self.clock()
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET lease_until = ? WHERE owner = ? AND state = 'open'",
@@ -292,7 +328,7 @@ class SqliteJournal:
             return self.release(message_id, owner, note)
         try:
             conn = self._connection()
-            with _transaction(conn, lazy=self.durable):
+            with _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET state = ?, made = ?, note = ?, owner = NULL, "
                     "closed_at = ? WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -306,7 +342,7 @@ class SqliteJournal:
         """Leave a record open, held by nobody (see `Journal.release`)."""
         try:
             conn = self._connection()
-            with _transaction(conn, lazy=self.durable):
+            with _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET owner = NULL, lease_until = ?, note = ? "
                     "WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -347,7 +383,7 @@ class SqliteJournal:
         """Delete the records closed longer than ``retention`` ago."""
         try:
             conn = self._connection()
-            with _transaction(conn, lazy=self.durable):
+            with _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "DELETE FROM a2a_sends WHERE state != 'open' AND closed_at <= ?",
                     (self.clock() - self.retention,),
@@ -379,13 +415,33 @@ class _Connection:
 
 
 class _transaction:  # noqa: N801 (a context manager, named as one uses it)
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error).
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error): a read and a write as one."""
 
-    A ``lazy`` one (a durable journal's renewals and closes) commits without its own fsync
-    (``synchronous=NORMAL`` for it): what it writes is on disk at the next durable commit
-    or checkpoint, and a process crash loses none of it. A power cut may: the record is
-    then still open, and the next sender or `Guard.recover` looks its task up. The one
-    fsync a send waits for is its claim's, before its first byte.
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
+class _lazy:  # noqa: N801 (a context manager, named as one uses it)
+    """One statement in its own implicit transaction; ``lazy``: committed without an fsync.
+
+    A renewal, close or purge is one statement: SQLite commits it as it ends, with no
+    ``BEGIN``/``COMMIT`` of its own. A ``lazy`` one (a durable journal's) commits without
+    its own fsync (``synchronous=NORMAL`` for it): what it writes is on disk at the next
+    durable commit or checkpoint, and a process crash loses none of it. A power cut may: the
+    record is then still open, and the next sender or `Guard.recover` looks its task up.
+    The one fsync a send waits for is its claim's, before its first byte.
     """
 
     __slots__ = ("conn", "lazy")
@@ -397,18 +453,11 @@ class _transaction:  # noqa: N801 (a context manager, named as one uses it)
     def __enter__(self) -> sqlite3.Connection:
         if self.lazy:
             self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        try:
-            if kind is None:
-                self.conn.execute("COMMIT")
-            elif self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-        finally:
-            if self.lazy:
-                self.conn.execute("PRAGMA synchronous = FULL")
+        if self.lazy:
+            self.conn.execute("PRAGMA synchronous = FULL")
 
 
 _BUSY_CODES: Final = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
@@ -420,6 +469,12 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     if code is not None:
         return code & 0xFF in _BUSY_CODES
     return "locked" in str(exc)  # Python 3.10: SQLite's own words, not a peer's
+
+
+def _upsert(conn: sqlite3.Connection, values: tuple[object, ...]) -> tuple[object, ...] | None:
+    """`_CLAIM`, read to its end: the statement is done, so its implicit commit has run."""
+    rows = conn.execute(_CLAIM, values).fetchall()
+    return rows[0] if rows else None
 
 
 def _select(conn: sqlite3.Connection, message_id: str) -> tuple[object, ...] | None:

@@ -36,6 +36,37 @@ class TestSqliteContract(JournalContract):
     """The contract every store passes (tests/journal_contract.py)."""
 
 
+class TestSqliteWithoutReturningContract(JournalContract):
+    """The contract again, claims read then written (a SQLite before 3.35 has no RETURNING)."""
+
+    @pytest.fixture
+    def journal(
+        self, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    ) -> Iterator[SqliteJournal]:
+        """A fresh journal whose claims take the steps an older SQLite needs."""
+        monkeypatch.setattr("a2a_client_errors.journal._RETURNING", False)
+        store = SqliteJournal(tmp_path / "sends.db", clock=clock, lease=10.0, retention=3600.0)
+        yield store
+        store.close()
+
+
+def test_a_claim_is_committed_when_it_returns(tmp_path: Path) -> None:
+    """Another connection sees the claim at once: its one statement is done, its commit run."""
+    store = SqliteJournal(tmp_path / "sends.db")
+    try:
+        record, claimed = store.claim(entry("m-1"), "me")
+        assert claimed
+        other = sqlite3.connect(tmp_path / "sends.db")
+        try:
+            rows = other.execute("SELECT message_id, state, owner FROM a2a_sends").fetchall()
+        finally:
+            other.close()
+        assert rows == [("m-1", "open", "me")]
+        assert record.message_id == "m-1"
+    finally:
+        store.close()
+
+
 def test_two_objects_on_one_file_share_records(tmp_path: Path, clock: FakeClock) -> None:
     """Two journal objects on one file read each other's records."""
     path = tmp_path / "shared.db"
