@@ -3,9 +3,10 @@
 Defaults, and where they come from:
 
 * Backoff: capped exponential with *full jitter* (``random() * min(cap, initial * multiplier **
-  retry)``), the variant the AWS Architecture Blog's "Exponential Backoff and Jitter" showed
-  spreads a thundering herd best; initial 0.5 s, multiplier 2 and cap 20 s, as the AWS SDKs'
-  standard retry mode (cap 20 s) and gRPC's retry policy examples (0.1 to 1 s initial, x2).
+  retry)``, the ceiling computed by tenacity's ``wait_exponential``), the variant the AWS
+  Architecture Blog's "Exponential Backoff and Jitter" showed spreads a thundering herd best;
+  initial 0.5 s, multiplier 2 and cap 20 s, as the AWS SDKs' standard retry mode (cap 20 s)
+  and gRPC's retry policy examples (0.1 to 1 s initial, x2).
 * Server hints: ``Retry-After`` & co. are a *floor* on the delay. A hint above
   ``max_retry_after`` (60 s) means "not soon": the call gives up at once rather than wait,
   as the OpenAI and Stripe SDKs do.
@@ -27,9 +28,12 @@ from __future__ import annotations
 import enum
 import logging
 import math
+import sys
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast, runtime_checkable
+
+import tenacity
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,9 +53,34 @@ __all__ = [
 ]
 
 
+class _Attempt:
+    """The one field of tenacity's retry state that its wait strategies read."""
+
+    __slots__ = ("attempt_number",)
+
+    def __init__(self, attempt_number: int) -> None:
+        self.attempt_number = attempt_number
+
+
+# The largest exponent whose power of ``multiplier`` stays a float: past it tenacity's
+# ``exp_base ** exponent`` overflows and it answers ``max``, although a tiny ``initial`` times
+# that power may still be under the cap.
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
+
+
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Capped exponential backoff with full jitter.
+
+    The ceiling is tenacity's ``wait_exponential`` (``multiplier=initial``,
+    ``exp_base=multiplier``, ``max=cap``), called as a pure function of the retry number; the
+    jitter is drawn from the caller's random source (the Guard's, injectable), which tenacity's
+    ``wait_random_exponential`` cannot take.
+
+    The retry number is bounded before tenacity sees it: growth stops at the last retry whose
+    ``multiplier ** (retry - 1)`` is a float (retry 1,024 for x2). Every schedule has reached
+    its cap long before, unless ``initial`` is under ``cap / 1.8e308``: such a schedule stops
+    growing there, under its cap, where tenacity's arithmetic would jump to the cap.
 
     Attributes:
         initial: the ceiling of the first retry's delay, in seconds.
@@ -66,24 +95,25 @@ class Backoff:
     multiplier: float = 2.0
     cap: float = 20.0
     jitter: float = 1.0
+    _wait: tenacity.wait_exponential = field(init=False, repr=False, compare=False)
+    _last: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.initial < 0 or self.cap < 0 or self.multiplier < 1 or not 0 <= self.jitter <= 1:
             msg = "Backoff needs initial >= 0, cap >= 0, multiplier >= 1 and 0 <= jitter <= 1"
             raise ValueError(msg)
+        wait = tenacity.wait_exponential(
+            multiplier=self.initial, exp_base=self.multiplier, max=self.cap
+        )
+        growth = math.log(self.multiplier)
+        last = int(_LOG_FLOAT_MAX / growth) if growth > 0 else 1
+        object.__setattr__(self, "_wait", wait)
+        object.__setattr__(self, "_last", last)
 
     def ceiling(self, retry: int) -> float:
         """The largest delay before retry number ``retry`` (1 for the first retry)."""
-        exponent = max(0, retry - 1)
-        try:
-            return min(self.cap, self.initial * self.multiplier**exponent)
-        except OverflowError:
-            # The growth left floats behind, but a tiny ``initial`` may still be under the
-            # cap: compare in logarithms.
-            if self.initial <= 0:
-                return 0.0
-            grown = math.log(self.initial) + exponent * math.log(self.multiplier)
-            return self.cap if self.cap <= 0 or grown >= math.log(self.cap) else math.exp(grown)
+        state = _Attempt(min(max(retry, 1), self._last))
+        return float(self._wait(cast("tenacity.RetryCallState", state)))
 
     def delay(self, retry: int, draw: float) -> float:
         """The delay before retry number ``retry``, for a uniform ``draw`` in ``[0, 1)``."""

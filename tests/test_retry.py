@@ -12,14 +12,17 @@ import contextvars
 import dataclasses
 import itertools
 import math
+import sys
 import threading
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
+import tenacity
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -123,12 +126,17 @@ def test_backoff_clamps_draws_outside_the_unit_interval() -> None:
 
 
 def _expected_ceiling(backoff: Backoff, retry: int) -> float:
-    """min(cap, initial * multiplier ** (retry - 1)), computed in logs (no overflow)."""
-    if backoff.initial == 0:
+    """min(cap, initial * multiplier ** (retry - 1)), computed in logs (no overflow).
+
+    Growth stops at the last retry whose power of the multiplier is a float (the bound the
+    Backoff puts on the retry number before tenacity computes the ceiling).
+    """
+    if backoff.initial == 0 or backoff.cap == 0:
         return 0.0
-    if backoff.cap == 0:
-        return 0.0
-    log_raw = math.log(backoff.initial) + (retry - 1) * math.log(backoff.multiplier)
+    growth = math.log(backoff.multiplier)
+    if growth > 0:
+        retry = min(retry, int(math.log(sys.float_info.max) / growth))
+    log_raw = math.log(backoff.initial) + (retry - 1) * growth
     return backoff.cap if log_raw >= math.log(backoff.cap) else math.exp(log_raw)
 
 
@@ -138,12 +146,26 @@ def test_backoff_large_multiplier_reaches_the_cap_without_overflow() -> None:
     assert Backoff(initial=1.0, multiplier=10.0, cap=7.0).delay(400, 0.5) == 3.5
 
 
-def test_a_tiny_initial_delay_that_overflows_is_still_under_the_cap() -> None:
-    """2.375 ** 821 overflows a float, yet 5e-324 times it is about 1.3e-15: not the cap."""
+def test_a_tiny_initial_delay_stops_growing_where_the_power_leaves_float_range() -> None:
+    """2.375 ** 821 overflows a float: past retry 820 the ceiling of a 5e-324 s start stays.
+
+    tenacity would answer the cap once the power overflows, although 5e-324 times it is about
+    1e-15 s; the Backoff bounds the retry number instead, so the ceiling stays under the cap.
+    """
     backoff = Backoff(initial=5e-324, multiplier=2.375, cap=1.0)
-    assert backoff.ceiling(822) == pytest.approx(_expected_ceiling(backoff, 822))
-    assert backoff.ceiling(822) < 1e-14
-    assert backoff.ceiling(5000) == 1.0
+    assert backoff.ceiling(822) == backoff.ceiling(820) == backoff.ceiling(5000)
+    assert backoff.ceiling(820) == pytest.approx(_expected_ceiling(backoff, 820))
+    assert 0 < backoff.ceiling(5000) < 1e-14
+    assert backoff.ceiling(819) < backoff.ceiling(820)
+
+
+def test_the_ceiling_is_tenacitys_wait_exponential() -> None:
+    """Below the bound, every ceiling is what tenacity's wait_exponential answers."""
+    backoff = Backoff(initial=0.3, multiplier=1.7, cap=45.0)
+    wait = tenacity.wait_exponential(multiplier=0.3, exp_base=1.7, max=45.0)
+    for retry in range(1, 40):
+        state = SimpleNamespace(attempt_number=retry)
+        assert backoff.ceiling(retry) == wait(state)  # type: ignore[arg-type]
 
 
 backoffs = st.builds(
