@@ -62,6 +62,7 @@ The Guard knows breakers through `CircuitBreakerLike` only: `admit` before each 
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import logging
 import math
@@ -70,7 +71,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard, runtime_checkable
 
 from a2a_client_errors._errors import ErrorKind, safe_peer
 from a2a_client_errors._reasons import Reason, TransportFailure
@@ -84,12 +85,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Admission",
+    "AsyncCircuitBreakerLike",
     "BreakerFallback",
+    "BreakerFallbacksLike",
     "BreakerState",
     "BreakerTransition",
+    "BreakerTransitionsLike",
     "CircuitBreaker",
     "CircuitBreakerLike",
     "Verdict",
+    "admits_async",
     "peer_unwell",
     "verdict_of",
 ]
@@ -245,9 +250,9 @@ class BreakerFallback:
 class CircuitBreakerLike(Protocol):
     """What the Guard needs of a breaker: ask before each attempt, tell it how it went.
 
-    Neither may block for long or raise. A breaker on a shared store can also offer
-    ``async def aadmit(self, peer)`` and ``async def arecord(...)``, which ``Guard.acall``
-    awaits instead.
+    Neither may block for long or raise. A breaker may offer more, each ability a protocol
+    of its own: `AsyncCircuitBreakerLike` (admission that may wait for a shared store),
+    `BreakerTransitionsLike` and `BreakerFallbacksLike` (it tells what changes).
     """
 
     def admit(self, peer: str) -> Admission:
@@ -263,6 +268,52 @@ class CircuitBreakerLike(Protocol):
     def state(self, peer: str) -> BreakerState:
         """The state of ``peer``'s breaker now."""
         ...
+
+
+@runtime_checkable
+class AsyncCircuitBreakerLike(Protocol):
+    """A breaker whose admission may wait for a shared store: ``Guard.acall`` awaits it.
+
+    An async call asks `aadmit` instead of `CircuitBreakerLike.admit` when the breaker offers
+    it (see `a2a_client_errors.integrations.redis.RedisCircuitBreaker`); verdicts are still
+    given to ``record``, which must not block.
+    """
+
+    async def aadmit(self, peer: str) -> Admission:
+        """`CircuitBreakerLike.admit`, awaited."""
+        ...
+
+
+@runtime_checkable
+class BreakerTransitionsLike(Protocol):
+    """A breaker that tells each change of a peer's state (a Guard's ``on_breaker`` hears it)."""
+
+    def subscribe(self, listener: Callable[[BreakerTransition], object]) -> None:
+        """Call ``listener`` with every `BreakerTransition` from now on (held weakly)."""
+        ...
+
+
+@runtime_checkable
+class BreakerFallbacksLike(Protocol):
+    """A shared breaker that tells when it falls back to local state, and recovers.
+
+    A Guard's ``on_breaker_fallback`` hook hears it.
+    """
+
+    def subscribe_fallback(self, listener: Callable[[BreakerFallback], object]) -> None:
+        """Call ``listener`` with every `BreakerFallback` from now on (held weakly)."""
+        ...
+
+
+def admits_async(breaker: CircuitBreakerLike) -> TypeGuard[AsyncCircuitBreakerLike]:
+    """Whether ``breaker`` is an `AsyncCircuitBreakerLike` (asked once per type of breaker)."""
+    return _admits_async(type(breaker))
+
+
+@functools.lru_cache(maxsize=256)
+def _admits_async(kind: type) -> bool:
+    # A protocol of methods only: `issubclass` reads the class, not each instance.
+    return issubclass(kind, AsyncCircuitBreakerLike)
 
 
 class _Window:

@@ -33,7 +33,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
-from a2a_client_errors._breaker import Admission, Verdict, verdict_of
+from a2a_client_errors._breaker import Admission, Verdict, admits_async, verdict_of
 from a2a_client_errors._card_claims import read_against_card
 from a2a_client_errors._errors import CallError, ErrorKind
 from a2a_client_errors._failures import (
@@ -83,6 +83,7 @@ from a2a_client_errors._lookup import (
 from a2a_client_errors._normalize import PeerAnswerError, normalize
 from a2a_client_errors._policy import Decision, GiveUp
 from a2a_client_errors._reasons import Action, Delivery, Reason, TransportFailure
+from a2a_client_errors._retry import refunds, spends_async
 from a2a_client_errors.hooks import (
     CallRecord,
     FailoverEvent,
@@ -675,8 +676,11 @@ class GuardedCall:
                         reply = await _in_thread(effect)
                     elif effect is SPEND:
                         budget = self.budget_now()
-                        atry_spend = getattr(budget, "atry_spend", None)
-                        reply = await atry_spend() if atry_spend is not None else budget.try_spend()
+                        reply = (
+                            await budget.atry_spend()
+                            if spends_async(budget)
+                            else budget.try_spend()
+                        )
                     elif isinstance(effect, Sleep):
                         await guard.asleep(effect.seconds)
                         reply = None
@@ -743,8 +747,9 @@ class GuardedCall:
     async def _aadmit(self) -> Admission:
         breaker = self.guard.breaker
         assert breaker is not None  # noqa: S101 (asked only when set)
-        aadmit = getattr(breaker, "aadmit", None)
-        admission = await aadmit(self.peer) if aadmit is not None else breaker.admit(self.peer)
+        admission = (
+            await breaker.aadmit(self.peer) if admits_async(breaker) else breaker.admit(self.peer)
+        )
         self.admission = admission
         return admission
 
@@ -1362,10 +1367,10 @@ class GuardedCall:
         if not self.held:
             return
         self.held = False
-        refund = getattr(self.budget, "refund", None)
-        if callable(refund):
+        budget = self.budget
+        if budget is not None and refunds(budget):
             try:
-                refund()
+                budget.refund()
             except Exception:  # a budget's bug never hides why the call ended
                 _log.exception("a2a_client_errors: the retry budget's refund failed")
 

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
+from a2a_client_errors._breaker import BreakerFallbacksLike, BreakerTransitionsLike
 from a2a_client_errors._card_claims import (
     CardClaims,
     card_interfaces,
@@ -62,6 +63,7 @@ from a2a_client_errors._outcomes import TaskOutcome, task_outcome
 from a2a_client_errors._policy import Decision, Policy
 from a2a_client_errors._reasons import Action, Delivery
 from a2a_client_errors._retry import (
+    BudgetFallbacksLike,
     BudgetRegistry,
     BudgetRegistryLike,
     IdlePeers,
@@ -218,12 +220,13 @@ class Guard:
         """Renews the leases of the sends this Guard recorded, and writes how they ended (None:
         no journal). ``guard.leases.flush()`` waits until every close handed to it is written."""
         # Held weakly by the budget and the breaker: this Guard may go away before them.
-        if self.observers["on_budget_fallback"]:
-            _subscribe(getattr(self.budgets, "subscribe", None), self._budget_fallback)
-        if self.observers["on_breaker"]:
-            _subscribe(getattr(breaker, "subscribe", None), self._breaker_changed)
-        if self.observers["on_breaker_fallback"]:
-            _subscribe(getattr(breaker, "subscribe_fallback", None), self._breaker_fallback)
+        if self.observers["on_budget_fallback"] and isinstance(self.budgets, BudgetFallbacksLike):
+            self.budgets.subscribe(self._budget_fallback)
+        told: object = breaker  # what it tells is its own ability, beside CircuitBreakerLike
+        if self.observers["on_breaker"] and isinstance(told, BreakerTransitionsLike):
+            told.subscribe(self._breaker_changed)
+        if self.observers["on_breaker_fallback"] and isinstance(told, BreakerFallbacksLike):
+            told.subscribe_fallback(self._breaker_fallback)
 
     def budget_for(self, peer: str) -> RetryBudgetLike:
         """The retry budget of ``peer``."""
@@ -765,8 +768,3 @@ class Guard:
     def _ended(self, record: CallRecord) -> CallRecord:
         tell_record(self.observers, record)
         return record
-
-
-def _subscribe(subscribe: Callable[[Callable[[Any], None]], None] | None, listener: Any) -> None:
-    if callable(subscribe):
-        subscribe(listener)

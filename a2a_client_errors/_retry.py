@@ -26,12 +26,13 @@ bucket per peer across a fleet of processes.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import math
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeGuard, TypeVar, cast, runtime_checkable
 
 import tenacity
 
@@ -42,14 +43,19 @@ _log = logging.getLogger("a2a_client_errors")
 B = TypeVar("B")
 
 __all__ = [
+    "AsyncRetryBudgetLike",
     "Backoff",
     "BudgetFallback",
+    "BudgetFallbacksLike",
     "BudgetRegistry",
     "BudgetRegistryLike",
     "BudgetState",
     "IdlePeers",
+    "RefundableBudgetLike",
     "RetryBudget",
     "RetryBudgetLike",
+    "refunds",
+    "spends_async",
 ]
 
 
@@ -126,14 +132,9 @@ class RetryBudgetLike(Protocol):
     """What the Guard needs of a budget: spend for a retry, credit a success, read what is left.
 
     None of the three may block for long or raise: they run inside every guarded call. A
-    budget whose spending may wait for a shared store can also offer
-    ``async def atry_spend(self) -> bool``, which ``Guard.acall`` awaits instead of
-    `try_spend` (see `a2a_client_errors.integrations.redis.RedisRetryBudget`).
-
-    A budget may also offer ``def refund(self) -> None``: give back the cost of one retry it
-    paid for that was never sent (the caller gave up during the backoff sleep, or the sleep
-    raised). The Guard calls it then, so that tokens are spent only by retries that are sent;
-    a budget without it keeps such a token spent.
+    budget may offer more, each ability a protocol of its own: `AsyncRetryBudgetLike`
+    (spending that may wait for a shared store) and `RefundableBudgetLike` (a retry paid for
+    and never sent is given back).
     """
 
     def try_spend(self) -> bool:
@@ -148,6 +149,63 @@ class RetryBudgetLike(Protocol):
     def tokens(self) -> float:
         """Tokens left."""
         ...
+
+
+@runtime_checkable
+class AsyncRetryBudgetLike(Protocol):
+    """A budget whose spending may wait for a shared store: ``Guard.acall`` awaits it.
+
+    Where a budget offers ``atry_spend``, an async call spends with it instead of
+    `RetryBudgetLike.try_spend` (see `a2a_client_errors.integrations.redis.RedisRetryBudget`);
+    a sync call still spends with ``try_spend``.
+    """
+
+    async def atry_spend(self) -> bool:
+        """`RetryBudgetLike.try_spend`, awaited: False (and nothing taken) when it cannot pay."""
+        ...
+
+
+@runtime_checkable
+class RefundableBudgetLike(Protocol):
+    """A budget that takes back the cost of a retry it paid for that was never sent.
+
+    The Guard calls `refund` when the caller gave up during the backoff sleep or the sleep
+    raised, so that tokens are spent only by retries that are sent; a budget without it keeps
+    such a token spent. It must not raise (an exception is logged and swallowed).
+    """
+
+    def refund(self) -> None:
+        """Give back the cost of one retry."""
+        ...
+
+
+@runtime_checkable
+class BudgetFallbacksLike(Protocol):
+    """A source of budgets that tells when a peer's shared bucket falls back, and recovers.
+
+    A Guard with an ``on_budget_fallback`` hook subscribes to its budgets when they offer this
+    (`a2a_client_errors.integrations.redis.RedisRetryBudget` does).
+    """
+
+    def subscribe(self, listener: Callable[[BudgetFallback], object]) -> None:
+        """Call ``listener`` with every `BudgetFallback` from now on (held weakly)."""
+        ...
+
+
+def spends_async(budget: RetryBudgetLike) -> TypeGuard[AsyncRetryBudgetLike]:
+    """Whether ``budget`` is an `AsyncRetryBudgetLike` (asked once per type of budget)."""
+    return _has_ability(type(budget), AsyncRetryBudgetLike)
+
+
+def refunds(budget: RetryBudgetLike) -> TypeGuard[RefundableBudgetLike]:
+    """Whether ``budget`` is a `RefundableBudgetLike` (asked once per type of budget)."""
+    return _has_ability(type(budget), RefundableBudgetLike)
+
+
+@functools.lru_cache(maxsize=256)
+def _has_ability(kind: type, ability: type) -> bool:
+    # A protocol of methods only: `issubclass` reads the class, not each instance.
+    return issubclass(kind, ability)
 
 
 class RetryBudget:

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from a2a_client_errors._breaker import (
     Admission,
+    AsyncCircuitBreakerLike,
+    BreakerFallbacksLike,
     BreakerState,
+    BreakerTransitionsLike,
     CircuitBreakerLike,
     Verdict,
     peer_unwell,
@@ -88,9 +91,12 @@ from a2a_client_errors._reasons import (
     row_for,
 )
 from a2a_client_errors._retry import (
+    AsyncRetryBudgetLike,
     Backoff,
+    BudgetFallbacksLike,
     BudgetRegistryLike,
     BudgetState,
+    RefundableBudgetLike,
     RetryBudgetLike,
 )
 from a2a_client_errors._sse import EventReader, SSEError
@@ -137,11 +143,16 @@ __all__ = [
     "TERMINAL_STATES",
     "Admission",
     "AgentFacts",
+    "AsyncCircuitBreakerLike",
+    "AsyncRetryBudgetLike",
     "AttemptCutShortError",
     "AttemptOutcome",
     "Backoff",
     "BadRequest",
+    "BreakerFallbacksLike",
     "BreakerState",
+    "BreakerTransitionsLike",
+    "BudgetFallbacksLike",
     "BudgetRegistryLike",
     "BudgetState",
     "CallShape",
@@ -175,6 +186,7 @@ __all__ = [
     "QuotaFailure",
     "QuotaViolation",
     "ReasonRow",
+    "RefundableBudgetLike",
     "RequestInfo",
     "Resolution",
     "ResourceInfo",

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_client_errors import Action, CallFailed, Decision, Policy, Reason
+from a2a_client_errors import Action, CallFailed, CircuitBreaker, Decision, Policy, Reason
 from a2a_client_errors._failures import (
     AuthFailed,
     BudgetExhausted,
@@ -31,8 +31,21 @@ from a2a_client_errors._failures import (
 )
 from a2a_client_errors._guard import Guard, GuardEvent, Hook
 from a2a_client_errors._policy import GiveUp
-from a2a_client_errors._retry import Backoff, RetryBudget
+from a2a_client_errors._retry import Backoff, BudgetRegistry, RetryBudget
+from a2a_client_errors.integrations.redis import (
+    RedisCircuitBreaker,
+    RedisPeerBudget,
+    RedisRetryBudget,
+)
 from a2a_client_errors.testing import FakeClock, RecordingHook, error_response, set_testing
+from a2a_client_errors.types import (
+    AsyncCircuitBreakerLike,
+    AsyncRetryBudgetLike,
+    BreakerFallbacksLike,
+    BreakerTransitionsLike,
+    BudgetFallbacksLike,
+    RefundableBudgetLike,
+)
 from tests.conftest import agent_unavailable, jsonrpc_error, jsonrpc_result
 
 OK = jsonrpc_result({"id": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}})
@@ -648,6 +661,49 @@ async def test_a_budget_without_refund_or_with_a_failing_one_never_hides_the_can
         with pytest.raises(asyncio.CancelledError):
             await guard.acall(AsyncPeer(_503(), OK))
     assert "refund failed" in caplog.text
+
+
+async def test_a_third_party_budget_that_spends_async_is_awaited_and_typed(
+    clock: AsyncFakeClock,
+) -> None:
+    """A budget with ``atry_spend`` is an AsyncRetryBudgetLike: acall awaits it, not try_spend."""
+    spent: list[str] = []
+
+    class Fleet:
+        tokens = 0.0
+
+        def try_spend(self) -> bool:
+            spent.append("sync")
+            return True
+
+        async def atry_spend(self) -> bool:
+            spent.append("async")
+            return False
+
+        def credit(self) -> None:
+            """Nothing to credit."""
+
+    budget = Fleet()
+    assert isinstance(budget, AsyncRetryBudgetLike)
+    assert not isinstance(budget, RefundableBudgetLike)
+    guard = make_guard(clock, budget=budget)
+    with pytest.raises(BudgetExhausted):
+        await guard.acall(AsyncPeer(_503(), OK))
+    assert spent == ["async"]
+
+
+def test_the_shipped_budgets_and_breakers_are_typed_by_their_abilities() -> None:
+    """Each ability the Guard uses is a protocol the shipped classes meet by their methods."""
+    assert isinstance(RetryBudget(), RefundableBudgetLike)
+    assert not isinstance(RetryBudget(), AsyncRetryBudgetLike)
+    assert isinstance(CircuitBreaker(), BreakerTransitionsLike)
+    assert not isinstance(CircuitBreaker(), AsyncCircuitBreakerLike | BreakerFallbacksLike)
+    assert not isinstance(BudgetRegistry(), BudgetFallbacksLike)
+    assert issubclass(RedisRetryBudget, BudgetFallbacksLike)
+    assert issubclass(RedisPeerBudget, AsyncRetryBudgetLike)
+    assert issubclass(RedisPeerBudget, RefundableBudgetLike)
+    for ability in (AsyncCircuitBreakerLike, BreakerTransitionsLike, BreakerFallbacksLike):
+        assert issubclass(RedisCircuitBreaker, ability)
 
 
 # --- the loop gets a turn between attempts ----------------------------------------------------
