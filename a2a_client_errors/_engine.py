@@ -1,27 +1,21 @@
-"""The call engine: every step of a guarded call, decided once, with the I/O left to two drivers.
+"""The call engine: every step of a guarded call, decided once; the I/O left to one driver pair.
 
-A call is one `GuardedCall`. Its first attempt is made by the driver directly, and judged: a
-success ends the call there (no generator, nothing to plan). Anything else goes to
-`GuardedCall.steps`, a generator that decides each step and yields the effects to carry out:
-
-* ``ADMIT``: ask the peer's breaker (an `Admission`);
-* `Attempt`: make one attempt (an `AttemptOutcome`), cut short at ``timeout`` in ``arun``;
-* ``SPEND``: take one retry token of the peer's budget (a bool);
-* `Sleep`: wait before a retry;
-* ``YIELD``: give the event loop a turn before a retry (``arun``; nothing in ``run``);
-* `Look`: look for what an attempt with an unknown outcome made (a `LookupResult`);
-* `FailOver`: ask the door for the agent's next interface (an `Onward`, or None);
-* `Refresh`: ask the caller's ``refresh_credentials`` (a bool);
-* `Record`: ask the journal (`a2a_client_errors.journal`), in ``arun`` from a worker thread.
+A call is one `GuardedCall`. Its first attempt is made directly, and judged: a success ends
+the call there (no generator, nothing to plan). Anything else goes to `GuardedCall.steps`, a
+generator that decides each step and yields the effects to carry out
+(`a2a_client_errors._effects`: an admission, an attempt, a spend, a sleep, a look-up's reads,
+a fail-over, a credentials refresh, a journal's record). A look-up is part of the steps: its
+reads (`a2a_client_errors._lookup.reading`) are effects of the same machine, judged beside
+every other decision of the call.
 
 A send the Guard's journal records is run by `GuardedCall.journaled` from its start: the
 record is claimed before the first attempt, and closed with what the call ended in.
 
-`run` and `arun` carry them out; what they raise (an interrupt, a cancellation) is thrown into
-the generator, which frees the breaker's probe and refunds a retry paid for and never sent.
-The generator returns the call's value or raises its `CallFailed`; the hooks are told every
-decision on the way, and one `CallRecord` when the call ends. The same model as
-`a2a_client_errors._lookup`: ``find_sent`` decides, ``drive``/``adrive`` read.
+`drive` and `adrive` carry the effects out, for a call or for a door's reads outside one
+(a wait); what they raise (an interrupt, a cancellation) is thrown into the generator, which
+frees the breaker's probe and refunds a retry paid for and never sent. The generator returns
+the call's value or raises its `CallFailed`; the hooks are told every decision on the way,
+and one `CallRecord` when the call ends.
 """
 
 from __future__ import annotations
@@ -31,10 +25,25 @@ import contextvars
 import inspect
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar
 
 from a2a_client_errors._breaker import Admission, Verdict, admits_async, verdict_of
 from a2a_client_errors._card_claims import read_against_card
+from a2a_client_errors._effects import (
+    ADMIT,
+    SPEND,
+    YIELD,
+    Ask,
+    Attempt,
+    Charge,
+    Failed,
+    Look,
+    MayRead,
+    Record,
+    Resolve,
+    Sleep,
+)
+from a2a_client_errors._effects import Effect as MachineEffect
 from a2a_client_errors._errors import CallError, ErrorKind
 from a2a_client_errors._failures import (
     AlreadySent,
@@ -150,24 +159,15 @@ class Configured(Protocol):
     def sleep(self, seconds: float) -> None: ...
     async def asleep(self, seconds: float) -> None: ...
     def allowance_for(self, peer: str) -> LookupAllowance: ...
-    def run_reads(
+    def reads(
         self,
-        search: Generator[Query, Any, LookupResult],
+        search: Generator[Query, Any, R],
         ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
         *,
-        peer: str,
+        agent: str,
         deadline_at: float | None = None,
-        agent: str | None = None,
-    ) -> LookupResult: ...
-    async def arun_reads(
-        self,
-        search: Generator[Query, Any, LookupResult],
-        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
-        *,
-        peer: str,
-        deadline_at: float | None = None,
-        agent: str | None = None,
-    ) -> LookupResult: ...
+        wait: bool = False,
+    ) -> Generator[Effect, Any, R]: ...
 
 
 Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
@@ -264,33 +264,7 @@ class AttemptCutShortError(TimeoutError):
     """The call's deadline came while an attempt was in flight (its outcome is unknown)."""
 
 
-# --- the effects ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """Make one attempt; in ``arun``, cut it short after ``timeout`` seconds (None: never)."""
-
-    timeout: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Sleep:
-    """Wait ``seconds`` before the next attempt."""
-
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Look:
-    """Look for what an attempt made, until ``until`` (the Guard's clock).
-
-    With a `TaskReader`, ``search`` is the search to run with it; else ``lookup`` is called.
-    """
-
-    lookup: Lookup
-    until: float
-    search: Generator[Query, Any, LookupResult] | None
+# --- what a door answers a FailOver with -------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,32 +299,8 @@ class Refresh:
     decision: Decision
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """Ask the journal: ``op()``, in ``arun`` from a worker thread (the store's I/O is sync).
-
-    ``undo`` is called with what ``op`` returned when the call was cancelled while it ran
-    (the thread goes on): it takes back a claim nothing will be sent under.
-    """
-
-    op: Callable[[], Any]
-    undo: Callable[[Any], None] | None = None
-
-
-class _Signal:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-ADMIT: Final = _Signal("ADMIT")
-SPEND: Final = _Signal("SPEND")
-YIELD: Final = _Signal("YIELD")
-Effect: TypeAlias = "Attempt | Sleep | Look | FailOver | Refresh | Record | _Signal"
+Effect: TypeAlias = "MachineEffect | FailOver | Refresh"
+"""What a call's steps yield: every effect of the machine, and the two that carry its decision."""
 
 
 # --- failures -------------------------------------------------------------------------------
@@ -460,6 +410,7 @@ _DEDUPLICATES: Final = Deduplicates()
 _ELSEWHERE: Final = Unresolved(
     "not there on another interface of the agent, which may keep its own task store"
 )
+R = TypeVar("R")
 _PLAIN: Final = (str, bytes, bytearray, memoryview, int, float)
 _OK: Final = Decision(Action.OK)
 TESTING: Final[dict[str, Any]] = {"on": False, "attempts": None}
@@ -571,7 +522,7 @@ class GuardedCall:
         self.entry: Entry | None = None  # the journaled send, once claimed or taken over
         self.journal_record: JournalRecord | None = None
 
-    # --- the drivers ----------------------------------------------------------------------
+    # --- running the call -----------------------------------------------------------------
 
     def run(
         self,
@@ -587,55 +538,12 @@ class GuardedCall:
             if self.guard.journal is not None:
                 entry = self._journaled()
                 if entry is not None:
-                    return self._drive(self.journaled(entry), fn, args, kwargs)
+                    send = (fn, args, kwargs)
+                    return drive(self.journaled(entry), self.guard, self.peer, self, send)
             first = self._first(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
-        return self._drive(self.steps(first), fn, args, kwargs)
-
-    def _drive(
-        self,
-        steps: Generator[Effect, Any, Any],
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Any:
-        """Carry out ``steps``' effects with sync I/O; return what it returns."""
-        guard = self.guard
-        try:
-            effect = next(steps)
-            while True:
-                try:
-                    if isinstance(effect, Attempt):
-                        reply: Any = attempt_once(fn, args, kwargs)
-                    elif isinstance(effect, Record):
-                        reply = effect.op()
-                    elif effect is SPEND:
-                        reply = self.budget_now().try_spend()
-                    elif isinstance(effect, Sleep):
-                        guard.sleep(effect.seconds)
-                        reply = None
-                    elif isinstance(effect, Look):
-                        reply = self._look_sync(effect)
-                    elif isinstance(effect, FailOver):
-                        reply = self._onward(effect)
-                        refuse_awaitable(
-                            reply, "a fail_over that returns an awaitable needs arun()"
-                        )
-                        if reply is not None:
-                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
-                    elif isinstance(effect, Refresh):
-                        reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
-                    elif effect is ADMIT:
-                        reply = guard.breaker.admit(self.peer)  # type: ignore[union-attr]
-                    else:
-                        reply = None  # YIELD: no loop to yield to
-                except BaseException as exc:
-                    effect = steps.throw(exc)
-                    continue
-                effect = steps.send(reply)
-        except StopIteration as stop:
-            return stop.value
+        return drive(self.steps(first), self.guard, self.peer, self, (fn, args, kwargs))
 
     async def arun(
         self,
@@ -651,68 +559,12 @@ class GuardedCall:
             if self.guard.journal is not None:
                 entry = self._journaled()
                 if entry is not None:
-                    return await self._adrive(self.journaled(entry), fn, args, kwargs)
+                    send = (fn, args, kwargs)
+                    return await adrive(self.journaled(entry), self.guard, self.peer, self, send)
             first = await self._afirst(fn, args, kwargs)
         if first.refused is None and self._decide_first(first):
             return first.value
-        return await self._adrive(self.steps(first), fn, args, kwargs)
-
-    async def _adrive(
-        self,
-        steps: Generator[Effect, Any, Any],
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Any:
-        """`_drive`, awaiting what returns awaitables."""
-        guard = self.guard
-        try:
-            effect = next(steps)
-            while True:
-                try:
-                    if isinstance(effect, Attempt):
-                        reply: Any = await _aattempt(fn, args, kwargs, effect.timeout)
-                    elif isinstance(effect, Record):
-                        reply = await _in_thread(effect)
-                    elif effect is SPEND:
-                        budget = self.budget_now()
-                        reply = (
-                            await budget.atry_spend()
-                            if spends_async(budget)
-                            else budget.try_spend()
-                        )
-                    elif isinstance(effect, Sleep):
-                        await guard.asleep(effect.seconds)
-                        reply = None
-                    elif isinstance(effect, Look):
-                        reply = await self._look_async(effect)
-                    elif isinstance(effect, FailOver):
-                        reply = self._onward(effect)
-                        if inspect.isawaitable(reply):
-                            reply = await reply
-                        if reply is not None:
-                            fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
-                    elif isinstance(effect, Refresh):
-                        reply = await _async_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
-                    elif effect is ADMIT:
-                        reply = await self._aadmit()
-                    else:
-                        await asyncio.sleep(0)  # YIELD
-                        reply = None
-                except BaseException as exc:
-                    effect = steps.throw(exc)
-                    continue
-                effect = steps.send(reply)
-        except StopIteration as stop:
-            return stop.value
-
-    def recover(self, record: JournalRecord) -> Recovery:
-        """Come back to an open record with sync I/O (see `recovering`); never sends."""
-        return self._drive(self.recovering(record), never_sent, (), NO_KWARGS)  # type: ignore[no-any-return]
-
-    async def arecover(self, record: JournalRecord) -> Recovery:
-        """`recover`, awaiting the look-up's reads."""
-        return await self._adrive(self.recovering(record), never_sent, (), NO_KWARGS)  # type: ignore[no-any-return]
+        return await adrive(self.steps(first), self.guard, self.peer, self, (fn, args, kwargs))
 
     def _first(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -753,53 +605,32 @@ class GuardedCall:
         self.admission = admission
         return admission
 
-    def _look_sync(self, look: Look) -> LookupResult:
-        guard = self.guard
-        lookup = look.lookup
-        try:
-            if isinstance(lookup, TaskReader):
-                assert look.search is not None  # noqa: S101 (made with its reader)
-                searched = guard.run_reads(
-                    look.search,
-                    lookup.ask,
-                    peer=self.peer,
-                    deadline_at=look.until,
-                    agent=lookup.agent,
-                )
-                return _searched(lookup, searched)
-            result = lookup(look.until - guard.clock())
-        except Exception as exc:  # a look-up that fails could not look
-            return Unresolved(f"the look-up failed ({type(exc).__name__})")
-        # Misuse, not a failed look: said to the caller, as for ``fn``.
-        refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
-        return result  # type: ignore[return-value]
+    def _looking(
+        self,
+        lookup: Lookup,
+        until: float,
+        search: Generator[Query, Any, LookupResult] | None,
+    ) -> Generator[Effect, Any, LookupResult]:
+        """A look-up, as effects of this call: a `TaskReader`'s reads, or one `Look`.
 
-    async def _look_async(self, look: Look) -> LookupResult:
-        guard = self.guard
-        lookup = look.lookup
+        A look-up that fails could not look: `Unresolved`, saying what failed.
+        """
+        if not isinstance(lookup, TaskReader):
+            result: LookupResult = yield Look(lookup, until)
+            return result
+        assert search is not None  # noqa: S101 (made with its reader)
         try:
-            if isinstance(lookup, TaskReader):
-                assert look.search is not None  # noqa: S101 (made with its reader)
-                searched = await guard.arun_reads(
-                    look.search,
-                    lookup.ask,
-                    peer=self.peer,
-                    deadline_at=look.until,
-                    agent=lookup.agent,
-                )
-                found = _searched(lookup, searched)
-                if isinstance(found, Found) and inspect.isawaitable(found.value):
-                    return Found(await found.value)
-                return found
-            time_left = look.until - guard.clock()
-            looked = lookup(time_left)
-            if inspect.isawaitable(looked):
-                return await asyncio.wait_for(looked, time_left)
-            return looked
-        except asyncio.TimeoutError:
+            searched = yield from self.guard.reads(
+                search, lookup.ask, agent=lookup.agent, deadline_at=until
+            )
+            found = _searched(lookup, searched)
+            if isinstance(found, Found) and inspect.isawaitable(found.value):
+                found = Found((yield Resolve(found.value)))
+        except TimeoutError:
             return Unresolved("the look-up did not finish in time")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")
+        return found
 
     # --- the journal ------------------------------------------------------------------------
 
@@ -948,7 +779,7 @@ class GuardedCall:
         lookup = self.shape.lookup
         if lookup is not None and record.made:
             search = _read_task(record.made) if isinstance(lookup, TaskReader) else None
-            result = yield Look(lookup, self._look_until(), search)
+            result = yield from self._looking(lookup, self._look_until(), search)
             if isinstance(result, Found):
                 self._tell_journal("replayed", record)
                 return result
@@ -1037,7 +868,7 @@ class GuardedCall:
         search = None
         if isinstance(lookup, TaskReader):
             search = self._search(lookup, record.sent, lambda: _since(guard, held_until))
-        result: LookupResult = yield Look(lookup, self._look_until(), search)
+        result: LookupResult = yield from self._looking(lookup, self._look_until(), search)
         return result
 
     def _look_until(self) -> float:
@@ -1464,7 +1295,7 @@ class GuardedCall:
             until = self.deadline_at
         guard.allowance_for(self.peer).deposit()  # each look-up adds its share of a read
         search = self._search(lookup) if isinstance(lookup, TaskReader) else None
-        result: LookupResult = yield Look(lookup, until, search)
+        result: LookupResult = yield from self._looking(lookup, until, search)
         return result
 
     def _search(
@@ -1975,3 +1806,169 @@ def _ended_by(exc: BaseException | None) -> BaseException | None:
     if isinstance(exc, PeerAnswerError) and exc.__cause__ is not None:
         return exc.__cause__
     return exc
+
+
+# --- the drivers ------------------------------------------------------------------------------
+
+Send: TypeAlias = "tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]"
+"""An attempt: ``fn(*args, **kwargs)``."""
+_NOTHING_TO_SEND: Final[Send] = (never_sent, (), NO_KWARGS)
+
+
+def drive(
+    steps: Generator[Effect, Any, R],
+    guard: Configured,
+    peer: str,
+    call: GuardedCall | None = None,
+    send: Send = _NOTHING_TO_SEND,
+) -> R:
+    """Carry out ``steps``' effects with sync I/O; return what it returns.
+
+    The one sync driver: a call's steps (``call`` is the call, ``send`` its attempt) or a
+    door's reads (`Configured.reads`, with no call). What carrying out an effect raises is
+    thrown into ``steps``, but a read's failure, which is sent as `Failed`.
+    """
+    fn, args, kwargs = send
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                if isinstance(effect, Attempt):
+                    reply: Any = attempt_once(fn, args, kwargs)
+                elif isinstance(effect, Ask):
+                    reply = _ask(effect)
+                elif isinstance(effect, Sleep):
+                    guard.sleep(effect.seconds)
+                    reply = None
+                elif isinstance(effect, MayRead):
+                    reply = guard.allowance_for(peer).open()
+                elif isinstance(effect, Charge):
+                    guard.allowance_for(peer).charge()
+                    reply = None
+                elif isinstance(effect, Record):
+                    reply = effect.op()
+                elif effect is SPEND:
+                    reply = call.budget_now().try_spend()  # type: ignore[union-attr]
+                elif isinstance(effect, Look):
+                    reply = _look(effect, guard)
+                elif isinstance(effect, Resolve):
+                    reply = effect.value
+                elif isinstance(effect, FailOver):
+                    reply = call._onward(effect)  # type: ignore[union-attr]
+                    refuse_awaitable(reply, "a fail_over that returns an awaitable needs arun()")
+                    if reply is not None:
+                        fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
+                        peer = reply.peer  # the call goes on over the next interface
+                elif isinstance(effect, Refresh):
+                    reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
+                elif effect is ADMIT:
+                    reply = guard.breaker.admit(peer)  # type: ignore[union-attr]
+                else:
+                    reply = None  # YIELD: no loop to yield to
+            except BaseException as exc:
+                effect = steps.throw(exc)
+                continue
+            effect = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+async def adrive(
+    steps: Generator[Effect, Any, R],
+    guard: Configured,
+    peer: str,
+    call: GuardedCall | None = None,
+    send: Send = _NOTHING_TO_SEND,
+) -> R:
+    """`drive`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
+    fn, args, kwargs = send
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                if isinstance(effect, Attempt):
+                    reply: Any = await _aattempt(fn, args, kwargs, effect.timeout)
+                elif isinstance(effect, Ask):
+                    reply = await _aask(effect)
+                elif isinstance(effect, Sleep):
+                    await guard.asleep(effect.seconds)
+                    reply = None
+                elif isinstance(effect, MayRead):
+                    reply = guard.allowance_for(peer).open()
+                elif isinstance(effect, Charge):
+                    guard.allowance_for(peer).charge()
+                    reply = None
+                elif isinstance(effect, Record):
+                    reply = await _in_thread(effect)
+                elif effect is SPEND:
+                    budget = call.budget_now()  # type: ignore[union-attr]
+                    spent = budget.atry_spend() if spends_async(budget) else budget.try_spend()
+                    reply = (await spent) if inspect.isawaitable(spent) else spent
+                elif isinstance(effect, Look):
+                    reply = await _alook(effect, guard)
+                elif isinstance(effect, Resolve):
+                    reply = effect.value
+                    if inspect.isawaitable(reply):
+                        reply = await reply
+                elif isinstance(effect, FailOver):
+                    reply = call._onward(effect)  # type: ignore[union-attr]
+                    if inspect.isawaitable(reply):
+                        reply = await reply
+                    if reply is not None:
+                        fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
+                        peer = reply.peer  # the call goes on over the next interface
+                elif isinstance(effect, Refresh):
+                    reply = await _async_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
+                elif effect is ADMIT:
+                    reply = await call._aadmit()  # type: ignore[union-attr]
+                else:
+                    await asyncio.sleep(0)  # YIELD
+                    reply = None
+            except BaseException as exc:
+                effect = steps.throw(exc)
+                continue
+            effect = steps.send(reply)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def _ask(effect: Ask) -> Any:
+    """One read: its answer, or `Failed` (judged by the reads: retried, or the end)."""
+    try:
+        return effect.ask(effect.query, effect.timeout)  # type: ignore[misc]
+    except Exception as exc:
+        return Failed(exc)
+
+
+async def _aask(effect: Ask) -> Any:
+    """`_ask`, awaiting the answer."""
+    try:
+        answer = effect.ask(effect.query, effect.timeout)  # type: ignore[misc]
+        return (await answer) if inspect.isawaitable(answer) else answer
+    except Exception as exc:
+        return Failed(exc)
+
+
+def _look(effect: Look, guard: Configured) -> LookupResult:
+    """A look-up that is a plain callable, given the seconds left; a failure is `Unresolved`."""
+    try:
+        result = effect.lookup(effect.until - guard.clock())
+    except Exception as exc:  # a look-up that fails could not look
+        return Unresolved(f"the look-up failed ({type(exc).__name__})")
+    # Misuse, not a failed look: said to the caller, as for ``fn``.
+    refuse_awaitable(result, "a Guard.call() look-up returned an awaitable: use acall()")
+    return result  # type: ignore[no-any-return]
+
+
+async def _alook(effect: Look, guard: Configured) -> LookupResult:
+    """`_look`, awaited within the seconds left."""
+    time_left = effect.until - guard.clock()
+    try:
+        looked = effect.lookup(time_left)
+        if inspect.isawaitable(looked):
+            return await asyncio.wait_for(looked, time_left)
+        return looked  # type: ignore[no-any-return]
+    except asyncio.TimeoutError:
+        return Unresolved("the look-up did not finish in time")
+    except Exception as exc:  # a look-up that fails could not look
+        return Unresolved(f"the look-up failed ({type(exc).__name__})")

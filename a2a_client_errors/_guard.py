@@ -37,6 +37,8 @@ from a2a_client_errors._engine import (
     GuardedCall,
     Lookup,
     Onward,
+    adrive,
+    drive,
     failure_for,
     refuse_awaitable,
     switch_testing,
@@ -54,8 +56,6 @@ from a2a_client_errors._lookup import (
     Query,
     ReadFailedError,
     Unanswered,
-    adrive,
-    drive,
     reading,
 )
 from a2a_client_errors._normalize import normalize
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Iterable
 
     from a2a_client_errors._breaker import CircuitBreakerLike
+    from a2a_client_errors._effects import Effect
     from a2a_client_errors._failures import CallFailed
     from a2a_client_errors._journal import Entry, JournalRecord
 
@@ -296,6 +297,32 @@ class Guard:
         """
         return self._allowances.get(peer)
 
+    def reads(
+        self,
+        search: Generator[Query, Any, R],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
+        *,
+        agent: str,
+        deadline_at: float | None = None,
+        wait: bool = False,
+    ) -> Generator[Effect, Any, R]:
+        """``search`` as reads under this Guard: effects for the engine's drivers to carry out.
+
+        A look-up's failed read is retried as the policy retries any read of the agent, each
+        read drawn from the peer's look-up allowance; a wait's (``wait=True``) is retried
+        until ``deadline_at`` whatever its attempts. Nothing waits past ``deadline_at`` (this
+        Guard's clock). A ListTasks the agent refuses marks ``agent`` unlisted.
+        """
+        return reading(
+            search,
+            self._read_judge(agent, deadline_at),
+            clock=self.clock,
+            deadline_at=deadline_at,
+            rationed=not wait,
+            patient=self.exactly_once if wait else None,
+            ask=ask,
+        )
+
     def run_reads(
         self,
         search: Generator[Query, Any, R],
@@ -311,15 +338,12 @@ class Guard:
         For doors: ``search`` is `a2a_client_errors._lookup.find_sent` (a look-up) or
         `a2a_client_errors._lookup.follow_task` (a wait: ``wait=True``); ``ask`` asks one
         query (one request, no retry; a raised `ReadFailedError` or transport error is
-        judged). A look-up's failed read is retried as the policy retries any read of
-        ``peer``, each read drawn from the peer's look-up allowance (`allowance_for`); a
-        wait's read is retried until ``deadline_at`` whatever its attempts. Nothing waits
-        past ``deadline_at`` (this Guard's clock). A ListTasks the agent refuses marks
-        ``agent`` (default: ``peer``) unlisted.
+        judged). The reads (`reads`) are carried out by the engine's driver, as a call's
+        are, drawing on the look-up allowance of ``peer`` (`allowance_for`); what is learnt
+        is kept under ``agent`` (default: ``peer``).
         """
-        effects = self._reading(search, agent or peer, deadline_at, wait=wait)
-        allowance = self.allowance_for(peer)
-        return drive(effects, ask, self.sleep, allowance.open, allowance.charge)
+        effects = self.reads(search, ask, agent=agent or peer, deadline_at=deadline_at, wait=wait)
+        return drive(effects, self, peer)
 
     async def arun_reads(
         self,
@@ -332,27 +356,8 @@ class Guard:
         wait: bool = False,
     ) -> R:
         """`run_reads`, awaiting ``ask`` (a coroutine function) and the sleep."""
-        effects = self._reading(search, agent or peer, deadline_at, wait=wait)
-        allowance = self.allowance_for(peer)
-        return await adrive(effects, ask, self.asleep, allowance.open, allowance.charge)
-
-    def _reading(
-        self,
-        search: Generator[Query, Any, R],
-        agent: str,
-        deadline_at: float | None,
-        *,
-        wait: bool,
-    ) -> Generator[Any, Any, R]:
-        """``search`` as reads under this Guard (see `run_reads`): a look-up's, or a wait's."""
-        return reading(
-            search,
-            self._read_judge(agent, deadline_at),
-            clock=self.clock,
-            deadline_at=deadline_at,
-            rationed=not wait,
-            patient=self.exactly_once if wait else None,
-        )
+        effects = self.reads(search, ask, agent=agent or peer, deadline_at=deadline_at, wait=wait)
+        return await adrive(effects, self, peer)
 
     def _read_judge(
         self, agent: str, deadline_at: float | None
@@ -561,7 +566,11 @@ class Guard:
             self.leases.flush()  # this process's own closes first
         for record in journal.unsettled(limit=limit):
             call = self._recovery(record, lookup_for, deadline)
-            found.append(call if isinstance(call, Recovery) else call.recover(record))
+            found.append(
+                call
+                if isinstance(call, Recovery)
+                else drive(call.recovering(record), self, call.peer, call)
+            )
         return found
 
     async def arecover(
@@ -579,7 +588,11 @@ class Guard:
         found: list[Recovery] = []
         for record in records:
             call = self._recovery(record, lookup_for, deadline)
-            found.append(call if isinstance(call, Recovery) else await call.arecover(record))
+            found.append(
+                call
+                if isinstance(call, Recovery)
+                else await adrive(call.recovering(record), self, call.peer, call)
+            )
         return found
 
     def _journal(self) -> Journal:

@@ -25,11 +25,11 @@ The search is sans-IO. `find_sent` is a generator that yields `GetTaskQuery`,
 `ListTasksQuery` and `Pause` and is sent their answers (a pause: whether it was taken; a
 query: its answer, or `Unanswered`); `follow_task` waits for a task to settle the same way.
 `reading` wraps either so that each query is an `Ask` whose failures are judged (retried
-after a `Pause`), a look-up's reads made only while the peer's look-up allowance is open
+after a `Sleep`), a look-up's reads made only while the peer's look-up allowance is open
 (`MayRead`), each read the agent leaves unanswered charged to it (`Charge`), and every pause
-ends by the deadline; `drive` and `adrive`
-carry the effects out with sync or async I/O. The doors (the httpx transports, the a2a-sdk
-client) only say how to ask one query (`TaskReader`).
+ends by the deadline. These are effects of the one machine (`a2a_client_errors._effects`):
+the call engine's drivers carry them out, within a call or for a door's wait. The doors (the
+httpx transports, the a2a-sdk client) only say how to ask one query (`TaskReader`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from a2a_client_errors._dedupe_card import read_dedupe_mark, read_dedupe_params
+from a2a_client_errors._effects import CHARGE, MAY_READ, Ask, Charge, Failed, MayRead, Sleep
 from a2a_client_errors._operations import WORK_OPERATIONS
 
 if TYPE_CHECKING:
@@ -78,9 +79,7 @@ __all__ = [
     "TaskView",
     "Unanswered",
     "Unresolved",
-    "adrive",
     "card_dedupe",
-    "drive",
     "find_sent",
     "follow_task",
     "learn_mark",
@@ -899,37 +898,8 @@ def follow_task(
 # --- reads that retry -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """Ask a query of the agent, in at most ``timeout`` seconds (None: no bound).
-
-    The answer is the query's answer, or `Failed` holding what the asking raised.
-    """
-
-    query: GetTaskQuery | ListTasksQuery | CardQuery
-    timeout: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Failed:
-    """What asking a query raised (sent back to `reading` in place of an answer)."""
-
-    exc: Exception
-
-
-@dataclass(frozen=True, slots=True)
-class MayRead:
-    """Ask the peer's look-up allowance whether a read may be made. Answer: a bool."""
-
-
-@dataclass(frozen=True, slots=True)
-class Charge:
-    """Charge one read the agent left unanswered to the peer's allowance (answer ignored)."""
-
-
-MAY_READ: Final = MayRead()
-CHARGE: Final = Charge()
-Effect: TypeAlias = "Ask | Pause | MayRead | Charge"
+Effect: TypeAlias = "Ask | Sleep | MayRead | Charge"
+"""What `reading` yields: effects of the one machine (`a2a_client_errors._effects`)."""
 
 
 class LookupAllowance:
@@ -995,6 +965,7 @@ def reading(
     deadline_at: float | None,
     rationed: bool = True,
     patient: ExactlyOnce | None = None,
+    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None = None,
 ) -> Generator[Effect, Any, R]:
     """``search`` with each query asked as a read: failures judged and retried, in time.
 
@@ -1013,6 +984,7 @@ def reading(
             attempts, pauses from ``poll_initial`` doubling up to ``poll_max`` (longer when
             the agent asks), until the deadline, or without one for ``timeout`` seconds of
             failures.
+        ask: how a door asks one query (`TaskReader.ask`), carried by each `Ask`.
 
     """
     try:
@@ -1021,11 +993,11 @@ def reading(
             if isinstance(query, Pause):
                 fits = _fits(query.seconds, clock, deadline_at)
                 if fits:
-                    yield query
+                    yield Sleep(query.seconds)
                 query = search.send(fits)
                 continue
             answer = yield from _read(
-                query, judge, clock, deadline_at, rationed=rationed, patient=patient
+                query, judge, clock, deadline_at, rationed=rationed, patient=patient, ask=ask
             )
             query = search.send(answer)
     except StopIteration as stop:
@@ -1042,6 +1014,7 @@ def _read(
     *,
     rationed: bool,
     patient: ExactlyOnce | None,
+    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None,
 ) -> Generator[Effect, Any, Any]:
     """One query's read, retried as judged: its answer, or `Unanswered`."""
     asked = 0
@@ -1053,7 +1026,7 @@ def _read(
             return _NO_TIME
         if rationed and not (yield MAY_READ):
             return _RATIONED
-        answer = yield Ask(query, left)
+        answer = yield Ask(query, left, ask)
         if not isinstance(answer, Failed):
             return answer
         if rationed and not _answered(answer.exc):
@@ -1070,7 +1043,7 @@ def _read(
             verdict = max(verdict, min(backoff, patient.poll_max))
         if not _fits(verdict, clock, deadline_at):
             return Unanswered("the deadline came before the read was retried")
-        yield Pause(verdict)
+        yield Sleep(verdict)
 
 
 def _answered(exc: Exception) -> bool:
@@ -1086,68 +1059,6 @@ def _answered(exc: Exception) -> bool:
 
 def _fits(seconds: float, clock: Callable[[], float], deadline_at: float | None) -> bool:
     return deadline_at is None or clock() + seconds < deadline_at
-
-
-def drive(
-    effects: Generator[Effect, Any, R],
-    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
-    sleep: Callable[[float], object],
-    may_read: Callable[[], bool],
-    charge: Callable[[], object],
-) -> R:
-    """Carry out `reading`'s effects with sync I/O; returns what the search returns."""
-    try:
-        effect = next(effects)
-        while True:
-            reply: Any = None
-            if isinstance(effect, Ask):
-                try:
-                    reply = ask(effect.query, effect.timeout)
-                except Exception as exc:  # judged by the search: retried, or the end
-                    reply = Failed(exc)
-            elif isinstance(effect, Pause):
-                sleep(effect.seconds)
-            elif isinstance(effect, MayRead):
-                reply = may_read()
-            else:
-                charge()
-            effect = effects.send(reply)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-
-
-async def adrive(
-    effects: Generator[Effect, Any, R],
-    ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
-    sleep: Callable[[float], Any],
-    may_read: Callable[[], bool],
-    charge: Callable[[], object],
-) -> R:
-    """`drive`, awaiting ``ask`` and ``sleep`` when they return awaitables."""
-    try:
-        effect = next(effects)
-        while True:
-            reply: Any = None
-            try:
-                if isinstance(effect, Ask):
-                    reply = ask(effect.query, effect.timeout)
-                elif isinstance(effect, Pause):
-                    reply = sleep(effect.seconds)
-                elif isinstance(effect, MayRead):
-                    reply = may_read()
-                else:
-                    charge()
-                if hasattr(reply, "__await__"):
-                    reply = await reply
-            except Exception as exc:
-                if not isinstance(effect, Ask):
-                    raise
-                reply = Failed(exc)  # judged by the search: retried, or the end
-            if isinstance(effect, Pause):
-                reply = None
-            effect = effects.send(reply)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
 
 
 # --- timestamps -----------------------------------------------------------------------------------

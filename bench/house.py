@@ -8,7 +8,8 @@ Prints, for the package ``a2a_client_errors/`` (or the folder given):
   name in two classes of the module whose names differ only by a leading ``Async``
   (``GuardTransport.handle_request`` and ``AsyncGuardTransport.handle_async_request`` count
   too: a method named ``handle_async_*`` twins ``handle_*``). Each pair counts once, with the
-  lines of both functions.
+  lines of both functions. A stub (a body of a docstring and ``...`` alone: a protocol's
+  signature) holds no code to keep twice and twins nothing.
 * **long functions**: functions (and methods, nested ones included) over 60 lines, from
   ``def`` to their last line.
 * **branchy functions**: functions with over 20 branches, a branch being each ``if``/``elif``,
@@ -103,8 +104,20 @@ def _sync_name(name: str) -> str:
 
 def _functions(body: list[ast.stmt]) -> dict[str, Function]:
     return {
-        node.name: node for node in body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        node.name: node
+        for node in body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not _stub(node)
     }
+
+
+def _stub(function: Function) -> bool:
+    """Whether a function's body is a docstring and ``...`` alone (a protocol's signature)."""
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and (statement.value.value is Ellipsis or isinstance(statement.value.value, str))
+        for statement in function.body
+    )
 
 
 def _pairs(

@@ -65,6 +65,18 @@ def _package(root: Path) -> Path:
 
             async def aclose(self):
                 pass
+
+
+        class SpendLike:
+            def spend(self):
+                'A stub: a protocol signature.'
+                ...
+
+
+        class AsyncSpendLike:
+            async def aspend(self):
+                'A stub, which twins nothing.'
+                ...
         """,
     )
     (package / "shapes.py").write_text(
@@ -77,7 +89,7 @@ def _package(root: Path) -> Path:
 
 
 def test_the_count_finds_each_kind(tmp_path: Path) -> None:
-    """Twins (module, class, Async class), long and branchy functions, and the lines."""
+    """Twins (module, class, Async class; stubs none), long and branchy functions, lines."""
     house = _house().count(_package(tmp_path))
     assert sorted((a.split(":")[1], b.split(":")[1]) for a, b, _ in house.twins) == [
         ("Both.close", "Both.aclose"),

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_client_errors._effects import Sleep
+from a2a_client_errors._engine import adrive, drive
 from a2a_client_errors._lookup import (
     WORK_OPERATIONS,
     AgentFacts,
@@ -30,8 +32,6 @@ from a2a_client_errors._lookup import (
     TaskView,
     Unanswered,
     Unresolved,
-    adrive,
-    drive,
     find_sent,
     follow_task,
     parse_timestamp,
@@ -633,7 +633,7 @@ def effects_of(
         effect = next(gen)
         while True:
             seen.append(effect)
-            if isinstance(effect, Pause):
+            if isinstance(effect, Sleep):
                 clock.advance(effect.seconds)
             effect = gen.send(replies(effect))
     except StopIteration as stop:
@@ -647,13 +647,13 @@ def one_get() -> Generator[Any, Any, Any]:
 
 
 def answers(*replies: Any) -> Callable[[Any], Any]:
-    """Answer each Ask with the next reply; MayRead with True, Charge and Pause with None."""
+    """Answer each Ask with the next reply; MayRead with True, Charge and Sleep with None."""
     queue = iter(replies)
 
     def reply(effect: Any) -> Any:
         if isinstance(effect, MayRead):
             return True
-        if isinstance(effect, (Charge, Pause)):
+        if isinstance(effect, (Charge, Sleep)):
             return None
         return next(queue)
 
@@ -675,7 +675,7 @@ def test_reading_retries_a_failed_read_after_its_pause() -> None:
         MayRead(),
         Ask(GetTaskQuery("t"), None),
         Charge(),
-        Pause(0.25),
+        Sleep(0.25),
         MayRead(),
         Ask(GetTaskQuery("t"), None),
     ]
@@ -764,7 +764,7 @@ def test_a_pause_that_fits_is_taken_and_told() -> None:
 
     _, seen = effects_of(search(), lambda e: None, deadline_at=3.0)
     assert told == [True]
-    assert seen == [Pause(1.0)]
+    assert seen == [Sleep(1.0)]
 
 
 def test_reading_does_not_retry_past_the_deadline() -> None:
@@ -796,7 +796,7 @@ def test_a_patient_read_is_retried_past_its_attempts_with_growing_pauses() -> No
         deadline_at=100.0,
     )
     assert result == "task"
-    assert [e.seconds for e in seen if isinstance(e, Pause)] == [1.0, 2.0, 4.0, 4.0]
+    assert [e.seconds for e in seen if isinstance(e, Sleep)] == [1.0, 2.0, 4.0, 4.0]
 
 
 def test_a_patient_read_honours_a_longer_pause_the_agent_asks() -> None:
@@ -809,7 +809,7 @@ def test_a_patient_read_honours_a_longer_pause_the_agent_asks() -> None:
         patient=ExactlyOnce(poll_initial=0.5),
     )
     assert result == "task"
-    assert [e.seconds for e in seen if isinstance(e, Pause)] == [3.0]
+    assert [e.seconds for e in seen if isinstance(e, Sleep)] == [3.0]
 
 
 def test_a_refused_patient_read_ends_at_once() -> None:
@@ -825,12 +825,42 @@ def test_a_refused_patient_read_ends_at_once() -> None:
     assert result is refused
 
 
-# --- the drivers ------------------------------------------------------------------------------
+# --- the engine's drivers carry the reads out ----------------------------------------------------
 
 
-def test_drive_carries_out_each_effect() -> None:
-    """Ask calls ask(query, timeout), Pause sleeps, MayRead asks, Charge charges."""
-    slept: list[float] = []
+class Reader:
+    """What the engine's drivers use of a Guard to carry reads out: its sleeps, an allowance."""
+
+    def __init__(self, ledger: list[str], *, open_: bool = True) -> None:
+        self.ledger = ledger
+        self.open_ = open_
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        """Note the pause."""
+        self.slept.append(seconds)
+
+    async def asleep(self, seconds: float) -> None:
+        """Note the pause."""
+        self.slept.append(seconds)
+
+    def allowance_for(self, peer: str) -> Any:
+        """An allowance that notes each question and each charge, for ``peer``."""
+        ledger = self.ledger
+
+        class Allowance:
+            def open(self) -> bool:
+                ledger.append(f"may {peer}")
+                return True
+
+            def charge(self) -> None:
+                ledger.append(f"charge {peer}")
+
+        return Allowance()
+
+
+def test_drive_carries_out_each_read_effect() -> None:
+    """Ask calls ask(query, timeout), Sleep sleeps, MayRead asks, Charge charges the peer's."""
     asked: list[tuple[Any, float | None]] = []
     ledger: list[str] = []
     outcomes = iter([OSError("reset"), "task"])
@@ -842,20 +872,16 @@ def test_drive_carries_out_each_effect() -> None:
             raise answer
         return answer
 
-    def may_read() -> bool:
-        ledger.append("may")
-        return True
-
-    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert drive(effects, ask, slept.append, may_read, lambda: ledger.append("charge")) == "task"
-    assert slept == [0.5]
+    guard = Reader(ledger)
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None, ask=ask)
+    assert drive(effects, guard, "peer") == "task"  # type: ignore[arg-type]
+    assert guard.slept == [0.5]
     assert asked == [(GetTaskQuery("t"), None)] * 2
-    assert ledger == ["may", "charge", "may"]
+    assert ledger == ["may peer", "charge peer", "may peer"]
 
 
 async def test_adrive_awaits_asks_and_sleeps() -> None:
     """The async driver awaits what returns awaitables, and sends failures back."""
-    slept: list[float] = []
     outcomes = iter([OSError("reset"), "task"])
 
     async def ask(query: Any, timeout: float | None) -> Any:
@@ -864,27 +890,25 @@ async def test_adrive_awaits_asks_and_sleeps() -> None:
             raise answer
         return answer
 
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-
-    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
-    assert await adrive(effects, ask, sleep, lambda: True, lambda: None) == "task"
-    assert slept == [0.5]
+    guard = Reader([])
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None, ask=ask)
+    assert await adrive(effects, guard, "peer") == "task"  # type: ignore[arg-type]
+    assert guard.slept == [0.5]
 
 
 async def test_adrive_lets_a_failing_sleep_propagate() -> None:
     """Only a failed ask is judged: a sleep that raises (a cancellation, a bug) propagates."""
 
-    async def sleep(seconds: float) -> None:
-        raise asyncio.CancelledError
-
-    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None)
+    class Cancelled(Reader):
+        async def asleep(self, seconds: float) -> None:
+            raise asyncio.CancelledError
 
     def ask(query: Any, timeout: float | None) -> Any:
         raise OSError
 
+    effects = reading(one_get(), lambda q, e, n: 0.5, clock=FakeClock(), deadline_at=None, ask=ask)
     with pytest.raises(asyncio.CancelledError):
-        await adrive(effects, ask, sleep, lambda: True, lambda: None)
+        await adrive(effects, Cancelled([]), "peer")  # type: ignore[arg-type]
 
 
 # --- settings, views, timestamps --------------------------------------------------------------
