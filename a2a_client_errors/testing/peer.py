@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import httpx
 
 from a2a_client_errors._operations import BY_NAME, STREAMING_OPERATIONS, rest_request
-from a2a_client_errors.integrations.a2a_sdk._compat import UnsupportedSdkError, installed_version
+from a2a_client_errors._sdk_line import UnsupportedSdkError, installed_version
 from a2a_client_errors.testing.dialects import (
     A2A_SDK,
     Dialect,
