@@ -260,3 +260,31 @@ def test_a_private_import_would_be_seen() -> None:
     assert _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors._normalize")
     assert not _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors.probe._report")
     assert not _private_outside("a2a_client_errors.demo", "a2a_client_errors.testing.peer")
+
+
+def test_the_client_and_server_wings_do_not_cross() -> None:
+    """``server/`` imports nothing of ``integrations/``; the integrations no private server module.
+
+    What both read of a2a-sdk (the installed line, the supported range) is ``_sdk_line``'s, a
+    module of neither. The deprecated aliases in the integrations import the server's public
+    names only.
+    """
+    server = [name for name in GRAPH if _is_in(name, "server")]
+    integrations = [name for name in GRAPH if _is_in(name, "integrations")]
+    assert server
+    assert integrations
+    crossing = {
+        (name, target)
+        for name in server
+        for target in GRAPH[name]
+        if _is_in(target, "integrations")
+    }
+    crossing |= {
+        (name, target)
+        for name in integrations
+        for target in GRAPH[name]
+        if _is_in(target, "server") and target != f"{PACKAGE}.server"
+    }
+    assert crossing == set()
+    assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.server._sdk"]
+    assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.integrations.a2a_sdk._compat"]
