@@ -210,7 +210,6 @@ def test_implementation_modules_are_private() -> None:
     allowed_inside = {
         "testing.peer",
         "testing.lossy",
-        "testing.dialects",
         "integrations.grpc",
         "integrations.redis",
         "integrations.postgres",
