@@ -287,3 +287,32 @@ def test_the_client_and_server_wings_do_not_cross() -> None:
     assert crossing == set()
     assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.server._sdk"]
     assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.integrations.a2a_sdk._compat"]
+
+
+# Where a room imports a private module of another room, and why (nothing else may).
+CROSSINGS = {
+    ("testing.peer", "integrations.a2a_sdk._compat"): (
+        "queue_shut_down: a2a-sdk's unexported QueueShutDown, read where every reach into "
+        "a2a-sdk lives"
+    ),
+}
+
+
+def test_no_room_imports_another_rooms_private_module_but_the_listed() -> None:
+    """A private module is its room's: another room imports it only as `CROSSINGS` says.
+
+    The root's private modules (``_sdk_line``, ``_reasons``, ...) belong to no room: every room
+    may use them.
+    """
+
+    def room(module: str) -> str:
+        return [*module.split("."), ""][1]
+
+    found = {
+        (name.removeprefix(f"{PACKAGE}."), target.removeprefix(f"{PACKAGE}."))
+        for name, targets in GRAPH.items()
+        for target in targets
+        if room(name) != room(target)
+        and any(part.startswith("_") for part in target.split(".")[2:])
+    }
+    assert found == set(CROSSINGS)
