@@ -6,6 +6,7 @@ The builders must classify back to the reason they were built for, on every bind
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from a2a_client_errors.testing.lossy import (
     lose_sends,
     lose_share,
 )
-from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.testing.peer import EmbeddedPeer, require_dependencies
 from a2a_client_errors.types import WireShape
 from tests.asgi import serve
 
@@ -493,3 +494,20 @@ def test_a_peer_that_is_not_running_refuses_what_needs_it() -> None:
     with pytest.raises(ValueError, match="unknown binding"):
         peer.task_ids("smoke-signals")
     assert repr(peer.dialect) == "PeerDialect()"
+
+
+@pytest.mark.a2a_sdk("1")
+@pytest.mark.parametrize(("module", "hint"), [("uvicorn", " uvicorn"), ("grpc.aio", "")])
+def test_a_peer_without_its_dependencies_says_what_to_install(
+    module: str, hint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing uvicorn or grpcio: an ImportError naming it, the install line, who needs it."""
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
+    with pytest.raises(ImportError) as raised:
+        require_dependencies("my test")
+    said = str(raised.value)
+    assert said.startswith("my test needs a2a-sdk")
+    assert f"{module!r} is missing" in said
+    assert said.endswith(f"pip install 'a2a-client-errors[a2a]'{hint}")
+    with pytest.raises(ImportError, match="EmbeddedPeer needs"):
+        EmbeddedPeer().start()
