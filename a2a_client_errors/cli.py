@@ -223,9 +223,7 @@ def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from a2a_client_errors.integrations.a2a_sdk._compat import (  # noqa: PLC0415
-        UnsupportedSdkError,
-    )
+    from a2a_client_errors._sdk_line import UnsupportedSdkError  # noqa: PLC0415
 
     try:
         from a2a_client_errors.demo import run_demo  # noqa: PLC0415 (needs the a2a extra)

@@ -1,7 +1,7 @@
 """Exactly-once sends against every kind of agent: runs per send, wrong tasks, callers served.
 
 Each kind of agent is a real a2a-sdk agent on 127.0.0.1 (`EmbeddedPeer`) speaking the dialect of
-another server (`a2a_client_errors.testing.dialects`): ``A2A_SDK`` (a2a-sdk as it is),
+another server (`tests.dialects`): ``A2A_SDK`` (a2a-sdk as it is),
 ``NO_HISTORY``, ``LIST_WITHOUT_HISTORY``, ``TRIMMED_HISTORY``, ``NO_TIMESTAMPS``,
 ``MESSAGE_ONLY``, ``SUBTASK_ECHO``, ``SUBTASK_ECHO_FIRST``, ``LIST_NEEDS_USER``,
 ``NO_LIST_TASKS``, ``EMPTY_LIST``, and ``DEDUPLICATING`` (``EmbeddedPeer(deduplicate=True)``:
@@ -106,7 +106,11 @@ from a2a_client_errors._lookup import WORK_OPERATIONS
 from a2a_client_errors._transport import operation_of
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
-from a2a_client_errors.testing.dialects import (
+from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
+from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' simulated servers
+from tests.dialects import (
     A2A_SDK,
     EMPTY_LIST,
     LIST_NEEDS_USER,
@@ -120,10 +124,6 @@ from a2a_client_errors.testing.dialects import (
     TRIMMED_HISTORY,
     Dialect,
 )
-from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
-from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' foreign agents
 from tests.foreign import Abandoning, ForeignAgent
 
 if TYPE_CHECKING:

@@ -190,7 +190,8 @@ BENCHMARKS = (
         900,
         "Exactly-once sends",
         "Real a2a-sdk agents on 127.0.0.1, one per kind of agent in the field (`EmbeddedPeer` in "
-        "each dialect of [`testing.dialects`](testing.md), and one behind `server.deduplicate`), "
+        "each dialect of the tests' simulated servers (`tests/dialects.py`), and one behind "
+        "`server.deduplicate`), "
         "each scenario against a fresh agent; the agent's own ledger counts the runs and tasks "
         "of each messageId. Part A loses answers after the agent did the work (a seeded "
         "schedule, the same for every kind and door: `guard_client` through `LossyProxy`, "

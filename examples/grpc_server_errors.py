@@ -23,7 +23,7 @@ from a2a.utils.constants import TransportProtocol
 from a2a.utils.errors import InternalError, TaskNotFoundError, UnsupportedOperationError
 
 from a2a_client_errors import A2AError, Reason, normalize
-from a2a_client_errors.integrations.grpc import A2AErrorInterceptor
+from a2a_client_errors.server import A2AErrorInterceptor
 
 
 class Agent(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]

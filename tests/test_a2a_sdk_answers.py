@@ -42,13 +42,13 @@ from a2a_client_errors import (
 )
 from a2a_client_errors.integrations.a2a_sdk import guard_client, guarded_factory
 from a2a_client_errors.testing import RecordingHook
-from a2a_client_errors.testing.dialects import (
+from a2a_client_errors.types import SentMessage, Source
+from tests.asgi import serve
+from tests.dialects import (
     A2A_GO_UNAUTHENTICATED_CODE,
     A2A_GO_UNAUTHORIZED_CODE,
     a2a_go_rest_stream_error,
 )
-from a2a_client_errors.types import SentMessage, Source
-from tests.asgi import serve
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

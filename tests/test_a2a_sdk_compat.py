@@ -24,6 +24,7 @@ from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.types import a2a_pb2
 
 from a2a_client_errors import Guard
+from a2a_client_errors import _sdk_line as sdk_line
 from a2a_client_errors.integrations.a2a_sdk import UnsupportedSdkError, guard_client
 from a2a_client_errors.integrations.a2a_sdk import _compat as compat
 from a2a_client_errors.integrations.a2a_sdk._compat import (
@@ -138,7 +139,7 @@ def test_guard_client_refuses_an_unsupported_installed_a2a_sdk(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """guard_client checks the installed a2a-sdk before it wraps anything."""
-    monkeypatch.setattr(compat, "installed_version", lambda: "2.0.0")
+    monkeypatch.setattr(sdk_line, "installed_version", lambda: "2.0.0")
     with pytest.raises(UnsupportedSdkError) as raised:
         guard_client(object(), Guard())
     assert raised.value.version == "2.0.0"

@@ -24,7 +24,20 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_client_errors.testing.dialects import (
+from a2a_client_errors.testing._agent import LedgerTaskStore, RequestRecorder
+from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
+from a2a_client_errors.testing.peer import (
+    BINDINGS,
+    GRPC,
+    HOLD,
+    JSONRPC,
+    REST,
+    EmbeddedPeer,
+    Ledger,
+    PeerDialect,
+    SeenRequest,
+)
+from tests.dialects import (
     A2A_SDK,
     DIALECTS,
     EMPTY_LIST,
@@ -42,15 +55,9 @@ from a2a_client_errors.testing.dialects import (
     TRIMMED_HISTORY,
     Dialect,
     DialectHandler,
-    DialectTaskStore,
-    Ledger,
-    RequestRecorder,
-    SeenRequest,
     bearer_user,
     trimmed_history,
 )
-from a2a_client_errors.testing.lossy import LossyProxy, lose_sends
-from a2a_client_errors.testing.peer import BINDINGS, GRPC, HOLD, JSONRPC, REST, EmbeddedPeer
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -254,10 +261,16 @@ def agent() -> Iterator[Callable[[Dialect], EmbeddedPeer]]:
 
 
 def test_the_default_dialect_is_a2a_sdk_itself() -> None:
-    """A2A_SDK is every field at its default, and a peer without a dialect uses it."""
+    """A2A_SDK is every field at its default; a peer without a dialect departs in nothing."""
     assert Dialect() == A2A_SDK
     assert DIALECTS["a2a_sdk"] is A2A_SDK
-    assert EmbeddedPeer().dialect is A2A_SDK
+    default = EmbeddedPeer().dialect
+    assert type(default) is PeerDialect
+    flags = ("message_only", "hold_all", "separate_stores", "other_origin")
+    assert [getattr(default, flag) for flag in flags] == [getattr(A2A_SDK, f) for f in flags]
+    assert not any(getattr(default, flag) for flag in flags)
+    assert (default.grpc_interceptors(), default.grpc_context_builder()) == ((), None)
+    assert (A2A_SDK.grpc_interceptors(), A2A_SDK.grpc_context_builder()) == ((), None)
     assert not A2A_SDK.shapes_tasks
 
 
@@ -304,9 +317,11 @@ def test_a_dialect_refuses_what_it_cannot_serve(fields: dict[str, Any]) -> None:
 
 
 def test_a_peer_refuses_a_dialect_that_is_not_one() -> None:
-    """``dialect=`` takes a Dialect; a name is a TypeError."""
-    with pytest.raises(TypeError, match="Dialect"):
+    """``dialect=`` takes a PeerDialect (these dialects are ones); a name is a TypeError."""
+    with pytest.raises(TypeError, match="PeerDialect"):
         EmbeddedPeer(dialect="no_history")  # type: ignore[arg-type]
+    assert all(isinstance(dialect, PeerDialect) for dialect in DIALECTS.values())
+    assert isinstance(EmbeddedPeer().dialect, PeerDialect)
 
 
 def test_a_bearer_token_makes_a_user() -> None:
@@ -1048,7 +1063,7 @@ def test_the_store_forgets_a_task_only_when_its_owner_deletes_it() -> None:
         def user_name(self) -> str:
             return "someone-else"
 
-    store = DialectTaskStore(InMemoryTaskStore(), A2A_SDK, Ledger())
+    store = LedgerTaskStore(InMemoryTaskStore(), Ledger())
     owner, other = ServerCallContext(), ServerCallContext(user=Named())
 
     async def scenario() -> list[list[str]]:
@@ -1097,3 +1112,75 @@ def test_waiting_for_cut_answers_is_guarded(agent: Callable[[Dialect], EmbeddedP
     """Waiting for an answer no request will give raises TimeoutError at its timeout."""
     with LossyProxy(agent(A2A_SDK).http_target) as proxy, pytest.raises(TimeoutError):
         proxy.wait_cut_answers(1, timeout=0)
+
+
+# --------------------------------------------------------------------------------------------
+# A dialect of one's own: the peer's hooks
+# --------------------------------------------------------------------------------------------
+
+
+class _Saves:
+    """A task store that counts the saves going through it to the peer's store."""
+
+    def __init__(self, inner: Any, seen: list[str]) -> None:
+        self.inner = inner
+        self.seen = seen
+
+    async def save(self, task: Any, context: Any) -> None:
+        """Count, then save through the peer's store."""
+        self.seen.append(task.id)
+        await self.inner.save(task, context)
+
+    async def get(self, task_id: str, context: Any) -> Any:
+        """The peer's store's."""
+        return await self.inner.get(task_id, context)
+
+    async def list(self, params: Any, context: Any) -> Any:
+        """The peer's store's."""
+        return await self.inner.list(params, context)
+
+    async def delete(self, task_id: str, context: Any) -> None:
+        """The peer's store's."""
+        await self.inner.delete(task_id, context)
+
+
+class _Own(PeerDialect):
+    """A user's dialect: it counts saves, answers the handler it wraps, adds a JSON-RPC route."""
+
+    def __init__(self) -> None:
+        self.saves: list[str] = []
+        self.handlers: list[Any] = []
+
+    def task_store(self, store: Any, ledger: Ledger) -> Any:
+        """The peer's store behind a counter."""
+        assert isinstance(ledger, Ledger)
+        return _Saves(store, self.saves)
+
+    def request_handler(self, handler: Any) -> Any:
+        """a2a-sdk's handler, kept to be seen."""
+        self.handlers.append(handler)
+        return handler
+
+    def jsonrpc_routes(self, handler: Any, path: str) -> list[Any]:
+        """a2a-sdk's JSON-RPC route, and one of the dialect's own beside it."""
+        from starlette.responses import PlainTextResponse
+        from starlette.routing import Route
+
+        async def ping(request: Any) -> Any:
+            return PlainTextResponse("pong")
+
+        return [*super().jsonrpc_routes(handler, path), Route("/ping", ping)]
+
+
+def test_a_dialect_of_ones_own_is_built_from_its_hooks() -> None:
+    """A PeerDialect subclass: its store takes every save, its route is served, one handler."""
+    own = _Own()
+    with EmbeddedPeer(dialect=own) as peer:
+        answer = send(peer, JSONRPC, user_message("hello"))
+        task_id = answer["task"]["id"]
+        filled = peer.fill(1, artifact_bytes=10)
+        pong = httpx.get(peer.origin + "/ping", timeout=TIMEOUT)
+        assert peer.task_ids() == [task_id, *filled]
+    assert pong.text == "pong"
+    assert set(own.saves) == {task_id, *filled}  # the agent's saves and fill's, through it
+    assert len(own.handlers) == 1  # one store, one handler: the bindings share them

@@ -93,7 +93,8 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
         ("hooks", {"Hook", "CallRecord", "GuardEvent", "BreakerTransition", "BudgetFallback"}),
         pytest.param(
             "server",
-            {"deduplicate", "with_a2a_errors", "A2AErrorMiddleware", "exception_handlers"},
+            {"deduplicate", "with_a2a_errors", "A2AErrorMiddleware", "exception_handlers"}
+            | {"A2AErrorInterceptor", "RedisDedupeStore"},
             marks=pytest.mark.a2a_sdk("1"),  # the server side imports a2a-sdk 1.x types
         ),
         ("instrumentation", {"LoggingHook", "PrometheusHook", "OpenTelemetryHook"}),
@@ -104,7 +105,7 @@ def test_the_top_level_is_exactly_what_a_user_types() -> None:
         ("testing", {"RecordingHook", "FakeClock", "set_testing"}),
         (
             "integrations.redis",
-            {"RedisRetryBudget", "RedisCircuitBreaker", "RedisDedupeStore", "RedisJournal"},
+            {"RedisRetryBudget", "RedisCircuitBreaker", "RedisJournal"},
         ),
         ("integrations.postgres", {"PostgresJournal"}),
         ("integrations.a2a_sdk", {"guard_client", "guarded_factory", "DecisionHandlers"}),

@@ -210,7 +210,6 @@ def test_implementation_modules_are_private() -> None:
     allowed_inside = {
         "testing.peer",
         "testing.lossy",
-        "testing.dialects",
         "integrations.grpc",
         "integrations.redis",
         "integrations.postgres",
@@ -260,3 +259,60 @@ def test_a_private_import_would_be_seen() -> None:
     assert _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors._normalize")
     assert not _private_outside("a2a_client_errors.probe._wire", "a2a_client_errors.probe._report")
     assert not _private_outside("a2a_client_errors.demo", "a2a_client_errors.testing.peer")
+
+
+def test_the_client_and_server_wings_do_not_cross() -> None:
+    """``server/`` imports nothing of ``integrations/``; the integrations no private server module.
+
+    What both read of a2a-sdk (the installed line, the supported range) is ``_sdk_line``'s, a
+    module of neither. The deprecated aliases in the integrations import the server's public
+    names only.
+    """
+    server = [name for name in GRAPH if _is_in(name, "server")]
+    integrations = [name for name in GRAPH if _is_in(name, "integrations")]
+    assert server
+    assert integrations
+    crossing = {
+        (name, target)
+        for name in server
+        for target in GRAPH[name]
+        if _is_in(target, "integrations")
+    }
+    crossing |= {
+        (name, target)
+        for name in integrations
+        for target in GRAPH[name]
+        if _is_in(target, "server") and target != f"{PACKAGE}.server"
+    }
+    assert crossing == set()
+    assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.server._sdk"]
+    assert f"{PACKAGE}._sdk_line" in GRAPH[f"{PACKAGE}.integrations.a2a_sdk._compat"]
+
+
+# Where a room imports a private module of another room, and why (nothing else may).
+CROSSINGS = {
+    ("testing.peer", "integrations.a2a_sdk._compat"): (
+        "queue_shut_down: a2a-sdk's unexported QueueShutDown, read where every reach into "
+        "a2a-sdk lives"
+    ),
+}
+
+
+def test_no_room_imports_another_rooms_private_module_but_the_listed() -> None:
+    """A private module is its room's: another room imports it only as `CROSSINGS` says.
+
+    The root's private modules (``_sdk_line``, ``_reasons``, ...) belong to no room: every room
+    may use them.
+    """
+
+    def room(module: str) -> str:
+        return [*module.split("."), ""][1]
+
+    found = {
+        (name.removeprefix(f"{PACKAGE}."), target.removeprefix(f"{PACKAGE}."))
+        for name, targets in GRAPH.items()
+        for target in targets
+        if room(name) != room(target)
+        and any(part.startswith("_") for part in target.split(".")[2:])
+    }
+    assert found == set(CROSSINGS)

@@ -22,8 +22,12 @@ from starlette.routing import Route
 
 from a2a_client_errors import A2AError, Reason, normalize
 from a2a_client_errors._wire import BadRequest, FieldViolation
-from a2a_client_errors.integrations.grpc import A2AErrorInterceptor
-from a2a_client_errors.server import CONTENT_TYPE, exception_handlers, internal_error
+from a2a_client_errors.server import (
+    CONTENT_TYPE,
+    A2AErrorInterceptor,
+    exception_handlers,
+    internal_error,
+)
 from a2a_client_errors.types import ErrorKind, Source
 from tests.asgi import serve
 

@@ -27,10 +27,10 @@ from starlette.routing import Route
 
 from a2a_client_errors import A2AError, Reason, normalize
 from a2a_client_errors._errors import CallError
-from a2a_client_errors.integrations.grpc import A2AErrorInterceptor
 from a2a_client_errors.server import (
     GRPC_TRAILER_BUDGET,
     RELAY_LIMITS,
+    A2AErrorInterceptor,
     A2AErrorMiddleware,
     RelayLimits,
     encode_or_internal,

@@ -1,6 +1,6 @@
 """Streams judged by their head: no event at all, or an error before the first event.
 
-Captured peer shapes (`a2a_client_errors.testing.dialects`): python-a2a's stream holding one
+Captured peer shapes (`tests.dialects`): python-a2a's stream holding one
 comment line and no event, and a2a-go's HTTP+JSON stream refused before its first event with
 ``data: {"error": ...}`` (no event name).
 """
@@ -26,7 +26,7 @@ from a2a_client_errors import (
 )
 from a2a_client_errors._streaming import aiter_events, iter_events
 from a2a_client_errors.testing import FakeClock
-from a2a_client_errors.testing.dialects import EMPTY_EVENT_STREAM, a2a_go_rest_stream_error
+from tests.dialects import EMPTY_EVENT_STREAM, a2a_go_rest_stream_error
 
 SSE = {"content-type": "text/event-stream"}
 NO_EVENT_BODIES = [

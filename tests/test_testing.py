@@ -6,8 +6,10 @@ The builders must classify back to the reason they were built for, on every bind
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -24,8 +26,19 @@ from a2a_client_errors.testing import (
     set_testing,
     status_error,
 )
-from a2a_client_errors.testing.lossy import LosingTransport, Seen, lose_sends
+from a2a_client_errors.testing.lossy import (
+    LosingTransport,
+    LossyProxy,
+    Seen,
+    lose_sends,
+    lose_share,
+)
+from a2a_client_errors.testing.peer import EmbeddedPeer, require_dependencies
 from a2a_client_errors.types import WireShape
+from tests.asgi import serve
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ALL_REASONS = list(Reason)
 A2A_REASONS = [r for r in Reason if r.is_a2a]
@@ -414,3 +427,87 @@ def test_the_proxy_tells_a_send_on_any_binding(
 ) -> None:
     """A send is a SendMessage or SendStreamingMessage, in 1.0 or 0.3 names or by its route."""
     assert Seen(method, path, body).is_send is sends
+
+
+def test_lose_share_draws_a_seeded_schedule_of_sends_only() -> None:
+    """The same seed, the same schedule; a read is never lost; share 0 and 1 are the bounds."""
+    send = Seen("POST", "/rest/message:send", b"{}")
+    read = Seen("GET", "/rest/tasks/t-1", b"")
+    first = lose_share(0.5, seed=7, mode="drop")
+    again = lose_share(0.5, seed=7, mode="drop")
+    drawn = [first(send) for _ in range(40)]
+    assert drawn == [again(send) for _ in range(40)]
+    assert set(drawn) == {"drop", "forward"}
+    assert {lose_share(1.0)(read) for _ in range(5)} == {"forward"}
+    assert {lose_share(1.0, mode="cut")(send) for _ in range(5)} == {"cut"}
+    assert {lose_share(0.0)(send) for _ in range(5)} == {"forward"}
+
+
+def test_the_proxy_forwards_a_chunked_body_with_its_length() -> None:
+    """A chunked request reaches the agent whole, re-framed with a Content-Length."""
+    received: list[tuple[bytes, str | None, str | None]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = dict(scope["headers"])
+        length = headers.get(b"content-length")
+        chunked = headers.get(b"transfer-encoding")
+        received.append((body, length and length.decode(), chunked and chunked.decode()))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def parts() -> Iterator[bytes]:
+        yield b'{"jsonrpc": "2.0", '
+        yield b'"method": "GetTask"}'
+
+    with serve(app) as base, LossyProxy(base.removeprefix("http://")) as proxy:
+        answer = httpx.post(proxy.url + "/jsonrpc", content=parts(), timeout=10.0)
+    assert answer.text == "ok"
+    body = b'{"jsonrpc": "2.0", "method": "GetTask"}'
+    assert received == [(body, str(len(body)), None)]
+    assert proxy.seen[0].rpc_method == "GetTask"
+    assert proxy.counts == {"forward": 1}
+
+
+def test_a_peer_that_is_not_running_refuses_what_needs_it() -> None:
+    """Before start: no origin, stop is a no-op, calls and reads of its stores refuse."""
+    peer = EmbeddedPeer()
+    assert (peer.origin, peer.other_origin, peer.http_target) == ("", "", "")
+    assert peer.stop() is True
+
+    async def never() -> None:
+        """A coroutine the peer must close, not leave unawaited."""
+
+    coro = never()
+    with pytest.raises(RuntimeError, match="not running"):
+        peer.call(coro)
+    assert coro.cr_frame is None  # closed
+    with pytest.raises(RuntimeError, match="not running"):
+        peer.fill(1)
+    with pytest.raises(RuntimeError, match="not running"):
+        peer.task_ids()
+    with pytest.raises(ValueError, match="unknown binding"):
+        peer.task_ids("smoke-signals")
+    assert repr(peer.dialect) == "PeerDialect()"
+
+
+@pytest.mark.a2a_sdk("1")
+@pytest.mark.parametrize(("module", "hint"), [("uvicorn", " uvicorn"), ("grpc.aio", "")])
+def test_a_peer_without_its_dependencies_says_what_to_install(
+    module: str, hint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing uvicorn or grpcio: an ImportError naming it, the install line, who needs it."""
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
+    with pytest.raises(ImportError) as raised:
+        require_dependencies("my test")
+    said = str(raised.value)
+    assert said.startswith("my test needs a2a-sdk")
+    assert f"{module!r} is missing" in said
+    assert said.endswith(f"pip install 'a2a-client-errors[a2a]'{hint}")
+    with pytest.raises(ImportError, match="EmbeddedPeer needs"):
+        EmbeddedPeer().start()

@@ -24,7 +24,7 @@ Adapters, each in its own module and importable from here:
   agent built on a2a-sdk's own server answers `A2AError` on each of its bindings;
 * `A2AErrorMiddleware` and `exception_handlers` (``server/starlette.py``) for Starlette,
   FastAPI and other ASGI apps (JSON-RPC or HTTP+JSON);
-* ``a2a_client_errors.integrations.grpc.A2AErrorInterceptor`` for ``grpc.aio`` servers.
+* `A2AErrorInterceptor` (``server/grpc.py``) for ``grpc.aio`` servers (extra ``grpc``).
 
 `deduplicate` (``server/dedupe.py``) wraps an a2a-sdk ``RequestHandler`` so that a resent
 message runs once per caller, and says so in the card (`DEDUPLICATE_EXTENSION`) and on each
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         dedupe_extension,
         deduplicate,
     )
+    from a2a_client_errors.server._grpc import A2AErrorInterceptor
     from a2a_client_errors.server._handler import A2AErrorHandler, with_a2a_errors
     from a2a_client_errors.server._starlette import A2AErrorMiddleware, exception_handlers
 
@@ -87,6 +88,7 @@ __all__ = [
     "RELAY_LIMITS",
     "A2AError",
     "A2AErrorHandler",
+    "A2AErrorInterceptor",
     "A2AErrorMiddleware",
     "Claim",
     "DedupeRecord",
@@ -111,7 +113,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """The adapters, imported on first use (they need a2a-sdk, or Starlette)."""
+    """The adapters, imported on first use (they need a2a-sdk, Starlette, or grpcio)."""
     module: Any
     if name in {
         "deduplicate",
@@ -131,6 +133,10 @@ def __getattr__(name: str) -> Any:
         from a2a_client_errors.server import _starlette  # noqa: PLC0415
 
         module = _starlette
+    elif name == "A2AErrorInterceptor":
+        from a2a_client_errors.server import _grpc  # noqa: PLC0415
+
+        module = _grpc
     else:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from a2a.server.request_handlers import RequestHandler
 
-from a2a_client_errors.integrations.a2a_sdk._compat import line_name, require_supported
+from a2a_client_errors._sdk_line import line_name, require_supported
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator

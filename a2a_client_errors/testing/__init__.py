@@ -7,12 +7,10 @@
 * `RecordingHook`: a Guard hook that keeps every event, to assert on.
 * Wire builders: the error bodies a peer sends, per binding, for any reason of the table:
   `jsonrpc_error`, `status_error`, `problem_error`, `error_response`.
-* `a2a_client_errors.testing.peer`: a real a2a-sdk server on 127.0.0.1 (`EmbeddedPeer`) and
-  raw captures of the errors it sends; import it on its own (it needs the extra ``a2a`` only
-  when a peer starts).
-* `a2a_client_errors.testing.dialects`: how foreign A2A servers behave (`Dialect`: no user
-  message in history, no ListTasks, one store per binding, ...), applied by
-  ``EmbeddedPeer(dialect=...)``, and the ledger of what the agent did.
+* `a2a_client_errors.testing.peer`: a real a2a-sdk server on 127.0.0.1 (`EmbeddedPeer`), the
+  ledger of what its agent did, and raw captures of the errors it sends; import it on its own
+  (it needs the extra ``a2a`` only when a peer starts). ``EmbeddedPeer(dialect=...)`` takes a
+  ``PeerDialect`` of your own, to make it behave as another server does.
 * `a2a_client_errors.testing.lossy`: `LossyProxy`, a loopback hop that loses, drops or cuts
   answers by a plan.
 

@@ -44,19 +44,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import httpx
 
 from a2a_client_errors._operations import BY_NAME, STREAMING_OPERATIONS, rest_request
-from a2a_client_errors.integrations.a2a_sdk._compat import UnsupportedSdkError, installed_version
-from a2a_client_errors.testing.dialects import (
-    A2A_SDK,
-    Dialect,
-    DialectHandler,
-    DialectTaskStore,
+from a2a_client_errors._sdk_line import UnsupportedSdkError, installed_version
+from a2a_client_errors.testing._agent import (
     Ledger,
+    LedgerTaskStore,
+    PeerDialect,
     RequestRecorder,
     SeenRequest,
-    grpc_context_builder,
-    grpc_interceptors,
-    jsonrpc_routes,
-    rest_routes,
 )
 
 if TYPE_CHECKING:
@@ -79,8 +73,11 @@ __all__ = [
     "REST",
     "SCENARIOS",
     "EmbeddedPeer",
+    "Ledger",
+    "PeerDialect",
     "PeerSdkError",
     "Scenario",
+    "SeenRequest",
     "capture",
     "capture_grpc",
     "capture_grpc_stream",
@@ -428,7 +425,7 @@ def _first_text(message: Any) -> str:
     return ""
 
 
-def _make_executor(ledger: Ledger, dialect: Dialect) -> Any:
+def _make_executor(ledger: Ledger, dialect: PeerDialect) -> Any:
     """Build the scripted `AgentExecutor` (the SDK is imported here, lazily)."""
     from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
     from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
@@ -592,8 +589,9 @@ class _Servers:
     grpc_server: Any = None
     handlers: list[Any] = field(default_factory=list)
     """The request handlers to close (one, or one per binding)."""
-    stores: dict[str, DialectTaskStore] = field(default_factory=dict)
-    """The task store serving each binding."""
+    stores: dict[str, tuple[LedgerTaskStore, Any]] = field(default_factory=dict)
+    """The task stores serving each binding: the one that notes saves, and the one served
+    (the dialect's, around it)."""
     recorders: dict[str, RequestRecorder] = field(default_factory=dict)
     """The request recorder of each HTTP origin (with the ``other_origin`` dialect)."""
 
@@ -624,10 +622,11 @@ class EmbeddedPeer:
       echo status message: the task completes with the history (user message, agent
       message).
 
-    The ``dialect`` (a ``Dialect`` of `a2a_client_errors.testing.dialects`) makes the server
-    behave as another server does: no user message in history, no ListTasks, one store per
-    binding, ... (see `a2a_client_errors.testing.dialects`). With its ``hold_all``, every
-    message but ``"raise"`` is held first, then runs its script.
+    The ``dialect`` (a `PeerDialect`, or a subclass of your own) makes the server behave as
+    another server does: its hooks wrap a2a-sdk's task store, request handler, routes and gRPC
+    server, so that tasks are stored or answered otherwise, ListTasks refused, one store kept
+    per binding, ... With its ``hold_all``, every message but ``"raise"`` is held first, then
+    runs its script.
 
     What the agent did is read from the test thread: `executions` (executor runs per
     messageId), `ledger` (tasks made per messageId, held runs, the state stored of each task,
@@ -651,8 +650,9 @@ class EmbeddedPeer:
             ``credential_headers``, ``caller``, ...), when ``deduplicate`` is set.
         grpc_interceptors: ``grpc.aio`` server interceptors for the gRPC server (they see a
             call before the dialect's own).
-        dialect: How the server departs from a2a-sdk (``A2A_SDK``, the default: it does not).
-        ledger: What the agent did (a ``Ledger`` of `a2a_client_errors.testing.dialects`).
+        dialect: How the server departs from a2a-sdk (a `PeerDialect`; the default, the base
+            class itself, does not).
+        ledger: What the agent did (a `Ledger`).
         jsonrpc_url: URL of the JSON-RPC endpoint.
         rest_url: Base URL of the HTTP+JSON routes.
         other_rest_url: Base URL of the HTTP+JSON routes on the other origin ("" without the
@@ -674,10 +674,12 @@ class EmbeddedPeer:
         deduplicate: bool = False,
         dedupe_options: Mapping[str, Any] | None = None,
         grpc_interceptors: tuple[Any, ...] = (),
-        dialect: Dialect = A2A_SDK,
+        dialect: PeerDialect | None = None,
     ) -> None:
-        if not isinstance(dialect, Dialect):
-            raise TypeError(f"dialect must be a Dialect, not {type(dialect).__name__}")
+        if dialect is None:
+            dialect = PeerDialect()
+        if not isinstance(dialect, PeerDialect):
+            raise TypeError(f"dialect must be a PeerDialect, not {type(dialect).__name__}")
         self.streaming = streaming
         self.push_notifications = push_notifications
         self.extended_card = extended_card
@@ -834,8 +836,8 @@ class EmbeddedPeer:
         """
         return self.ledger.release(message_id)
 
-    def _stores(self, binding: str | None) -> list[DialectTaskStore]:
-        """The distinct stores serving ``binding``, or every binding (None)."""
+    def _stores(self, binding: str | None) -> list[tuple[LedgerTaskStore, Any]]:
+        """The distinct stores serving ``binding``, or every binding (None): (noted, served)."""
         stores = self._servers.stores
         if binding is None:
             return list(dict.fromkeys(stores.values()))
@@ -856,7 +858,7 @@ class EmbeddedPeer:
         stores = self._stores(binding)
 
         async def read() -> list[str]:
-            return list(dict.fromkeys(i for store in stores for i in store.task_ids()))
+            return list(dict.fromkeys(i for noted, _ in stores for i in noted.task_ids()))
 
         return self.call(read())
 
@@ -873,8 +875,8 @@ class EmbeddedPeer:
         stores = self._stores(binding)
 
         async def read() -> Any:
-            for store in stores:
-                found = await store.read(task_id)
+            for noted, _ in stores:
+                found = await noted.read(task_id)
                 if found is not None:
                     return found
             return None
@@ -917,7 +919,7 @@ class EmbeddedPeer:
         stores = self._stores(binding or JSONRPC)
         if not stores:
             raise RuntimeError("the embedded peer is not running")
-        store = stores[0]
+        _, store = stores[0]  # through the dialect's store, as the agent's own saves
 
         async def write() -> list[str]:
             from a2a.server.context import ServerCallContext  # noqa: PLC0415
@@ -1095,7 +1097,8 @@ class EmbeddedPeer:
                 handlers[binding] = handlers[JSONRPC]
                 servers.stores[binding] = servers.stores[JSONRPC]
                 continue
-            store = DialectTaskStore(InMemoryTaskStore(), self.dialect, self.ledger)
+            noted = LedgerTaskStore(InMemoryTaskStore(), self.ledger)
+            store = self.dialect.task_store(noted, self.ledger)
             handler: Any = DefaultRequestHandler(  # the store is a TaskStore by its methods
                 agent_executor=_make_executor(self.ledger, self.dialect),
                 task_store=cast("Any", store),
@@ -1106,8 +1109,8 @@ class EmbeddedPeer:
                 validate_input_modes=True,
             )
             servers.handlers.append(handler)
-            servers.stores[binding] = store
-            handler = DialectHandler(handler, self.dialect)
+            servers.stores[binding] = (noted, store)
+            handler = self.dialect.request_handler(handler)
             if self.deduplicate:
                 from a2a_client_errors.server import deduplicate  # noqa: PLC0415
 
@@ -1124,7 +1127,7 @@ class EmbeddedPeer:
 
         servers = self._servers
         dialect = self.dialect
-        interceptors = (*self.grpc_interceptors, *grpc_interceptors(dialect))
+        interceptors = (*self.grpc_interceptors, *dialect.grpc_interceptors())
         grpc_server = grpc.aio.server(interceptors=interceptors or None)
         servers.grpc_server = grpc_server
         grpc_port = int(grpc_server.add_insecure_port("127.0.0.1:0"))
@@ -1138,12 +1141,12 @@ class EmbeddedPeer:
         handlers = self._handlers(card)
         stubs: Any = a2a_pb2_grpc  # generated code without annotations
         stubs.add_A2AServiceServicer_to_server(
-            GrpcHandler(handlers[GRPC], context_builder=grpc_context_builder(dialect)),
+            GrpcHandler(handlers[GRPC], context_builder=dialect.grpc_context_builder()),
             grpc_server,
         )
         await grpc_server.start()
 
-        rest = rest_routes(handlers[REST], dialect, _REST_PREFIX)
+        rest = dialect.rest_routes(handlers[REST], _REST_PREFIX)
         middleware: list[Any] = []
         if self.deduplicate:
             from starlette.middleware import Middleware  # noqa: PLC0415
@@ -1154,7 +1157,7 @@ class EmbeddedPeer:
         app: Any = Starlette(
             routes=[
                 *create_agent_card_routes(card, card_url=_CARD_PATH),
-                *jsonrpc_routes(handlers[JSONRPC], dialect, _JSONRPC_PATH),
+                *dialect.jsonrpc_routes(handlers[JSONRPC], _JSONRPC_PATH),
                 *rest,
             ],
             middleware=middleware,

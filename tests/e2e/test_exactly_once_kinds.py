@@ -1,6 +1,6 @@
 """One task per logical send, never a wrong task, against every kind of agent in the field.
 
-Each kind is the real a2a-sdk agent in a dialect of another server (`testing.dialects`): no
+Each kind is the real a2a-sdk agent in a dialect of another server (`tests.dialects`): no
 user message in history (a2a-java), ListTasks without history, trimmed history, no status
 timestamps (a2a-sdk's own `new_task_from_user_message`), Message answers, a sub-task echoing
 the messageId, ListTasks refused without a user (a2a-go), no ListTasks (A2A 0.3), an empty
@@ -24,7 +24,10 @@ from a2a.utils.constants import TransportProtocol
 from a2a_client_errors import AsyncGuardTransport, CallFailed, Guard, OutcomeUnknown
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
-from a2a_client_errors.testing.dialects import (
+from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, lose_sends
+from a2a_client_errors.testing.peer import EmbeddedPeer
+from a2a_client_errors.types import Resolution
+from tests.dialects import (
     A2A_SDK,
     EMPTY_LIST,
     HELD,
@@ -41,9 +44,6 @@ from a2a_client_errors.testing.dialects import (
     TRIMMED_HISTORY,
     Dialect,
 )
-from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, lose_sends
-from a2a_client_errors.testing.peer import EmbeddedPeer
-from a2a_client_errors.types import Resolution
 from tests.e2e.lossy import VERSION, Unknowns, is_send, script, send_request
 from tests.e2e.sdk import sdk_client
 

@@ -2,7 +2,7 @@
 
 a2a-go 2.3.1 answers an HTTP+JSON stream it refuses before its first event with
 ``200 text/event-stream`` and one ``data: {"error": ...}`` event without an event name
-(`a2a_client_errors.testing.dialects.a2a_go_rest_stream_error`). a2a-sdk 1.3's REST stream
+(`tests.dialects.a2a_go_rest_stream_error`). a2a-sdk 1.3's REST stream
 parser reads that event as an empty ``StreamResponse``; `guard_client` reads the bytes itself
 and raises the decision they carry: `DegradeNeeded`, with `AsyncGuardTransport` under the
 client's httpx client or without it (never `RetryExhausted`, an interruption of a task that
@@ -32,8 +32,8 @@ from a2a_client_errors import (
     Reason,
 )
 from a2a_client_errors.integrations.a2a_sdk import guard_client
-from a2a_client_errors.testing.dialects import a2a_go_rest_stream_error
 from tests.asgi import serve
+from tests.dialects import a2a_go_rest_stream_error
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,4 +1,4 @@
-"""Dialects: how foreign A2A servers behave, applied to the embedded a2a-sdk peer.
+"""Dialects: how foreign A2A servers behave, applied to the embedded a2a-sdk peer (tests only).
 
 A client that must never make two tasks of one logical send, and never hand back a wrong
 task, meets servers that do not behave as a2a-sdk 1.x does: tasks without the user's message
@@ -8,9 +8,10 @@ ListTasks refused to anonymous callers or missing altogether, a listing that is 
 one task store per binding, interfaces on another origin.
 
 A `Dialect` is a set of such behaviours (fields, so that they combine: ``NO_TIMESTAMPS |
-HELD``), and ``EmbeddedPeer(dialect=...)`` (`a2a_client_errors.testing.peer`) applies it
-to its real a2a-sdk server. Each behaviour is made by wrapping a2a-sdk's own parts, never by
-writing a wire answer a2a-sdk can write itself:
+HELD``), a ``PeerDialect`` of `a2a_client_errors.testing.peer` whose hooks build the parts
+below, and ``EmbeddedPeer(dialect=...)`` applies it to its real a2a-sdk server. Each behaviour
+is made by wrapping a2a-sdk's own parts, never by writing a wire answer a2a-sdk can write
+itself:
 
 * `DialectTaskStore` wraps the ``TaskStore``: what is *stored* (no user message, no timestamp,
   the echoing sub-task);
@@ -18,10 +19,10 @@ writing a wire answer a2a-sdk can write itself:
   answers of sends and streams, ListTasks without history, trimmed, or empty);
 * `jsonrpc_routes` and `rest_routes` build a2a-sdk's Starlette routes as the dialect serves
   them (ListTasks gone, or refused to anonymous callers), `grpc_interceptors` and
-  `grpc_context_builder` do the same for the gRPC binding;
-* `RequestRecorder` (an ASGI middleware) keeps the headers each request carried;
-* `Ledger` records what the agent did (executor runs per messageId, tasks made, held work,
-  the last state stored of each task), thread-safe, for the test thread to read.
+  `grpc_context_builder` do the same for the gRPC binding.
+
+What the agent did (``Ledger``) and the headers each request carried (``SeenRequest``) are the
+peer's own, with or without a dialect.
 
 The modules of a2a-sdk, Starlette and grpcio are imported when a part is built or called, never
 when this module is imported.
@@ -59,22 +60,21 @@ constants, for test agents of your own (an ASGI app that answers with them):
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
-import threading
-from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from a2a_client_errors.testing.peer import PeerDialect
+
 if TYPE_CHECKING:
-    import builtins
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+
+    from a2a_client_errors.testing.peer import Ledger
 
 __all__ = [
     "A2A_GO_NOT_FOUND",
@@ -99,10 +99,7 @@ __all__ = [
     "Dialect",
     "DialectHandler",
     "DialectTaskStore",
-    "Ledger",
     "ListTasks",
-    "RequestRecorder",
-    "SeenRequest",
     "SubtaskEcho",
     "a2a_go_rest_stream_error",
     "bearer_user",
@@ -130,10 +127,6 @@ A2A_GO_UNAUTHENTICATED_CODE: Final = -31401
 """a2a-go's JSON-RPC code for an unauthenticated caller (sent on HTTP 200)."""
 A2A_GO_UNAUTHORIZED_CODE: Final = -31403
 """a2a-go's JSON-RPC code for a caller not allowed to (sent on HTTP 200)."""
-_CREDENTIAL_HEADERS: Final = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"}
-)
-_RECORDER_LIMIT: Final = 10_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,7 +135,7 @@ _RECORDER_LIMIT: Final = 10_000
 
 
 @dataclass(frozen=True, slots=True)
-class Dialect:
+class Dialect(PeerDialect):
     """How a server departs from a2a-sdk 1.x; every field at its default is a2a-sdk itself.
 
     Dialects combine with ``|`` (``NO_TIMESTAMPS | HELD``): each field takes the value that
@@ -169,7 +162,7 @@ class Dialect:
             and task store; a task made over one is unknown to the others.
         other_origin: True: a second HTTP server on another port of 127.0.0.1 serves the
             HTTP+JSON routes (same handler and store), listed last on the card, and both HTTP
-            servers record the headers of every request (`RequestRecorder`).
+            servers record the headers of every request (``EmbeddedPeer.seen_requests``).
         hold_all: True: every message is held as a message whose first text part is
             ``"hold"`` is.
     """
@@ -212,6 +205,32 @@ class Dialect:
     def shapes_tasks(self) -> bool:
         """Whether stored tasks differ from what a2a-sdk stores (user message or timestamp)."""
         return not (self.user_message_in_history and self.timestamps)
+
+    # -- the peer's hooks (`PeerDialect`) ----------------------------------------------------
+
+    def task_store(self, store: Any, ledger: Ledger) -> Any:
+        """The peer's store, wrapped as the dialect stores tasks (`DialectTaskStore`)."""
+        return DialectTaskStore(store, self, ledger)
+
+    def request_handler(self, handler: Any) -> Any:
+        """a2a-sdk's handler, wrapped as the dialect answers (`DialectHandler`)."""
+        return DialectHandler(handler, self)
+
+    def jsonrpc_routes(self, handler: Any, path: str) -> list[Any]:
+        """The JSON-RPC routes as the dialect serves them (`jsonrpc_routes`)."""
+        return jsonrpc_routes(handler, self, path)
+
+    def rest_routes(self, handler: Any, prefix: str) -> list[Any]:
+        """The HTTP+JSON routes as the dialect serves them (`rest_routes`)."""
+        return rest_routes(handler, self, prefix)
+
+    def grpc_interceptors(self) -> tuple[Any, ...]:
+        """The gRPC interceptors that serve ListTasks as the dialect does (`grpc_interceptors`)."""
+        return grpc_interceptors(self)
+
+    def grpc_context_builder(self) -> Any:
+        """The gRPC context builder of the dialect (`grpc_context_builder`), or None."""
+        return grpc_context_builder(self)
 
 
 def trimmed_history(keep: int = 1) -> Dialect:
@@ -363,318 +382,6 @@ def bearer_user(authorization: str | None) -> str | None:
     return "user-" + hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-@dataclass(frozen=True, slots=True)
-class SeenRequest:
-    """One HTTP request a recorded server received.
-
-    Its ``repr`` hides the values of credential headers (``Authorization``, cookies, API
-    keys), so that a failing assertion never prints them.
-
-    Attributes:
-        method: The HTTP method.
-        path: The path, without the query.
-        headers: ``(name, value)`` pairs as received, names lower-cased.
-    """
-
-    method: str
-    path: str
-    headers: tuple[tuple[str, str], ...]
-
-    def header(self, name: str) -> str | None:
-        """The first value of header ``name`` (any case), or None.
-
-        Args:
-            name: The header's name.
-        """
-        wanted = name.lower()
-        return next((value for key, value in self.headers if key == wanted), None)
-
-    @property
-    def header_names(self) -> frozenset[str]:
-        """The lower-cased names of the headers received."""
-        return frozenset(key for key, _ in self.headers)
-
-    def __repr__(self) -> str:
-        shown = tuple(
-            (key, "<redacted>" if key in _CREDENTIAL_HEADERS else value)
-            for key, value in self.headers
-        )
-        return f"SeenRequest(method={self.method!r}, path={self.path!r}, headers={shown!r})"
-
-
-class RequestRecorder:
-    """An ASGI middleware that keeps the method, path and headers of each HTTP request.
-
-    It keeps the last ``limit`` requests (memory stays bounded under a benchmark) and never
-    logs anything. Read them with `seen`, from any thread.
-
-    Args:
-        app: The ASGI app it stands in front of.
-        limit: How many requests to keep.
-    """
-
-    def __init__(self, app: Any, *, limit: int = _RECORDER_LIMIT) -> None:
-        self.app = app
-        self._seen: deque[SeenRequest] = deque(maxlen=limit)
-        self._lock = threading.Lock()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Record an HTTP request's head, then let the app serve it."""
-        if scope.get("type") == "http":
-            headers = tuple(
-                (bytes(key).decode("latin-1").lower(), bytes(value).decode("latin-1"))
-                for key, value in scope.get("headers", ())
-            )
-            seen = SeenRequest(str(scope.get("method", "")), str(scope.get("path", "")), headers)
-            with self._lock:
-                self._seen.append(seen)
-        await self.app(scope, receive, send)
-
-    def seen(self) -> list[SeenRequest]:
-        """The requests kept, oldest first."""
-        with self._lock:
-            return list(self._seen)
-
-
-# --------------------------------------------------------------------------------------------
-# What the agent did
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Waiter:
-    """One waiter on the agent's loop: a held run, or a run waiting for a stored state."""
-
-    key: str
-    """The messageId of a held run ("" for a state waiter)."""
-    loop: asyncio.AbstractEventLoop
-    event: asyncio.Event
-
-
-def _wake(hold: _Waiter) -> None:
-    """Set a waiter's event on its own loop (from any thread)."""
-    with contextlib.suppress(RuntimeError):  # the loop is closed: nothing waits any more
-        hold.loop.call_soon_threadsafe(hold.event.set)
-
-
-class Ledger:
-    """What an agent did, written from its event loop and read from any thread.
-
-    * executor runs per messageId (`executions`), and the tasks each run made
-      (`tasks_started_by`);
-    * held work (`hold`, `release`, `held`, `wait_held`);
-    * the last state stored of each task (`state`, `wait_state`, and `stored` on the loop).
-
-    Waiting methods take a timeout, a guard against a test that would otherwise hang, and
-    raise `TimeoutError` when it passes; they never sleep.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._executions: Counter[str] = Counter()
-        self._started: dict[str, list[str]] = {}
-        self._origin: dict[str, str] = {}
-        self._holds: list[_Waiter] = []
-        self._released: set[str] = set()
-        self._closed = False
-        self._states: dict[str, str] = {}
-        self._state_waits: list[tuple[str, str, _Waiter]] = []
-
-    # -- executions --------------------------------------------------------------------------
-
-    def executed(self, message_id: str, task_id: str | None) -> None:
-        """Count one executor run for ``message_id``; ``task_id`` the task it makes, if any.
-
-        Args:
-            message_id: The messageId of the message run.
-            task_id: The id of the new task the run makes, or None (a follow-up to an
-                existing task, or an answer that is a Message).
-        """
-        with self._lock:
-            self._executions[message_id] += 1
-            if task_id:
-                self._started.setdefault(message_id, []).append(task_id)
-                self._origin[task_id] = message_id
-            self._lock.notify_all()
-
-    @property
-    def executions(self) -> Counter[str]:
-        """Executor runs per messageId (a copy: it does not change under the reader)."""
-        with self._lock:
-            return Counter(self._executions)
-
-    def tasks_started_by(self, message_id: str) -> list[str]:
-        """The ids of the tasks the runs of ``message_id`` made, in order.
-
-        What "the right task" of a send is, whatever the task's history shows.
-
-        Args:
-            message_id: A messageId.
-        """
-        with self._lock:
-            return list(self._started.get(message_id, ()))
-
-    def started_by(self, task_id: str) -> str | None:
-        """The messageId whose run made task ``task_id``, or None (not made by a run).
-
-        Args:
-            task_id: A task id.
-        """
-        with self._lock:
-            return self._origin.get(task_id)
-
-    # -- held work ---------------------------------------------------------------------------
-
-    async def hold(self, message_id: str) -> None:
-        """Wait, on the agent's loop, until ``message_id`` is released (or the ledger closes).
-
-        Returns at once when ``message_id`` was released before it got here, or the ledger
-        is closed.
-
-        Args:
-            message_id: The messageId of the message being run.
-        """
-        hold = _Waiter(message_id, asyncio.get_running_loop(), asyncio.Event())
-        with self._lock:
-            if self._closed or message_id in self._released:
-                return
-            self._holds.append(hold)
-            self._lock.notify_all()
-        try:
-            await hold.event.wait()
-        finally:
-            with self._lock:
-                if hold in self._holds:
-                    self._holds.remove(hold)
-                self._lock.notify_all()
-
-    def release(self, message_id: str | None = None) -> int:
-        """Let held work go on: that of ``message_id``, or all that is held now (None).
-
-        A ``message_id`` not held yet is remembered: its run will not hold when it comes
-        (the release cannot be lost to a race with the run). ``None`` releases only what is
-        held at the time of the call.
-
-        Args:
-            message_id: A messageId, or None for every held run.
-
-        Returns:
-            How many held runs were released.
-        """
-        with self._lock:
-            chosen = [h for h in self._holds if message_id is None or h.key == message_id]
-            if message_id is not None and not chosen:
-                self._released.add(message_id)
-            for hold in chosen:
-                self._holds.remove(hold)
-                _wake(hold)
-            self._lock.notify_all()
-            return len(chosen)
-
-    def close(self) -> None:
-        """Release every held run and wait, now and from now on (the agent is stopping)."""
-        with self._lock:
-            self._closed = True
-            waits, self._state_waits = self._state_waits, []
-            for _, _, wait in waits:
-                _wake(wait)
-        self.release()
-
-    def held(self) -> list[str]:
-        """The messageIds of the runs held now, in the order they were held (repeats kept)."""
-        with self._lock:
-            return [hold.key for hold in self._holds]
-
-    def wait_held(
-        self, count: int = 1, *, message_id: str | None = None, timeout: float = 10.0
-    ) -> list[str]:
-        """Wait until at least ``count`` runs (of ``message_id``, or of any) are held.
-
-        Args:
-            count: How many held runs to wait for.
-            message_id: Count only the runs of this messageId.
-            timeout: Seconds to wait at most (a guard, not a measure).
-
-        Returns:
-            The messageIds held now (`held`).
-
-        Raises:
-            TimeoutError: If fewer are held when ``timeout`` passes.
-        """
-
-        def enough() -> bool:
-            matching = [h for h in self._holds if message_id in (None, h.key)]
-            return len(matching) >= count
-
-        with self._lock:
-            if not self._lock.wait_for(enough, timeout):
-                raise TimeoutError(f"fewer than {count} runs were held within {timeout:g}s")
-            return [hold.key for hold in self._holds]
-
-    # -- task states -------------------------------------------------------------------------
-
-    def saved(self, task_id: str, state: str) -> None:
-        """Note that task ``task_id`` was stored in ``state`` (a ``TaskState`` name).
-
-        Args:
-            task_id: The task's id.
-            state: Its state, e.g. ``"TASK_STATE_WORKING"``.
-        """
-        with self._lock:
-            self._states[task_id] = state
-            waits = [w for w in self._state_waits if (w[0], w[1]) == (task_id, state)]
-            for wait in waits:
-                self._state_waits.remove(wait)
-                _wake(wait[2])
-            self._lock.notify_all()
-
-    async def stored(self, task_id: str, state: str) -> None:
-        """Wait, on the agent's loop, until task ``task_id`` is stored in ``state``.
-
-        What a run awaits before it holds, so that a held task is always in the store. Returns
-        at once when the ledger is closed.
-
-        Args:
-            task_id: A task id.
-            state: A ``TaskState`` name.
-        """
-        wait = _Waiter("", asyncio.get_running_loop(), asyncio.Event())
-        with self._lock:
-            if self._closed or self._states.get(task_id) == state:
-                return
-            self._state_waits.append((task_id, state, wait))
-        try:
-            await wait.event.wait()
-        finally:
-            with self._lock:
-                self._state_waits = [w for w in self._state_waits if w[2] is not wait]
-
-    def state(self, task_id: str) -> str | None:
-        """The last state stored of task ``task_id``, or None (never stored).
-
-        Args:
-            task_id: A task id.
-        """
-        with self._lock:
-            return self._states.get(task_id)
-
-    def wait_state(self, task_id: str, state: str, *, timeout: float = 10.0) -> None:
-        """Wait until task ``task_id`` is stored in ``state``.
-
-        Args:
-            task_id: A task id.
-            state: A ``TaskState`` name, e.g. ``"TASK_STATE_COMPLETED"``.
-            timeout: Seconds to wait at most (a guard, not a measure).
-
-        Raises:
-            TimeoutError: If it is not in that state when ``timeout`` passes.
-        """
-        with self._lock:
-            if not self._lock.wait_for(lambda: self._states.get(task_id) == state, timeout):
-                now = self._states.get(task_id)
-                raise TimeoutError(f"task {task_id} is {now}, not {state}, after {timeout:g}s")
-
-
 # --------------------------------------------------------------------------------------------
 # The task store and the request handler
 # --------------------------------------------------------------------------------------------
@@ -689,7 +396,7 @@ def _copy(message: Any) -> Any:
 
 def _is_user(message: Any) -> bool:
     """Whether a proto ``Message`` is the user's."""
-    from a2a.types import Role  # noqa: PLC0415
+    from a2a.types import Role
 
     return bool(message.role == Role.ROLE_USER)
 
@@ -727,7 +434,7 @@ def _trimmed(task: Any, keep: int | None, *, drop: bool = False) -> Any:
 
 def _state_name(task: Any) -> str:
     """The name of a task's state (``TASK_STATE_...``)."""
-    from a2a.types import TaskState  # noqa: PLC0415
+    from a2a.types import TaskState
 
     return str(TaskState.Name(task.status.state))
 
@@ -741,20 +448,18 @@ class DialectTaskStore:
     * With ``subtask_echo``, each save of a task a run made (`Ledger.started_by`) is followed
       by a save of its sub-task (see `Dialect`), in the same owner's store, with a timestamp
       just after its parent's (or, without timestamps, an id that sorts before it).
-    * Each save is noted in the ledger (`Ledger.saved`), with the owner that made it, so that
-      `task_ids` and `read` see every task whoever owns it.
+    * Reads, listings and deletes are the wrapped store's.
 
     Args:
-        inner: The a2a-sdk ``TaskStore`` that keeps the tasks (e.g. ``InMemoryTaskStore``).
+        inner: The store the peer gives (a2a-sdk's, behind its `LedgerTaskStore`).
         dialect: The dialect.
-        ledger: Where saves are noted, and where the runs that made tasks are read.
+        ledger: Where the runs that made tasks are read.
     """
 
     def __init__(self, inner: Any, dialect: Dialect, ledger: Ledger) -> None:
         self.inner = inner
         self.dialect = dialect
         self.ledger = ledger
-        self._owners: dict[str, Any] = {}
 
     async def save(self, task: Any, context: Any) -> None:
         """Store ``task`` as the dialect does (see the class).
@@ -763,20 +468,13 @@ class DialectTaskStore:
             task: The a2a-sdk ``Task``.
             context: The ``ServerCallContext`` of the call that saves it (its owner).
         """
-        await self._put(_shaped(task, self.dialect), context)
+        await self.inner.save(_shaped(task, self.dialect), context)
         if self.dialect.subtask_echo is not None and self.ledger.started_by(task.id) is not None:
             await self._echo(task, context)
 
-    async def _put(self, task: Any, context: Any) -> None:
-        """Store ``task`` as it is, and note it."""
-        await self.inner.save(task, context)
-        if task.id not in self._owners:  # the owner only, not the request's headers and state
-            self._owners[task.id] = type(context)(user=context.user, tenant=context.tenant)
-        self.ledger.saved(task.id, _state_name(task))
-
     async def _echo(self, parent: Any, context: Any) -> None:
         """Save the sub-task of ``parent``, updated after it."""
-        from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus  # noqa: PLC0415
+        from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
 
         user = next((m for m in parent.history if _is_user(m)), None)
         if user is None:
@@ -805,7 +503,7 @@ class DialectTaskStore:
             sub.status.timestamp.FromNanoseconds(after)
         else:
             sub.status.timestamp.FromDatetime(datetime.now(timezone.utc))
-        await self._put(_shaped(sub, self.dialect), context)
+        await self.inner.save(_shaped(sub, self.dialect), context)
 
     async def get(self, task_id: str, context: Any) -> Any:
         """The task ``task_id`` of the caller, as stored, or None.
@@ -833,24 +531,6 @@ class DialectTaskStore:
             context: The caller's ``ServerCallContext``.
         """
         await self.inner.delete(task_id, context)
-        if await self.inner.get(task_id, self._owners.get(task_id, context)) is None:
-            self._owners.pop(task_id, None)
-
-    def task_ids(self) -> builtins.list[str]:
-        """The ids of every task stored, whoever owns it, in the order first stored.
-
-        Call it on the agent's event loop (the store is written there).
-        """
-        return list(self._owners)
-
-    async def read(self, task_id: str) -> Any:
-        """Task ``task_id`` as stored, whoever owns it, or None.
-
-        Args:
-            task_id: A task id.
-        """
-        owner = self._owners.get(task_id)
-        return None if owner is None else await self.inner.get(task_id, owner)
 
 
 class DialectHandler:
@@ -887,7 +567,7 @@ class DialectHandler:
 
     def _event(self, event: Any) -> Any:
         """A stream event as the dialect answers it."""
-        from a2a.types import Task, TaskStatusUpdateEvent  # noqa: PLC0415
+        from a2a.types import Task, TaskStatusUpdateEvent
 
         if isinstance(event, Task):
             return _shaped(event, self.dialect)
@@ -947,8 +627,8 @@ class DialectHandler:
             context: The ``ServerCallContext``.
         """
         if self.dialect.list_tasks == "empty":
-            from a2a.types import ListTasksResponse  # noqa: PLC0415
-            from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE  # noqa: PLC0415
+            from a2a.types import ListTasksResponse
+            from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
 
             has_size = params.HasField("page_size")
             size = params.page_size if has_size else DEFAULT_LIST_TASKS_PAGE_SIZE
@@ -986,9 +666,9 @@ def _authenticated(values: Iterable[str]) -> bool:
 @functools.cache
 def _context_builders() -> tuple[Any, Any]:
     """a2a-sdk's HTTP and gRPC context builders, the caller's user read from its bearer."""
-    from a2a.auth.user import UnauthenticatedUser, User  # noqa: PLC0415
-    from a2a.server.request_handlers import DefaultGrpcServerCallContextBuilder  # noqa: PLC0415
-    from a2a.server.routes.common import DefaultServerCallContextBuilder  # noqa: PLC0415
+    from a2a.auth.user import UnauthenticatedUser, User
+    from a2a.server.request_handlers import DefaultGrpcServerCallContextBuilder
+    from a2a.server.routes.common import DefaultServerCallContextBuilder
 
     class BearerUser(User):
         """A caller that sent ``Authorization: Bearer <token>`` (see `bearer_user`)."""
@@ -1048,10 +728,10 @@ def jsonrpc_routes(handler: Any, dialect: Dialect, path: str) -> list[Any]:
         dialect: The dialect.
         path: The endpoint's path, e.g. ``"/jsonrpc"``.
     """
-    from a2a.server.routes import create_jsonrpc_routes  # noqa: PLC0415
-    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher  # noqa: PLC0415
-    from starlette.responses import JSONResponse  # noqa: PLC0415
-    from starlette.routing import Route  # noqa: PLC0415
+    from a2a.server.routes import create_jsonrpc_routes
+    from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
 
     if dialect.list_tasks in ("served", "empty"):
         return list(create_jsonrpc_routes(handler, rpc_url=path))
@@ -1106,9 +786,9 @@ def rest_routes(handler: Any, dialect: Dialect, prefix: str) -> list[Any]:
         dialect: The dialect.
         prefix: The routes' path prefix, e.g. ``"/rest"``.
     """
-    from a2a.server.routes import create_rest_routes  # noqa: PLC0415
-    from starlette.responses import JSONResponse  # noqa: PLC0415
-    from starlette.routing import Mount, Route  # noqa: PLC0415
+    from a2a.server.routes import create_rest_routes
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount, Route
 
     users = _context_builders()[0] if dialect.list_tasks == "needs_user" else None
     routes = list(create_rest_routes(handler, context_builder=users, path_prefix=prefix))
@@ -1160,9 +840,9 @@ def grpc_context_builder(dialect: Dialect) -> Any:
 @functools.cache
 def _interceptor_classes() -> tuple[type[Any], type[Any]]:
     """The ``grpc.aio`` interceptors that refuse ListTasks (built on first use)."""
-    import grpc  # noqa: PLC0415
-    import grpc.aio  # noqa: PLC0415
-    from google.rpc import error_details_pb2, status_pb2  # noqa: PLC0415
+    import grpc
+    import grpc.aio
+    from google.rpc import error_details_pb2, status_pb2
 
     def is_list(details: Any) -> bool:
         return str(details.method).endswith("/ListTasks")
