@@ -1902,18 +1902,15 @@ async def adrive(
                     reply = await _in_thread(effect)
                 elif effect is SPEND:
                     budget = call.budget_now()  # type: ignore[union-attr]
-                    spent = budget.atry_spend() if spends_async(budget) else budget.try_spend()
-                    reply = (await spent) if inspect.isawaitable(spent) else spent
+                    reply = await _awaited(
+                        budget.atry_spend() if spends_async(budget) else budget.try_spend()
+                    )
                 elif isinstance(effect, Look):
                     reply = await _alook(effect, guard)
                 elif isinstance(effect, Resolve):
-                    reply = effect.value
-                    if inspect.isawaitable(reply):
-                        reply = await reply
+                    reply = await _awaited(effect.value)
                 elif isinstance(effect, FailOver):
-                    reply = call._onward(effect)  # type: ignore[union-attr]
-                    if inspect.isawaitable(reply):
-                        reply = await reply
+                    reply = await _awaited(call._onward(effect))  # type: ignore[union-attr]
                     if reply is not None:
                         fn, args, kwargs = reply.fn, reply.args, reply.kwargs or NO_KWARGS
                         peer = reply.peer  # the call goes on over the next interface
@@ -1930,6 +1927,11 @@ async def adrive(
             effect = steps.send(reply)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
+
+
+async def _awaited(value: Any) -> Any:
+    """``value``, awaited when it is an awaitable."""
+    return (await value) if inspect.isawaitable(value) else value
 
 
 def _ask(effect: Ask) -> Any:
