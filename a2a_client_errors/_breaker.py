@@ -62,7 +62,6 @@ The Guard knows breakers through `CircuitBreakerLike` only: `admit` before each 
 from __future__ import annotations
 
 import enum
-import functools
 import inspect
 import logging
 import math
@@ -75,7 +74,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard, runtime_check
 
 from a2a_client_errors._errors import ErrorKind, safe_peer
 from a2a_client_errors._reasons import Reason, TransportFailure
-from a2a_client_errors._retry import IdlePeers
+from a2a_client_errors._retry import IdlePeers, has_ability
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -307,13 +306,7 @@ class BreakerFallbacksLike(Protocol):
 
 def admits_async(breaker: CircuitBreakerLike) -> TypeGuard[AsyncCircuitBreakerLike]:
     """Whether ``breaker`` is an `AsyncCircuitBreakerLike` (asked once per type of breaker)."""
-    return _admits_async(type(breaker))
-
-
-@functools.lru_cache(maxsize=256)
-def _admits_async(kind: type) -> bool:
-    # A protocol of methods only: `issubclass` reads the class, not each instance.
-    return issubclass(kind, AsyncCircuitBreakerLike)
+    return has_ability(type(breaker), AsyncCircuitBreakerLike)
 
 
 class _Window:

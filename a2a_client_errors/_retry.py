@@ -54,6 +54,7 @@ __all__ = [
     "RefundableBudgetLike",
     "RetryBudget",
     "RetryBudgetLike",
+    "has_ability",
     "refunds",
     "spends_async",
 ]
@@ -194,17 +195,20 @@ class BudgetFallbacksLike(Protocol):
 
 def spends_async(budget: RetryBudgetLike) -> TypeGuard[AsyncRetryBudgetLike]:
     """Whether ``budget`` is an `AsyncRetryBudgetLike` (asked once per type of budget)."""
-    return _has_ability(type(budget), AsyncRetryBudgetLike)
+    return has_ability(type(budget), AsyncRetryBudgetLike)
 
 
 def refunds(budget: RetryBudgetLike) -> TypeGuard[RefundableBudgetLike]:
     """Whether ``budget`` is a `RefundableBudgetLike` (asked once per type of budget)."""
-    return _has_ability(type(budget), RefundableBudgetLike)
+    return has_ability(type(budget), RefundableBudgetLike)
 
 
 @functools.lru_cache(maxsize=256)
-def _has_ability(kind: type, ability: type) -> bool:
-    # A protocol of methods only: `issubclass` reads the class, not each instance.
+def has_ability(kind: type, ability: type) -> bool:
+    """Whether the class ``kind`` offers ``ability``, a protocol of methods (asked once a pair).
+
+    `issubclass` reads the class, not each instance: an ability is a method of the class.
+    """
     return issubclass(kind, ability)
 
 
