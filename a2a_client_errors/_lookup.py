@@ -602,23 +602,15 @@ def find_sent(
     cursor = _Cursor()
     while True:
         looks += 1
-        if sent.task_id:
-            result, final = yield from _look_in_task(sent, view)
-        else:
-            result, final = yield from _look_in_listing(sent, settings, view, own, cursor)
+        result, final = yield from _look(sent, settings, view, own, cursor)
         if isinstance(result, Found):
             return result
         wait = pause
         if isinstance(result, NotFound):
-            if listed_within is None:
-                doubt = ""  # absent for now: the agent may record its task later
-            elif answers_with_messages:
-                doubt = _MESSAGES
-            else:
-                waited = 0.0 if since_lost is None else since_lost()
-                if waited >= listed_within:
-                    return NOT_FOUND
-                wait = min(pause, listed_within - waited)
+            doubt, until = _absent(doubt, pause, listed_within, answers_with_messages, since_lost)
+            if until is None:
+                return NOT_FOUND
+            wait = until
         else:
             doubt = result.why
             if final:
@@ -628,6 +620,42 @@ def find_sent(
         if not (yield Pause(wait)):
             return Unresolved(_not_found(looks, doubt, "the deadline came"))
         pause = min(pause * 2, settings.poll_max)
+
+
+def _look(
+    sent: SentMessage,
+    settings: ExactlyOnce,
+    view: Callable[[Any], TaskView],
+    own: bool,
+    cursor: _Cursor,
+) -> Generator[Query, Any, _Look]:
+    """One look: in a follow-up's task, or through the listing for a new task."""
+    if sent.task_id:
+        return (yield from _look_in_task(sent, view))
+    return (yield from _look_in_listing(sent, settings, view, own, cursor))
+
+
+def _absent(
+    doubt: str,
+    pause: float,
+    listed_within: float | None,
+    answers_with_messages: bool,
+    since_lost: Callable[[], float] | None,
+) -> tuple[str, float | None]:
+    """What a look that shows the task absent leaves: the doubt, and the pause before the next.
+
+    The pause is None when the listing contract (``listed_within`` seconds, counted by
+    ``since_lost``) has run out: the absence stands, and the message may be resent. Before
+    then the next look comes no later than the contract's end, and the doubt stays as it was.
+    """
+    if listed_within is None:
+        return "", pause  # absent for now: the agent may record its task later
+    if answers_with_messages:
+        return _MESSAGES, pause
+    waited = 0.0 if since_lost is None else since_lost()
+    if waited >= listed_within:
+        return doubt, None
+    return doubt, min(pause, listed_within - waited)
 
 
 _TWO_STARTED: Final = Unresolved("more than one task was started by this messageId")
@@ -680,6 +708,49 @@ class _Cursor:
     per_task: int = 0
 
 
+@dataclass(slots=True)
+class _Walk:
+    """One look's way down the listing: the page it asks for next and the bytes read so far."""
+
+    settings: ExactlyOnce
+    resumed: str
+    """The page token the look started from ("" for the top of the listing)."""
+    token: str
+    """The page token of the next page ("" on the first page from the top, or past the last)."""
+    size: int
+    """The tasks the next page asks for."""
+    read: int = 0
+    """The bytes the pages read so far took."""
+    full: bool = False
+    """Whether the bytes left hold no more task, at the size the tasks read so far took."""
+    checked: bool = False
+    """Whether the pages after the one the message's task was seen on were read too."""
+
+    @classmethod
+    def start(cls, settings: ExactlyOnce, cursor: _Cursor) -> _Walk:
+        """A walk from where the last look stopped; from the top, the first page one task."""
+        resumed = cursor.token
+        size = _page_size(settings, settings.max_bytes, cursor.per_task) if resumed else 1
+        return cls(settings, resumed, resumed, size)
+
+    @property
+    def left(self) -> int:
+        """The bytes the look may still read."""
+        return self.settings.max_bytes - self.read
+
+    def query(self, sent: SentMessage) -> ListTasksQuery:
+        """The next page to ask for."""
+        history = self.settings.history_length
+        return ListTasksQuery(sent.context_id, self.token, self.size, history, self.left)
+
+    def advance(self, page: TaskPage, listed: int, cursor: _Cursor) -> None:
+        """Go past ``page``: its token, what a task was seen to weigh, the next page's size."""
+        self.token = page.next_page_token
+        per_task = cursor.per_task = max(self.read // max(listed, 1), 1)
+        self.size = _page_size(self.settings, self.left, per_task)
+        self.full = self.left < 2 * per_task  # no room for one more task
+
+
 def _look_in_listing(
     sent: SentMessage,
     settings: ExactlyOnce,
@@ -696,61 +767,57 @@ def _look_in_listing(
     """
     seen_so_far = _Tally(sent, settings, own)
     started = seen_so_far.started
-    read = 0
-    token = resumed = cursor.token
-    size = _page_size(settings, settings.max_bytes, cursor.per_task) if resumed else 1
-    checked = False
+    walk = _Walk.start(settings, cursor)
     for _ in range(settings.max_pages):
-        left = settings.max_bytes - read
-        page = yield ListTasksQuery(sent.context_id, token, size, settings.history_length, left)
+        page = yield walk.query(sent)
         if isinstance(page, Unanswered):
             if started:
                 return Found(started[0]), False  # its neighbours could not be read: it stands
             return Unresolved(page.why), page.final
-        read += page.size
+        walk.read += page.size
         for task in page.tasks:
             seen_so_far.add(task, view(task))
-        listed, shown = seen_so_far.listed, seen_so_far.shown
-        if len(started) > 1:
-            return _TWO_STARTED, True
-        if listed >= settings.page_size and not shown and not own:
-            return NO_START_SHOWN, True  # a page without one user's message first: none will
-        token = page.next_page_token
-        per_task = cursor.per_task = max(read // max(listed, 1), 1)
-        size = _page_size(settings, settings.max_bytes - read, per_task)
-        full = settings.max_bytes - read < 2 * per_task  # no room for one more task
+        stop = seen_so_far.hopeless()
+        if stop is not None:
+            return stop
+        walk.advance(page, seen_so_far.listed, cursor)
         if started:
-            if checked or not token or full:
-                left = settings.max_bytes - read
-                return (yield from _confirmed(sent, settings, view, started[0], left))
-            checked = True  # read its neighbours too: a second task started by it is no answer
+            if walk.checked or not walk.token or walk.full:
+                return (yield from _confirmed(sent, settings, view, started[0], walk.left))
+            walk.checked = True  # read its neighbours too: a second task started by it is no answer
             continue
-        if not token:
+        if not walk.token:
             cursor.token = ""
-            if page.total_size is not None and page.total_size > listed and not resumed:
-                return Unresolved("the listing ended before the tasks it counts"), False
-            break
-        if full:
-            cursor.token = token  # the next look goes on from here
+            return (yield from _read_to_the_end(sent, seen_so_far, walk, page.total_size))
+        if walk.full:
+            cursor.token = walk.token  # the next look goes on from here
             return Unresolved(f"the listing is larger than {settings.max_bytes} bytes"), False
-    else:
-        if started:
-            return Found(started[0]), False
-        cursor.token = token
-        return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
+    if started:
+        return Found(started[0]), False
+    cursor.token = walk.token
+    return Unresolved(f"more than {settings.max_pages} pages of tasks to search"), False
+
+
+def _read_to_the_end(
+    sent: SentMessage, seen_so_far: _Tally, walk: _Walk, total_size: int | None
+) -> Generator[Query, Any, _Look]:
+    """What a look that read the listing to its end, no task started by the message, says.
+
+    ``total_size`` is the count of tasks the last page says the listing holds (None: none).
+    """
+    listed = seen_so_far.listed
+    if total_size is not None and total_size > listed and not walk.resumed:
+        return Unresolved("the listing ended before the tasks it counts"), False
     verdict = seen_so_far.verdict()
     if verdict is not None:
-        if started and isinstance(verdict[0], Found):
-            left = settings.max_bytes - read
-            return (yield from _confirmed(sent, settings, view, started[0], left))
         return verdict
-    if resumed:
+    if walk.resumed:
         return _RESUMED, False
     if listed:
         return NOT_FOUND, False
     if sent.context_id:
         # An empty context may be new; a listing that shows nothing anywhere proves nothing.
-        control = yield ListTasksQuery(None, "", 1, 1, settings.max_bytes - read)
+        control = yield ListTasksQuery(None, "", 1, 1, walk.left)
         if isinstance(control, TaskPage) and control.tasks:
             return NOT_FOUND, False
     return Unresolved("the agent lists no task at all (an empty listing proves nothing)"), False
@@ -831,6 +898,18 @@ class _Tally:
             self.holding += 1
         elif not seen.shows_start:
             self.blind += 1
+
+    def hopeless(self) -> _Look | None:
+        """What ends the look-up at once, whatever the rest of the listing holds; else None.
+
+        Two tasks the messageId started make neither the answer; a page full of tasks none of
+        which shows how it started says the agent keeps no record to find a task by.
+        """
+        if len(self.started) > 1:
+            return _TWO_STARTED, True
+        if self.listed >= self.settings.page_size and not self.shown and not self.own:
+            return NO_START_SHOWN, True  # a page without one user's message first: none will
+        return None
 
     def verdict(self) -> _Look | None:
         """What a listing read to its end says; None when it shows the task absent."""
