@@ -893,6 +893,38 @@ class DeduplicatingHandler(RequestHandler):
         return await self._untyped.on_list_task_push_notification_config(params, context)
 
 
+def _check_bounds(ttl: float, wait_timeout: float, max_message_bytes: int) -> None:
+    """Refuse a ttl, a wait or a message bound `deduplicate` cannot keep."""
+    if ttl <= 0 or wait_timeout <= 0:
+        raise ValueError("ttl and wait_timeout must be positive")
+    if max_message_bytes < 0:
+        raise ValueError("max_message_bytes must not be negative")
+
+
+def _key_caller(
+    caller: Callable[[ServerCallContext], str | None] | None, credential_headers: Iterable[str]
+) -> Callable[[ServerCallContext], str | None]:
+    """The caller part of the key: the app's, or `caller_of` by the credentials named."""
+    extra = tuple(credential_headers)
+    if caller is not None and extra:
+        raise ValueError("credential_headers applies to the default caller only")
+    if caller is not None:
+        return caller
+    return functools.partial(caller_of, headers=(*CREDENTIAL_HEADERS, *extra))
+
+
+def _advertise(card: AgentCard | None, ttl: float, *, fail_open: bool) -> None:
+    """Add the deduplication entry to the card, when there is one and the agent can keep it."""
+    if card is None:
+        return
+    if fail_open:
+        raise ValueError(
+            "fail_open processes some messages without deduplication: the card cannot "
+            "promise it (leave card= out, or fail closed)"
+        )
+    put_extension(card, dedupe_extension(ttl))
+
+
 def deduplicate(
     handler: RequestHandler,
     *,
@@ -940,28 +972,15 @@ def deduplicate(
             negative, ``credential_headers`` is given with a ``caller`` of the app's, or
             ``card`` with ``fail_open`` (a card cannot promise what the agent may skip).
     """
-    if ttl <= 0 or wait_timeout <= 0:
-        raise ValueError("ttl and wait_timeout must be positive")
-    if max_message_bytes < 0:
-        raise ValueError("max_message_bytes must not be negative")
-    extra = tuple(credential_headers)
-    if caller is not None and extra:
-        raise ValueError("credential_headers applies to the default caller only")
-    if fail_open and card is not None:
-        raise ValueError(
-            "fail_open processes some messages without deduplication: the card cannot "
-            "promise it (leave card= out, or fail closed)"
-        )
-    if caller is None:
-        caller = functools.partial(caller_of, headers=(*CREDENTIAL_HEADERS, *extra))
-    if card is not None:
-        put_extension(card, dedupe_extension(ttl))
+    _check_bounds(ttl, wait_timeout, max_message_bytes)
+    key_caller = _key_caller(caller, credential_headers)
+    _advertise(card, ttl, fail_open=fail_open)
     return DeduplicatingHandler(
         handler,
         store=store if store is not None else MemoryDedupeStore(),
         ttl=float(ttl),
         wait_timeout=float(wait_timeout),
-        caller=caller,
+        caller=key_caller,
         max_message_bytes=max_message_bytes,
         fail_open=fail_open,
     )
