@@ -123,6 +123,19 @@ def _late(deadline_at: float | None, clock: Callable[[], float]) -> bool:
     return deadline_at is not None and clock() > deadline_at
 
 
+def _decoded(
+    response: httpx.Response, pulled: Iterator[bytes], raw: list[bytes]
+) -> Iterator[bytes]:
+    """The body's chunks as read from ``pulled``, each chunk pulled kept in ``raw`` too."""
+    # With no content coding the bytes read are the body; with one, they are counted decoded.
+    if "content-encoding" in response.headers:
+        stream = _Tee(pulled, raw)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=stream
+        ).iter_bytes()
+    return _kept(pulled, raw)
+
+
 def read_within(
     response: httpx.Response,
     limit: int,
@@ -158,14 +171,7 @@ def read_within(
         raise TypeError("read_within() needs a sync response; use aread_within()")
     raw: list[bytes] = []
     pulled = iter(source)
-    # With no content coding the bytes read are the body; with one, they are counted decoded.
-    decoded = (
-        httpx.Response(
-            response.status_code, headers=response.headers, stream=_Tee(pulled, raw)
-        ).iter_bytes()
-        if "content-encoding" in response.headers
-        else _kept(pulled, raw)
-    )
+    decoded = _decoded(response, pulled, raw)
     size = 0
     try:
         for chunk in decoded:
