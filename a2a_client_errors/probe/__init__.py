@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -315,7 +315,34 @@ def probe(
     deadline = Deadline.after(timeout)
     names = tuple(dict.fromkeys(name for name, _ in items))
     base = ProbeReport(_public(url), headers_sent=names, strict_table=strict_table)
-    client = httpx.Client(
+    options = Options(deadline, strict_table, message)
+    plan = _Plan(options, chosen, wanted, follow_card_hosts=follow_card_hosts, items=items)
+    with _client(transport, timeout, names, items) as client:
+        return _probe_card(client, url, base, plan)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a probe was asked for, besides the URL: what every session shares, what to check."""
+
+    options: Options
+    chosen: Sequence[str]
+    """The checks to run."""
+    wanted: Sequence[str]
+    """The bindings to probe."""
+    follow_card_hosts: bool
+    items: Sequence[tuple[str, str]]
+    """The headers sent with every request (as gRPC metadata too)."""
+
+
+def _client(
+    transport: httpx.BaseTransport | None,
+    timeout: float,
+    names: Sequence[str],
+    items: Sequence[tuple[str, str]],
+) -> httpx.Client:
+    """The probe's HTTP client: the caller's headers, our User-Agent unless they set one."""
+    return httpx.Client(
         transport=transport,
         timeout=timeout,
         follow_redirects=False,
@@ -324,28 +351,30 @@ def probe(
             *items,
         ],
     )
-    with client:
-        found = _read_card(client, url, deadline)
-        if isinstance(found, str):
-            return replace(base, error=found)
-        card_url, card = found
-        agent = summary_of(card)
-        base = replace(base, card_url=_public(card_url), agent=agent)
-        declared = interfaces_of(card)
-        if not declared:
-            return replace(base, error="the agent card lists no interfaces (supportedInterfaces)")
-        options = Options(deadline, strict_table, message)
-        interfaces, results = _probe_interfaces(
-            client,
-            url,
-            declared,
-            agent,
-            options=options,
-            chosen=chosen,
-            wanted=wanted,
-            follow_card_hosts=follow_card_hosts,
-            items=items,
-        )
+
+
+def _probe_card(client: httpx.Client, url: str, base: ProbeReport, plan: _Plan) -> ProbeReport:
+    """Read the agent's card, probe the interfaces it lists, and report on them."""
+    found = _read_card(client, url, plan.options.deadline)
+    if isinstance(found, str):
+        return replace(base, error=found)
+    card_url, card = found
+    agent = summary_of(card)
+    base = replace(base, card_url=_public(card_url), agent=agent)
+    declared = interfaces_of(card)
+    if not declared:
+        return replace(base, error="the agent card lists no interfaces (supportedInterfaces)")
+    interfaces, results = _probe_interfaces(
+        client,
+        url,
+        declared,
+        agent,
+        options=plan.options,
+        chosen=plan.chosen,
+        wanted=plan.wanted,
+        follow_card_hosts=plan.follow_card_hosts,
+        items=plan.items,
+    )
     report = replace(base, interfaces=tuple(interfaces), checks=tuple(results))
     if not results or all(r.status is CheckStatus.SKIPPED for r in results):
         why = "no interface was probed" if not results else "every check was skipped"

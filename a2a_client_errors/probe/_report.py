@@ -456,81 +456,111 @@ def capped(text: str) -> str:
 
 
 def _render(report: ProbeReport) -> str:
+    """The report as a table for humans: the peer, its interfaces, the checks, the sum."""
+    lines = _head(report)
+    if report.interfaces:
+        lines += ["", "interfaces", *_columns(_interface_rows(report), indent="  ")]
+    if report.checks:
+        lines += ["", *_check_lines(report)]
+    lines.append("")
+    if report.error is not None:
+        lines.append(f"the probe could not run: {escape(report.error)}")
+    lines.append(_summary(report))
+    return "\n".join(lines) + "\n"
+
+
+def _head(report: ProbeReport) -> list[str]:
+    """The peer probed: its URL and card, the agent, the headers sent, the table held to."""
     lines = [f"a2a-errors probe {escape(report.url)}"]
     if report.card_url:
         lines.append(f"card: {escape(report.card_url)}")
-    agent = report.agent
-    if agent is not None:
-        caps = [
-            f"streaming {'on' if agent.streaming else 'off'}",
-            f"push {'on' if agent.push_notifications else 'off'}",
-            f"extended card {'declared' if agent.extended_agent_card else 'not declared'}",
-        ]
-        if agent.required_extensions:
-            caps.append("required extensions: " + ", ".join(agent.required_extensions))
-        if agent.deduplicate is not None:
-            caps.append(f"deduplication advertised (ttl {agent.deduplicate.ttl:g} s)")
-        lines.append(escape(f"agent: {agent.name or '(no name)'}; " + "; ".join(caps)))
+    if report.agent is not None:
+        lines.append(_agent_line(report.agent))
     if report.headers_sent:
         names = escape(", ".join(report.headers_sent))
         lines.append(f"headers sent: {names} (values not shown)")
     if report.strict_table:
         lines.append(f"strict table: {report.strict_table}")
-    if report.interfaces:
-        lines.append("")
-        lines.append("interfaces")
-        rows = [
-            [
-                i.binding,
-                i.url,
-                i.protocol_version or "-",
-                ("probed" if i.probed else "not probed") + (f" ({i.note})" if i.note else ""),
-            ]
-            for i in report.interfaces
+    return lines
+
+
+def _agent_line(agent: AgentSummary) -> str:
+    """What the card says of the agent, on one line."""
+    caps = [
+        f"streaming {'on' if agent.streaming else 'off'}",
+        f"push {'on' if agent.push_notifications else 'off'}",
+        f"extended card {'declared' if agent.extended_agent_card else 'not declared'}",
+    ]
+    if agent.required_extensions:
+        caps.append("required extensions: " + ", ".join(agent.required_extensions))
+    if agent.deduplicate is not None:
+        caps.append(f"deduplication advertised (ttl {agent.deduplicate.ttl:g} s)")
+    return escape(f"agent: {agent.name or '(no name)'}; " + "; ".join(caps))
+
+
+def _interface_rows(report: ProbeReport) -> list[list[str]]:
+    """The interfaces' rows: binding, URL, protocol version, whether probed (and why not)."""
+    return [
+        [
+            i.binding,
+            i.url,
+            i.protocol_version or "-",
+            ("probed" if i.probed else "not probed") + (f" ({i.note})" if i.note else ""),
         ]
-        lines += _columns(rows, indent="  ")
-    if report.checks:
-        lines.append("")
-        header = [
-            "check",
-            "binding",
-            "result",
-            "reason",
-            "expected",
-            "observed",
-            "table",
-            "ErrorInfo",
-        ]
-        rows = [header]
-        notes: list[list[str]] = [[]]
-        for result in report.checks:
-            wanted = result.expected.reason if result.expected else None
-            rows.append(
-                [
-                    result.check,
-                    result.binding,
-                    _result_word(result),
-                    (wanted or "-") if result.expected else "",
-                    result.expected.text() if result.expected else "",
-                    result.observed.text(wanted) if result.observed else "",
-                    "" if result.expected is None else result.table or "-",
-                    "" if result.expected is None else _details_word(result),
-                ]
-            )
-            notes.append(list(result.notes) if result.status is not CheckStatus.PASSED else [])
-        for line, extra in zip(_columns(rows), notes, strict=True):
-            lines.append(line)
-            lines += [f"    - {escape(note)}" for note in extra]
-    lines.append("")
-    if report.error is not None:
-        lines.append(f"the probe could not run: {escape(report.error)}")
+        for i in report.interfaces
+    ]
+
+
+_CHECK_HEADER: Final = (
+    "check",
+    "binding",
+    "result",
+    "reason",
+    "expected",
+    "observed",
+    "table",
+    "ErrorInfo",
+)
+
+
+def _check_lines(report: ProbeReport) -> list[str]:
+    """The checks' table, each check that did not pass followed by its notes."""
+    rows = [list(_CHECK_HEADER)]
+    notes: list[list[str]] = [[]]
+    for result in report.checks:
+        rows.append(_check_row(result))
+        notes.append(list(result.notes) if result.status is not CheckStatus.PASSED else [])
+    lines: list[str] = []
+    for line, extra in zip(_columns(rows), notes, strict=True):
+        lines.append(line)
+        lines += [f"    - {escape(note)}" for note in extra]
+    return lines
+
+
+def _check_row(result: CheckResult) -> list[str]:
+    """One check's row: what was expected of the agent and what it answered."""
+    wanted = result.expected.reason if result.expected else None
+    return [
+        result.check,
+        result.binding,
+        _result_word(result),
+        (wanted or "-") if result.expected else "",
+        result.expected.text() if result.expected else "",
+        result.observed.text(wanted) if result.observed else "",
+        "" if result.expected is None else result.table or "-",
+        "" if result.expected is None else _details_word(result),
+    ]
+
+
+def _summary(report: ProbeReport) -> str:
+    """The last line: the checks counted by their status, and the exit status."""
     counts = {status: report.count(status) for status in CheckStatus}
     advisory = {status: report.count(status, advisory=True) for status in CheckStatus}
 
     def of_which(status: CheckStatus) -> str:
         return f" ({advisory[status]} advisory)" if advisory[status] else ""
 
-    lines.append(
+    return (
         f"result: {counts[CheckStatus.PASSED]} checks passed, "
         f"{counts[CheckStatus.FAILED]} failed{of_which(CheckStatus.FAILED)}, "
         f"{counts[CheckStatus.ERROR]} errors{of_which(CheckStatus.ERROR)}, "
@@ -541,7 +571,6 @@ def _render(report: ProbeReport) -> str:
         )
         + f"{counts[CheckStatus.SKIPPED]} skipped (exit status {report.exit_status})"
     )
-    return "\n".join(lines) + "\n"
 
 
 def _result_word(result: CheckResult) -> str:
