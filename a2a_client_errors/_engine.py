@@ -541,9 +541,12 @@ class GuardedCall:
                     send = (fn, args, kwargs)
                     return drive(self.journaled(entry), self.guard, self.peer, self, send)
             first = self._first(fn, args, kwargs)
-        if first.refused is None and self._decide_first(first):
-            return first.value
-        return drive(self.steps(first), self.guard, self.peer, self, (fn, args, kwargs))
+        steps = self.steps(first)
+        try:
+            effect = next(steps)  # the first attempt judged: a success ends here
+        except StopIteration as stop:
+            return stop.value
+        return drive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect)
 
     async def arun(
         self,
@@ -562,9 +565,12 @@ class GuardedCall:
                     send = (fn, args, kwargs)
                     return await adrive(self.journaled(entry), self.guard, self.peer, self, send)
             first = await self._afirst(fn, args, kwargs)
-        if first.refused is None and self._decide_first(first):
-            return first.value
-        return await adrive(self.steps(first), self.guard, self.peer, self, (fn, args, kwargs))
+        steps = self.steps(first)
+        try:
+            effect = next(steps)  # the first attempt judged: a success ends here
+        except StopIteration as stop:
+            return stop.value
+        return await adrive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect)
 
     def _first(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -695,15 +701,7 @@ class GuardedCall:
         """The send of a record this call holds: its attempts, then its close."""
         try:
             outcome = yield from self._attempt()
-            if outcome.refused is None:
-                decision = self._decide(outcome)
-                if decision is None:
-                    value = outcome.value
-                else:
-                    self.decision = decision
-                    value = yield from self.steps(outcome)
-            else:
-                value = yield from self.steps(outcome)
+            value = yield from self.steps(outcome)
         except CallFailed as failure:
             yield from self._close_failed(failure)
             raise
@@ -1024,11 +1022,11 @@ class GuardedCall:
     # --- the decision core --------------------------------------------------------------------
 
     def steps(self, outcome: AttemptOutcome) -> Generator[Effect, Any, Any]:
-        """Every step after the first attempt's failure (decided by `_decide_first`).
+        """Every step of the call from its first attempt's ``outcome`` on, each judged alike.
 
         Yields the effects to carry out; returns the call's value, or raises its failure.
         """
-        decision = self.decision
+        decision: Decision | None = None
         while True:
             if outcome.refused is not None:
                 self._refused(outcome.refused)
@@ -1036,7 +1034,7 @@ class GuardedCall:
                     outcome = yield from self._attempt()
                     continue
                 return self.finish(outcome)
-            if decision is None:  # an attempt after the first, not judged yet
+            if decision is None:  # an attempt not judged yet
                 decision = self._decide(outcome)
                 if decision is None:
                     return outcome.value
@@ -1102,14 +1100,6 @@ class GuardedCall:
             # Keep part of the deadline for the look-up, should this attempt's answer be lost.
             left = self.guard.exactly_once.attempt_time(left, self.limit)
         return max(left, 0.0)
-
-    def _decide_first(self, outcome: AttemptOutcome) -> bool:
-        """Decide about the first attempt: True when it succeeded (the call is over)."""
-        decision = self._decide(outcome)
-        if decision is None:
-            return True
-        self.decision = decision
-        return False
 
     def _moves(
         self, decision: Decision | None, *, settle: bool = False
@@ -1821,16 +1811,19 @@ def drive(
     peer: str,
     call: GuardedCall | None = None,
     send: Send = _NOTHING_TO_SEND,
+    effect: Effect | None = None,
 ) -> R:
     """Carry out ``steps``' effects with sync I/O; return what it returns.
 
     The one sync driver: a call's steps (``call`` is the call, ``send`` its attempt) or a
     door's reads (`Configured.reads`, with no call). What carrying out an effect raises is
-    thrown into ``steps``, but a read's failure, which is sent as `Failed`.
+    thrown into ``steps``, but a read's failure, which is sent as `Failed`. ``effect`` is
+    the first effect of ``steps`` when the caller already took it.
     """
     fn, args, kwargs = send
     try:
-        effect = next(steps)
+        if effect is None:
+            effect = next(steps)
         while True:
             try:
                 if isinstance(effect, Attempt):
@@ -1879,11 +1872,13 @@ async def adrive(
     peer: str,
     call: GuardedCall | None = None,
     send: Send = _NOTHING_TO_SEND,
+    effect: Effect | None = None,
 ) -> R:
     """`drive`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
     fn, args, kwargs = send
     try:
-        effect = next(steps)
+        if effect is None:
+            effect = next(steps)
         while True:
             try:
                 if isinstance(effect, Attempt):
