@@ -546,7 +546,7 @@ class GuardedCall:
             effect = next(steps)  # the first attempt judged: a success ends here
         except StopIteration as stop:
             return stop.value
-        return drive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect)
+        return drive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect=effect)
 
     async def arun(
         self,
@@ -570,7 +570,7 @@ class GuardedCall:
             effect = next(steps)  # the first attempt judged: a success ends here
         except StopIteration as stop:
             return stop.value
-        return await adrive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect)
+        return await adrive(steps, self.guard, self.peer, self, (fn, args, kwargs), effect=effect)
 
     def _first(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -1811,6 +1811,7 @@ def drive(
     peer: str,
     call: GuardedCall | None = None,
     send: Send = _NOTHING_TO_SEND,
+    *,
     effect: Effect | None = None,
 ) -> R:
     """Carry out ``steps``' effects with sync I/O; return what it returns.
@@ -1872,6 +1873,7 @@ async def adrive(
     peer: str,
     call: GuardedCall | None = None,
     send: Send = _NOTHING_TO_SEND,
+    *,
     effect: Effect | None = None,
 ) -> R:
     """`drive`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
