@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from a2a.server.agent_execution import RequestContext
     from a2a.server.events import EventQueue
+    from a2a.server.tasks import TaskUpdater
     from typing_extensions import Self
 
 __all__ = [
@@ -428,128 +429,175 @@ def _first_text(message: Any) -> str:
 def _make_executor(ledger: Ledger, dialect: PeerDialect) -> Any:
     """Build the scripted `AgentExecutor` (the SDK is imported here, lazily)."""
     from a2a.server.agent_execution import AgentExecutor  # noqa: PLC0415
-    from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
-    from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus  # noqa: PLC0415
-    from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
 
-    from a2a_client_errors.integrations.a2a_sdk._compat import queue_shut_down  # noqa: PLC0415
-
-    shut_down = queue_shut_down()
+    script = _Script(ledger, dialect)
 
     class ScriptedExecutor(AgentExecutor):
         """Behaves by the first text part (see `EmbeddedPeer`), as the dialect says."""
 
-        def __init__(self) -> None:
-            self._release: dict[str, asyncio.Event] = {}
-            self._cancel_seen: dict[str, asyncio.Event] = {}
-
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-            text = _first_text(context.message)
-            message_id = context.message.message_id if context.message is not None else ""
-            task_id = context.task_id or ""
-            context_id = context.context_id or ""
-            new_task = context.current_task is None and not dialect.message_only
-            ledger.executed(message_id, task_id if new_task else None)
-            held = text == HOLD or dialect.hold_all
-            if dialect.message_only:
-                if held:
-                    await ledger.hold(message_id)
-                answer = Message(
-                    message_id=f"answer-{uuid.uuid4()}",
-                    context_id=context_id,
-                    role=Role.ROLE_AGENT,
-                    parts=[Part(text=f"echo: {text}")],
-                )
-                await event_queue.enqueue_event(answer)
-                return
-            if text == "raise":
-                raise RuntimeError("the executor raised, as the 'raise' message asks")
-            if text == "complete-on-cancel":  # registered before any event can reach a client
-                self._cancel_seen.setdefault(task_id, asyncio.Event())
-            if new_task:
-                task = Task(
-                    id=task_id,
-                    context_id=context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                )
-                if context.message is not None:
-                    task.history.append(context.message)
-                await event_queue.enqueue_event(task)
-            updater = TaskUpdater(event_queue, task_id, context_id)
-            if held:
-                await updater.start_work(
-                    updater.new_agent_message([Part(text="held until released")])
-                )
-                await ledger.stored(task_id, "TASK_STATE_WORKING")  # held means stored
-                await ledger.hold(message_id)
-            if text == "fail":
-                await updater.failed(
-                    updater.new_agent_message([Part(text="the task failed, as 'fail' asks")])
-                )
-                return
-            if text == "stream-error":
-                await updater.start_work()
-                raise RuntimeError("the executor raised mid-stream, as 'stream-error' asks")
-            if text == "slow":
-                await updater.start_work()
-                release = self._release.setdefault(task_id, asyncio.Event())
-                try:
-                    await release.wait()
-                finally:
-                    self._release.pop(task_id, None)
-                return
-            if text == "complete-on-cancel":
-                await self._complete_on_cancel(task_id, updater)
-                return
-            if not held:  # a held task's history already holds an agent message
-                await updater.start_work(updater.new_agent_message([Part(text=f"on it: {text}")]))
-            await updater.add_artifact([Part(text=f"echo: {text}")], name="echo")
-            await updater.complete(updater.new_agent_message([Part(text=f"echo: {text}")]))
-
-        async def _complete_on_cancel(self, task_id: str, updater: TaskUpdater) -> None:
-            """Work until a cancel reaches `cancel`, then complete instead (the lost race)."""
-            cancel_seen = self._cancel_seen.setdefault(task_id, asyncio.Event())
-            await updater.start_work()
-            try:
-                await cancel_seen.wait()
-            finally:
-                self._cancel_seen.pop(task_id, None)
-            await updater.add_artifact([Part(text="done before the cancel")], name="result")
-            await updater.complete(
-                updater.new_agent_message([Part(text="completed while the cancel was in flight")])
-            )
-
-        async def _refuse_cancel(self, cancel_seen: asyncio.Event, event_queue: Any) -> None:
-            """Let the task complete, wait until COMPLETED is stored, then refuse the cancel.
-
-            Returning normally would make a2a-sdk answer the CancelTask with the COMPLETED task
-            (a success), and raising while the task's event queue is open would make it write
-            FAILED over COMPLETED. So: tap the queue, release `_complete_on_cancel`, and read
-            the tap until the queue closes, which a2a-sdk does only after the consumer stored
-            the terminal state. Then raise TaskNotCancelableError.
-            """
-            sink = await event_queue.tap()
-            cancel_seen.set()
-            with contextlib.suppress(shut_down):
-                while True:
-                    await sink.dequeue_event()
-                    sink.task_done()
-            raise TaskNotCancelableError(
-                message="the task completed while the cancel was in flight"
-            )
+            await script.execute(context, event_queue)
 
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-            task_id = context.task_id or ""
-            cancel_seen = self._cancel_seen.get(task_id)
-            if cancel_seen is not None:
-                await self._refuse_cancel(cancel_seen, event_queue)
-            updater = TaskUpdater(event_queue, task_id, context.context_id or "")
-            await updater.cancel()
-            release = self._release.pop(task_id, None)
-            if release is not None:
-                release.set()
+            await script.cancel(context, event_queue)
 
     return ScriptedExecutor()
+
+
+class _Script:
+    """What the scripted executor does, by the first text part and the dialect."""
+
+    def __init__(self, ledger: Ledger, dialect: PeerDialect) -> None:
+        self.ledger = ledger
+        self.dialect = dialect
+        self.release: dict[str, asyncio.Event] = {}
+        self.cancel_seen: dict[str, asyncio.Event] = {}
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Answer one message: a Message (message-only dialects) or a task scripted by text."""
+        from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
+        from a2a.types import Part  # noqa: PLC0415
+
+        dialect, ledger = self.dialect, self.ledger
+        text = _first_text(context.message)
+        message_id = context.message.message_id if context.message is not None else ""
+        task_id = context.task_id or ""
+        context_id = context.context_id or ""
+        new_task = context.current_task is None and not dialect.message_only
+        ledger.executed(message_id, task_id if new_task else None)
+        held = text == HOLD or dialect.hold_all
+        if dialect.message_only:
+            await self._answer_message(message_id, context_id, text, held, event_queue)
+            return
+        if text == "raise":
+            raise RuntimeError("the executor raised, as the 'raise' message asks")
+        if text == "complete-on-cancel":  # registered before any event can reach a client
+            self.cancel_seen.setdefault(task_id, asyncio.Event())
+        if new_task:
+            await self._open_task(context, event_queue)
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        if held:
+            await updater.start_work(updater.new_agent_message([Part(text="held until released")]))
+            await ledger.stored(task_id, "TASK_STATE_WORKING")  # held means stored
+            await ledger.hold(message_id)
+        scripted = self._SCRIPTED.get(text)
+        if scripted is not None:
+            await scripted(self, task_id, updater)
+            return
+        if not held:  # a held task's history already holds an agent message
+            await updater.start_work(updater.new_agent_message([Part(text=f"on it: {text}")]))
+        await updater.add_artifact([Part(text=f"echo: {text}")], name="echo")
+        await updater.complete(updater.new_agent_message([Part(text=f"echo: {text}")]))
+
+    async def _answer_message(
+        self, message_id: str, context_id: str, text: str, held: bool, event_queue: EventQueue
+    ) -> None:
+        """A message-only agent's answer: a Message echoing the text (held first, if asked)."""
+        from a2a.types import Message, Part, Role  # noqa: PLC0415
+
+        if held:
+            await self.ledger.hold(message_id)
+        answer = Message(
+            message_id=f"answer-{uuid.uuid4()}",
+            context_id=context_id,
+            role=Role.ROLE_AGENT,
+            parts=[Part(text=f"echo: {text}")],
+        )
+        await event_queue.enqueue_event(answer)
+
+    @staticmethod
+    async def _open_task(context: RequestContext, event_queue: EventQueue) -> None:
+        """The new task, SUBMITTED, its history the message that made it."""
+        from a2a.types import Task, TaskState, TaskStatus  # noqa: PLC0415
+
+        task = Task(
+            id=context.task_id or "",
+            context_id=context.context_id or "",
+            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+        )
+        if context.message is not None:
+            task.history.append(context.message)
+        await event_queue.enqueue_event(task)
+
+    async def _fail(self, task_id: str, updater: TaskUpdater) -> None:
+        """``fail``: the task ends FAILED (a result, in a successful call)."""
+        from a2a.types import Part  # noqa: PLC0415
+
+        await updater.failed(
+            updater.new_agent_message([Part(text="the task failed, as 'fail' asks")])
+        )
+
+    async def _stream_error(self, task_id: str, updater: TaskUpdater) -> None:
+        """``stream-error``: the executor raises once the task is WORKING."""
+        await updater.start_work()
+        raise RuntimeError("the executor raised mid-stream, as 'stream-error' asks")
+
+    async def _slow(self, task_id: str, updater: TaskUpdater) -> None:
+        """``slow``: the task stays WORKING until a cancel releases it."""
+        await updater.start_work()
+        release = self.release.setdefault(task_id, asyncio.Event())
+        try:
+            await release.wait()
+        finally:
+            self.release.pop(task_id, None)
+
+    async def _complete_on_cancel(self, task_id: str, updater: TaskUpdater) -> None:
+        """Work until a cancel reaches `cancel`, then complete instead (the lost race)."""
+        from a2a.types import Part  # noqa: PLC0415
+
+        cancel_seen = self.cancel_seen.setdefault(task_id, asyncio.Event())
+        await updater.start_work()
+        try:
+            await cancel_seen.wait()
+        finally:
+            self.cancel_seen.pop(task_id, None)
+        await updater.add_artifact([Part(text="done before the cancel")], name="result")
+        await updater.complete(
+            updater.new_agent_message([Part(text="completed while the cancel was in flight")])
+        )
+
+    _SCRIPTED: Final[dict[str, Callable[[_Script, str, TaskUpdater], Awaitable[None]]]] = {
+        "fail": _fail,
+        "stream-error": _stream_error,
+        "slow": _slow,
+        "complete-on-cancel": _complete_on_cancel,
+    }
+
+    @staticmethod
+    async def _refuse_cancel(cancel_seen: asyncio.Event, event_queue: Any) -> None:
+        """Let the task complete, wait until COMPLETED is stored, then refuse the cancel.
+
+        Returning normally would make a2a-sdk answer the CancelTask with the COMPLETED task
+        (a success), and raising while the task's event queue is open would make it write
+        FAILED over COMPLETED. So: tap the queue, release `_complete_on_cancel`, and read
+        the tap until the queue closes, which a2a-sdk does only after the consumer stored
+        the terminal state. Then raise TaskNotCancelableError.
+        """
+        from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
+
+        from a2a_client_errors.integrations.a2a_sdk._compat import queue_shut_down  # noqa: PLC0415
+
+        sink = await event_queue.tap()
+        cancel_seen.set()
+        with contextlib.suppress(queue_shut_down()):
+            while True:
+                await sink.dequeue_event()
+                sink.task_done()
+        raise TaskNotCancelableError(message="the task completed while the cancel was in flight")
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Cancel the task (a ``complete-on-cancel`` task's cancel is refused once it completes)."""
+        from a2a.server.tasks import TaskUpdater  # noqa: PLC0415
+
+        task_id = context.task_id or ""
+        cancel_seen = self.cancel_seen.get(task_id)
+        if cancel_seen is not None:
+            await self._refuse_cancel(cancel_seen, event_queue)
+        updater = TaskUpdater(event_queue, task_id, context.context_id or "")
+        await updater.cancel()
+        release = self.release.pop(task_id, None)
+        if release is not None:
+            release.set()
 
 
 # --------------------------------------------------------------------------------------------
