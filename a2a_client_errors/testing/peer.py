@@ -1064,6 +1064,7 @@ class EmbeddedPeer:
         await self._stop_servers()
 
     def _build_card(self, base_url: str, grpc_target: str, other_url: str) -> Any:
+        """The peer's card: its interfaces (and the other origin's), capabilities, one skill."""
         from a2a.types import (  # noqa: PLC0415
             AgentCapabilities,
             AgentCard,
@@ -1081,31 +1082,17 @@ class EmbeddedPeer:
                     required=True,
                 )
             )
-        interfaces = [
-            AgentInterface(
-                url=base_url + _JSONRPC_PATH,
-                protocol_binding="JSONRPC",
-                protocol_version=PROTOCOL_VERSION,
-            ),
-            AgentInterface(
-                url=base_url + _REST_PREFIX,
-                protocol_binding="HTTP+JSON",
-                protocol_version=PROTOCOL_VERSION,
-            ),
-            AgentInterface(
-                url=grpc_target,
-                protocol_binding="GRPC",
-                protocol_version=PROTOCOL_VERSION,
-            ),
+        served = [
+            (base_url + _JSONRPC_PATH, "JSONRPC"),
+            (base_url + _REST_PREFIX, "HTTP+JSON"),
+            (grpc_target, "GRPC"),
         ]
         if other_url:
-            interfaces.append(
-                AgentInterface(
-                    url=other_url + _REST_PREFIX,
-                    protocol_binding="HTTP+JSON",
-                    protocol_version=PROTOCOL_VERSION,
-                )
-            )
+            served.append((other_url + _REST_PREFIX, "HTTP+JSON"))
+        interfaces = [
+            AgentInterface(url=url, protocol_binding=binding, protocol_version=PROTOCOL_VERSION)
+            for url, binding in served
+        ]
         return AgentCard(
             name="a2a-client-errors embedded peer",
             description="A real a2a-sdk server that produces A2A errors on request.",
