@@ -113,6 +113,16 @@ _MAX_CARDS: Final = 1024
 """Interfaces whose card a Guard keeps at most (the oldest learnt goes first)."""
 
 
+def _check_limits(max_attempts: int, deadline: float | None) -> None:
+    """Refuse a Guard's limits that no call could keep."""
+    if max_attempts < 1:
+        msg = "max_attempts must be at least 1"
+        raise ValueError(msg)
+    if deadline is not None and deadline <= 0:
+        msg = "deadline must be positive (or None)"
+        raise ValueError(msg)
+
+
 class Guard:
     """Run A2A calls under a policy: retry what is transient, hand back everything else.
 
@@ -173,12 +183,7 @@ class Guard:
         breaker: CircuitBreakerLike | None = None,
         journal: Journal | None = None,
     ) -> None:
-        if max_attempts < 1:
-            msg = "max_attempts must be at least 1"
-            raise ValueError(msg)
-        if deadline is not None and deadline <= 0:
-            msg = "deadline must be positive (or None)"
-            raise ValueError(msg)
+        _check_limits(max_attempts, deadline)
         self.policy = policy or Policy()
         self.budgets: RetryBudgetLike | BudgetRegistryLike = (
             budget if budget is not None else BudgetRegistry()
@@ -220,10 +225,16 @@ class Guard:
         self.leases: LeaseKeeper | None = None if journal is None else LeaseKeeper(journal)
         """Renews the leases of the sends this Guard recorded, and writes how they ended (None:
         no journal). ``guard.leases.flush()`` waits until every close handed to it is written."""
-        # Held weakly by the budget and the breaker: this Guard may go away before them.
+        self._listen()
+
+    def _listen(self) -> None:
+        """Subscribe the hooks that asked to what the budget and the breaker tell.
+
+        Held weakly by the budget and the breaker: this Guard may go away before them.
+        """
         if self.observers["on_budget_fallback"] and isinstance(self.budgets, BudgetFallbacksLike):
             self.budgets.subscribe(self._budget_fallback)
-        told: object = breaker  # what it tells is its own ability, beside CircuitBreakerLike
+        told: object = self.breaker  # what it tells is its own ability, beside CircuitBreakerLike
         if self.observers["on_breaker"] and isinstance(told, BreakerTransitionsLike):
             told.subscribe(self._breaker_changed)
         if self.observers["on_breaker_fallback"] and isinstance(told, BreakerFallbacksLike):
