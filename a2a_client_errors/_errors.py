@@ -219,7 +219,7 @@ class CallErrorSlots:
     A `CallError` is built as this plain object and then becomes a `CallError`, whose
     ``__setattr__`` refuses every change. On the hot path (one record per error classified)
     that is four times cheaper than the frozen guard's ``object.__setattr__`` per field.
-    Whoever builds one (`build_call_error`, the normaliser's fastest path) sets every field of
+    Whoever builds one (`build_call_error`, and the normaliser's precedence) sets every field of
     `CallError`, in order, and then its ``__class__``; the details cache stays unset until
     `CallError.details` is first read.
     """
@@ -446,10 +446,8 @@ def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywor
     # handed in whole is held to the count here.
     if len(metadata) > MAX_ITEMS:
         metadata = {cut(str(k)): cut(str(v)) for k, v in list(metadata.items())[:MAX_ITEMS]}
-    if supported_versions and (
-        len(supported_versions) > MAX_ITEMS or max(map(len, supported_versions)) > MAX_TEXT
-    ):
-        supported_versions = tuple(cut(v) for v in supported_versions[:MAX_ITEMS])
+    if supported_versions:
+        supported_versions = kept_versions(supported_versions)
     self.kind = kind
     self.reason = reason
     self.source = source
@@ -477,6 +475,13 @@ def build_call_error(  # noqa: PLR0917 (the fields in order: one call, no keywor
     self.location = location
     self.__class__ = cls  # from here on, frozen
     return self  # type: ignore[no-any-return]
+
+
+def kept_versions(versions: tuple[str, ...]) -> tuple[str, ...]:
+    """Supported versions as a record keeps them: `MAX_ITEMS` of them, each cut to `MAX_TEXT`."""
+    if len(versions) > MAX_ITEMS or max(map(len, versions)) > MAX_TEXT:
+        return tuple(cut(v) for v in versions[:MAX_ITEMS])
+    return versions
 
 
 # Bound once: an enum class's attribute is looked up through its metaclass (slow, see

@@ -17,12 +17,13 @@ wrong answer.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
 import httpx
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 __all__ = ["header_triples", "read_content"]
 
@@ -60,11 +61,16 @@ def read_content(response: httpx.Response) -> bytes | None:
         return None
 
 
-def header_triples(headers: httpx.Headers) -> Sequence[tuple[bytes, bytes, bytes]]:
-    """``headers`` as ``(raw name, lower-cased name, value)`` byte triples, in order.
-
-    With a known httpx this is httpx's own list, not a copy: read it, never change it.
-    """
-    if _KNOWN:
-        return headers._list
+def _header_triples(headers: httpx.Headers) -> Sequence[tuple[bytes, bytes, bytes]]:
+    """`header_triples` through httpx's public API: a list of its own, built from a copy."""
     return [(name, name.lower(), value) for name, value in headers.raw]
+
+
+header_triples: Final[Callable[[httpx.Headers], Sequence[tuple[bytes, bytes, bytes]]]] = (
+    attrgetter("_list") if _KNOWN else _header_triples
+)
+"""``headers`` as ``(raw name, lower-cased name, value)`` byte triples, in order.
+
+With a known httpx this is httpx's own list, not a copy (read by ``operator.attrgetter``,
+which spares a Python call per error): read it, never change it.
+"""

@@ -40,6 +40,7 @@ from a2a_client_errors._errors import (
     Source,
     WireShape,
     build_call_error,
+    kept_versions,
 )
 from a2a_client_errors._foreign_codes import data_reason, data_retry_after, read_generation
 from a2a_client_errors._httpx import header_triples, read_content
@@ -371,38 +372,41 @@ def _parse_json(raw: bytes, limits: Limits) -> object:
 
 
 def _from_body(
-    body: object,
-    limits: Limits,
-    http_status: int | None = None,
-    problem: bool = False,
-    hint: float | None = None,
+    body: object, limits: Limits, http_status: int | None = None, hint: float | None = None
 ) -> CallError | None:
-    """The call error a parsed JSON body carries, or None when it carries none."""
+    """The call error a parsed JSON body carries, or None when it carries none.
+
+    The envelope says which family the error is: a JSON-RPC error object (in its envelope, or
+    alone), a ``google.rpc.Status`` (the HTTP+JSON ``{"error": Status}``, or one a hop relays
+    at the top level as it got it), a problem details body (`_problem`), or a legacy body. The
+    first two are read here, in one step; every family hands its signals to `_build`, the one
+    precedence.
+    """
     if type(body) is not dict:
         if isinstance(body, list):
             # A JSON-RPC batch: the first error in it.
             for item in body[: limits.max_details]:
                 if isinstance(item, dict) and isinstance(item.get("error"), dict):
-                    return _from_body(item, limits, http_status, hint=hint)
+                    return _from_body(item, limits, http_status, hint)
             return None
         if not isinstance(body, dict):
             return None
     error = body.get("error")
+    code: Any
+    relayed = False
     if "jsonrpc" in body or ("id" in body and ("result" in body or "error" in body)):
         has_result = "result" in body
-        if isinstance(error, dict) and not (has_result and body["result"] is not None):
-            # The common JSON-RPC errors never come here (`_common_error` reads them first).
-            return _jsonrpc(error, limits, http_status, hint)
-        if has_result and error is None:
-            return None
-        what = "both result and error" if has_result else "neither result nor a valid error"
-        return _invalid(f"the JSON-RPC response has {what}", http_status, hint)
-    if isinstance(error, dict):
+        if not isinstance(error, dict) or (has_result and body["result"] is not None):
+            if has_result and error is None:
+                return None
+            what = "both result and error" if has_result else "neither result nor a valid error"
+            return _invalid(f"the JSON-RPC response has {what}", http_status, hint)
         code = error.get("code")
-        if type(code) is int and code < 0:
-            return _jsonrpc(error, limits, http_status, hint)
-        return _status_json(error, limits, http_status, hint)
-    if isinstance(error, str):
+        jsonrpc = True
+    elif isinstance(error, dict):
+        code = error.get("code")
+        jsonrpc = type(code) is int and code < 0  # a JSON-RPC error object outside its envelope
+    elif isinstance(error, str):
         legacy = _canonical(error)
         if isinstance(legacy, Reason):
             return _build(
@@ -414,93 +418,87 @@ def _from_body(
                 retry_after=hint,
             )
         return None
-    code = body.get("code")
-    if type(code) is int and "message" in body:
-        if code < 0:
-            return _jsonrpc(body, limits, http_status, hint)
-        if "details" in body or 0 < code <= 16:
+    else:
+        code = body.get("code")
+        numbered = type(code) is int and "message" in body
+        if numbered and code < 0:
+            error, jsonrpc = body, True  # a JSON-RPC error object alone
+        elif numbered and ("details" in body or 0 < code <= _GRPC_LAST):
             # A Status at the top level is no binding's own answer: a transcoder relays the
             # gRPC status it got, as it got it (grpc-gateway writes ``{"code": 14, ...}``).
-            return _status_json(
-                body, limits, http_status, hint, grpc_numeric=code <= 16, relayed=True
-            )
-    if problem or "type" in body or "title" in body or ("status" in body and "detail" in body):
-        return _problem(body, limits, http_status, hint)
-    return None
-
-
-def _jsonrpc(
-    error: dict[str, Any], limits: Limits, http_status: int | None, hint: float | None
-) -> CallError:
-    code = error.get("code")
-    if type(code) is not int:
-        code = None
-    data = error.get("data")
-    by_data = None
-    if isinstance(data, dict):
-        if "@type" in data or "reason" in data:
-            data = [data]
+            error, jsonrpc, relayed = body, False, True
+        elif "type" in body or "title" in body or ("status" in body and "detail" in body):
+            return _problem(body, limits, http_status, hint)
         else:
-            # An object of the server's own (crewai's ``{"retry_after": 30}``): its hint, and
-            # the reason its table gives the code beside it (`_foreign_codes`).
-            delay = data_retry_after(data)
-            if delay is not None:
-                hint = delay if hint is None else max(hint, delay)
-            by_data = data_reason(code, data)
-            data = None
-    return _build(
-        _WIRE_JSONRPC,
-        limits,
-        http_status,
-        None,
-        code,
-        error.get("message"),
-        data if isinstance(data, list) else None,
-        None,
-        None,
-        hint,
-        code_reason=by_data,
-    )
-
-
-def _status_json(
-    error: dict[str, Any],
-    limits: Limits,
-    http_status: int | None,
-    hint: float | None,
-    *,
-    grpc_numeric: bool = False,
-    relayed: bool = False,
-) -> CallError:
-    """A ``google.rpc.Status`` in JSON: AIP-193 (``code`` is the HTTP status) or bare.
-
-    ``relayed``: a Status that a hop passed on as it got it, not the server's own answer (its
-    delivery is the status's, as a gRPC call's would be: see `status_delivery`).
-    """
-    code = error.get("code")
+            return None
+    message = error.get("message")
+    if jsonrpc:
+        if type(code) is not int:
+            code = None
+        data = error.get("data")
+        if isinstance(data, list):
+            return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, data, hint)
+        if not isinstance(data, dict):
+            return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, None, hint)
+        if "@type" in data or "reason" in data:  # one detail, not in a list
+            return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, [data], hint)
+        return _own_data(code, message, data, limits, http_status=http_status, hint=hint)
+    # A google.rpc.Status in JSON: AIP-193 (``code`` is the HTTP status), or relayed (``code``
+    # is the gRPC code, and its delivery the status's, as a gRPC call's: see `status_delivery`).
     name = error.get("status")
     grpc_status = (
-        name if isinstance(name, str) and len(name) <= _GRPC_NAME and name in GRPC_CODES else None
+        name
+        if isinstance(name, str) and len(name) <= _GRPC_NAME and name in _GRPC_STATUS_NAMES
+        else None
     )
     if type(code) is int:
-        if grpc_numeric:
+        if relayed and code <= _GRPC_LAST:
             grpc_status = grpc_status or GRPC_NAMES.get(code)
         elif http_status is None and 100 <= code <= 599:
             http_status = code
     details = error.get("details")
+    if not isinstance(details, list):
+        details = None
+    if relayed:
+        return _build(
+            _WIRE_STATUS,
+            limits,
+            http_status,
+            grpc_status,
+            None,
+            message,
+            details,
+            hint,
+            relayed=True,
+        )
+    return _build(_WIRE_STATUS, limits, http_status, grpc_status, None, message, details, hint)
+
+
+def _own_data(
+    code: int | None,
+    message: object,
+    data: dict[str, Any],
+    limits: Limits,
+    *,
+    http_status: int | None,
+    hint: float | None,
+) -> CallError:
+    """A JSON-RPC error whose ``data`` is an object of the server's own, not a detail.
+
+    crewai's ``{"retry_after": 30}``: its hint, and the reason the server's table gives the
+    code beside it (`_foreign_codes`).
+    """
+    delay = data_retry_after(data)
+    if delay is not None:
+        hint = delay if hint is None else max(hint, delay)
+    by_data = data_reason(code, data)
     return _build(
-        _WIRE_STATUS,
-        limits,
-        http_status,
-        grpc_status,
-        None,
-        error.get("message"),
-        details if isinstance(details, list) else None,
-        None,
-        None,
-        hint,
-        relayed=relayed,
+        _WIRE_JSONRPC, limits, http_status, None, code, message, None, hint, code_reason=by_data
     )
+
+
+_GRPC_LAST: Final = 16
+"""The last gRPC status code (UNAUTHENTICATED): a relayed Status's ``code`` up to it is one."""
 
 
 def _problem(
@@ -657,50 +655,70 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
     jsonrpc_code: int | None = None,
     message: object = None,
     raw_details: list[Any] | None = None,
+    retry_after: float | None = None,
     problem: Reason | None = None,
     legacy: Reason | None = None,
-    retry_after: float | None = None,
     supported_versions: tuple[str, ...] = (),
-    *,
     relayed: bool = False,
     code_reason: Reason | None = None,
 ) -> CallError:
     """Apply the reason-first precedence to the signals one error carries.
 
-    ``relayed``: the status was passed on by a hop, not written by the server (`_status_json`).
+    Every wire family's reader ends here, each with what it found: the details (read here,
+    for an ErrorInfo with the A2A domain and a RetryInfo), a JSON-RPC code, a problem
+    ``type``, a legacy class name, an HTTP status, a gRPC code. Auth signals come first, then
+    the ErrorInfo, the code, the problem type, the legacy name, and the status last.
+
+    ``relayed``: the status was passed on by a hop, not written by the server (`_from_body`).
     ``code_reason``: the reason the JSON-RPC code names by the ``data`` beside it, when the
     table does not name one (`_foreign_codes.data_reason`).
     """
     details: tuple[dict[str, Any], ...] = ()
     info_reason: Reason | str | None = None
     domain: str | None = None
-    metadata: Mapping[str, str] = _NO_METADATA
+    metadata: Any = _NO_METADATA  # a Mapping[str, str] once read
     if raw_details:
         if len(raw_details) > limits.max_details:
             raw_details = raw_details[: limits.max_details]
+        objects_only = True
+        max_metadata = limits.max_metadata
+        if max_metadata > MAX_ITEMS:  # noqa: PLR1730 (no call to min on the hot path)
+            max_metadata = MAX_ITEMS  # what a record keeps, whatever the limit
         for raw in raw_details:
-            if type(raw) is not dict:
-                raw_details = [d for d in raw_details if isinstance(d, dict)]
-                break
-        details = tuple(raw_details)
-        for raw in details:
+            if type(raw) is not dict and not isinstance(raw, dict):
+                objects_only = False  # a string or a number is no detail: the record drops it
+                continue
             type_url = raw.get("@type")
             if type_url == ERROR_INFO_TYPE or (type_url is None and "reason" in raw):
                 # The first ErrorInfo with the A2A domain, wherever it stands in the list.
                 if info_reason is None and raw.get("domain") == A2A_DOMAIN:
                     reason_text = raw.get("reason")
                     if isinstance(reason_text, str) and reason_text:
-                        info_reason = (  # `_canonical`, inline
-                            canonical_reason(reason_text)
+                        # `_canonical`, inline; a reason sent by its name is looked up first.
+                        info_reason = (
+                            (REASON_NAMES.get(reason_text) or canonical_reason(reason_text))
                             if len(reason_text) <= MAX_TEXT
                             else cut(reason_text.strip())
                         )
                         domain = A2A_DOMAIN
-                        metadata = string_map(raw.get("metadata"), limits.max_metadata)
+                        metadata = raw.get("metadata")
+                        # `_metadata`, inline: a map of short strings within the caps (what
+                        # servers send) is kept as parsed, shared with its detail.
+                        if type(metadata) is dict and len(metadata) <= max_metadata:
+                            for key, item in metadata.items():
+                                if type(item) is not str or len(item) + len(key) > MAX_TEXT:
+                                    metadata = string_map(metadata, max_metadata)
+                                    break
+                        else:
+                            metadata = string_map(metadata, max_metadata)
             elif type_url == RETRY_INFO_TYPE:
                 delay = parse_duration(raw.get("retryDelay"))
                 if delay is not None:
                     retry_after = delay if retry_after is None else max(retry_after, delay)
+        if objects_only:
+            details = tuple(raw_details)
+        else:
+            details = tuple(raw for raw in raw_details if isinstance(raw, dict))
 
     reason: Reason | str | None
     source: Source
@@ -743,30 +761,56 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
                 kind = _KIND_TRANSPORT
     if type(message) is not str or len(message) > limits.max_message:
         message = _message(message, limits)
-    delivery = None  # derived from the record's fields (`errors._delivery_of`)
     if relayed and source is _SOURCE_STATUS:
         delivery = status_delivery(
             http_status, grpc_status, has_details=bool(details), hinted=retry_after is not None
         )
-    return build_call_error(
-        CallError,
-        kind,
-        reason,
-        source,
-        wire,
-        jsonrpc_code,
-        http_status,
-        grpc_status,
-        message,
-        domain,
-        metadata,
-        details,
-        retry_after,
-        supported_versions,
-        None,
-        None,
-        delivery,
-    )
+    elif type(reason) is Reason and source is not _SOURCE_STATUS:
+        # The agent (or a hop speaking A2A) answered with an error it meant (`_delivery_of`).
+        delivery = _UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else _NOT_PROCESSED
+    else:
+        return build_call_error(
+            CallError,
+            kind,
+            reason,
+            source,
+            wire,
+            jsonrpc_code,
+            http_status,
+            grpc_status,
+            message,
+            domain,
+            metadata,
+            details,
+            retry_after,
+            supported_versions,
+            None,
+            None,
+            None,  # derived from the record's fields (`errors._delivery_of`)
+        )
+    if supported_versions:
+        supported_versions = kept_versions(supported_versions)
+    # `build_call_error`, inline: every value here is within the record's caps.
+    self: Any = _new(CallErrorSlots)
+    self.kind = kind
+    self.reason = reason
+    self.source = source
+    self.wire = wire
+    self.jsonrpc_code = jsonrpc_code
+    self.http_status = http_status
+    self.grpc_status = grpc_status
+    self.message = message
+    self.domain = domain
+    self.metadata = metadata
+    self.raw_details = details
+    self.retry_after = retry_after
+    self.supported_versions = supported_versions
+    self.exception = None
+    self.transport = None
+    self.delivery = delivery
+    self.location = None
+    self.__class__ = CallError  # from here on, frozen
+    return self  # type: ignore[no-any-return]
 
 
 def _canonical(text: str) -> Reason | str:
@@ -851,7 +895,6 @@ def from_response(
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
     if body[0] in _JSON_FIRST or body.lstrip()[:1] in _JSON_STARTS:
         parsed = parse_json(body)
-        content_type = ""
     else:
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
@@ -876,26 +919,27 @@ def from_response(
         return _bare(response, limits, "")
     if keep is not None:
         keep.append(parsed)
-    if type(parsed) is dict:
-        if "error" in parsed:
-            hint = _hint(response)
-            found = _common_error(parsed, limits, status, hint)
-            if found is not None:
-                return found
-        elif ok and ("jsonrpc" not in parsed or "result" in parsed):
-            # A result (a task in any state, FAILED included), if it has the right shape.
-            return None if operation is None else _checked(operation, parsed, status)
-        else:
-            hint = _hint(response)
+    if (
+        ok
+        and type(parsed) is dict
+        and "error" not in parsed
+        and ("jsonrpc" not in parsed or "result" in parsed)
+    ):
+        # A result (a task in any state, FAILED included), if it has the right shape.
+        return None if operation is None else _checked(operation, parsed, status)
+    # `_hint`, inline: most answers carry no hint, as a look at the lower-cased names says.
+    for item in header_triples(response.headers):
+        if item[1] in _HINT_HEADERS:
+            hint = retry_after_from_headers(response.headers)
+            break
     else:
-        hint = _hint(response)
+        hint = None
+    found = _from_body(parsed, limits, status, hint)
     if ok:
-        found = _from_body(parsed, limits, status, False, hint)
         if found is not None or operation is None:
             return found
         # No error in it (``{"error": "upstream timeout"}`` is none): is it the answer?
         return _shaped(operation, parsed, status)
-    found = _from_body(parsed, limits, status, "problem+json" in content_type, hint)
     if found is None or found.source is _SOURCE_INVALID:
         message = parsed.get("message") if type(parsed) is dict else None
         return _bare(response, limits, message)
@@ -903,153 +947,6 @@ def from_response(
 
 
 _JSON_FIRST: Final = frozenset(b"{[")
-
-
-def _common_error(  # noqa: PLR0915 (one step, for the hot path: no calls between its parts)
-    body: dict[str, Any], limits: Limits, http_status: int, hint: float | None
-) -> CallError | None:
-    """The two common error answers, read in one step; None for `_from_body` to read the rest.
-
-    A JSON-RPC error envelope, or an HTTP+JSON ``{"error": Status}`` body, as a parser gave it
-    (plain dicts, lists and strings), whose message fits, whose details fit the caps and hold
-    no RetryInfo (those that are not objects are left out, as the general reader leaves them
-    out), that carries no auth signal, and whose known reason comes from its ErrorInfo or its
-    JSON-RPC code: the `CallError` that `_from_body` and `_build` give for it, without the
-    checks and the calls that such a body never needs.
-    ``tests/test_normalize.py`` holds the two to the same answers.
-    """
-    error = body.get("error")
-    if type(error) is not dict:
-        return None
-    if "jsonrpc" in body:
-        code = error.get("code")
-        if type(code) is not int or body.get("result") is not None:
-            return None
-        wire = _WIRE_JSONRPC
-        jsonrpc_code: int | None = code
-        by_code = _CODE_REASONS.get(code)
-        grpc_status = None
-        details = error.get("data")
-        if type(details) is dict:
-            return None  # one detail, not in a list
-    elif "id" in body:
-        return None
-    else:
-        code = error.get("code")
-        if type(code) is int and code < 0:
-            return None  # a JSON-RPC error object outside its envelope
-        wire = _WIRE_STATUS
-        jsonrpc_code = by_code = None
-        name = error.get("status")
-        known = type(name) is str and len(name) <= _GRPC_NAME and name in _GRPC_STATUS_NAMES
-        grpc_status = name if known else None
-        details = error.get("details")
-    message = error.get("message")
-    if (
-        type(message) is not str
-        or len(message) > limits.max_message
-        or http_status in _AUTH_STATUSES
-        or grpc_status in _AUTH_GRPC
-        or by_code in _AUTH_REASONS
-    ):
-        return None
-    info_reason: Reason | str | None = None
-    domain: str | None = None
-    metadata: Any = _NO_METADATA
-    kept: tuple[dict[str, Any], ...] = ()
-    if type(details) is list and details:
-        if len(details) > limits.max_details:
-            return None
-        max_metadata = limits.max_metadata
-        if max_metadata > MAX_ITEMS:  # noqa: PLR1730 (no call to min on the hot path)
-            max_metadata = MAX_ITEMS  # what a record keeps, whatever the limit
-        for raw in details:
-            if type(raw) is not dict:
-                return _objects_only(body, error, details, limits, http_status, hint)
-            type_url = raw.get("@type")
-            if type_url == RETRY_INFO_TYPE:
-                return None
-            if info_reason is not None or raw.get("domain") != A2A_DOMAIN:
-                continue  # the first ErrorInfo with the A2A domain, wherever it stands
-            if type_url != ERROR_INFO_TYPE and (type_url is not None or "reason" not in raw):
-                continue
-            reason_text = raw.get("reason")
-            if type(reason_text) is not str or not reason_text:
-                continue
-            # `_canonical`, inline, a reason sent by its name looked up first (a long one is
-            # never hashed: see `_canonical`).
-            info_reason = (
-                (REASON_NAMES.get(reason_text) or canonical_reason(reason_text))
-                if len(reason_text) <= MAX_TEXT
-                else cut(reason_text.strip())
-            )
-            domain = A2A_DOMAIN
-            metadata = raw.get("metadata")
-            # `string_map`, inline: a map of short strings within the caps is kept as parsed
-            # (the record shares it with its detail); any other is rebuilt.
-            if type(metadata) is dict and len(metadata) <= max_metadata:
-                for key, item in metadata.items():
-                    # One sum for both caps: a pair it refuses is rebuilt, to the same map.
-                    if type(item) is not str or len(item) + len(key) > MAX_TEXT:
-                        metadata = _metadata(metadata, limits)
-                        break
-            else:
-                metadata = _metadata(metadata, limits)
-        kept = tuple(details)
-    if info_reason is not None:
-        if info_reason in _AUTH_REASONS:
-            return None
-        reason, source = info_reason, _SOURCE_INFO
-    elif by_code is not None:
-        reason, source = by_code, _SOURCE_CODE
-    else:
-        return None
-    if type(reason) is not Reason:
-        return None  # a reason this package does not know: the general reader says what it is
-    # `build_call_error`, inline, for a known reason and values already within the caps.
-    self: Any = _new(CallErrorSlots)
-    self.kind = _KIND_PROTOCOL
-    self.reason = reason
-    self.source = source
-    self.wire = wire
-    self.jsonrpc_code = jsonrpc_code
-    self.http_status = http_status
-    self.grpc_status = grpc_status
-    self.message = message
-    self.domain = domain
-    self.metadata = metadata
-    self.raw_details = kept
-    self.retry_after = hint
-    self.supported_versions = ()
-    self.exception = None
-    self.transport = None
-    self.delivery = _UNKNOWN if reason in UNKNOWN_DELIVERY_REASONS else _NOT_PROCESSED
-    self.location = None
-    self.__class__ = CallError  # from here on, frozen
-    return self  # type: ignore[no-any-return]
-
-
-def _objects_only(  # noqa: PLR0917 (`_common_error`'s arguments, and what it found)
-    body: dict[str, Any],
-    error: dict[str, Any],
-    details: list[Any],
-    limits: Limits,
-    http_status: int,
-    hint: float | None,
-) -> CallError | None:
-    """`_common_error` of the same body with only the objects among its details.
-
-    The general reader keeps a detail that is not an object out of the record (``_build``),
-    and so does this, without a second path through the general reader for such a body.
-    """
-    key = "data" if "jsonrpc" in body else "details"
-    objects = [raw for raw in details if type(raw) is dict]
-    return _common_error({**body, "error": {**error, key: objects}}, limits, http_status, hint)
-
-
-def _metadata(value: object, limits: Limits) -> dict[str, str]:
-    """An ErrorInfo's metadata as the record keeps it: strings, cut, within both caps."""
-    return string_map(value, min(limits.max_metadata, MAX_ITEMS))
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})
@@ -1535,7 +1432,7 @@ def _sdk_jsonrpc(exc: BaseException, limits: Limits) -> CallError | None:
 
     ``A2AClientJSONRPCError.error`` is the answer's error object (a pydantic model, or any
     object or dict with an int ``code``): its code, message and data are read by the same
-    `_jsonrpc` as a raw JSON-RPC body's, the message never parsed (a code a2a-sdk has no class
+    reader as a raw JSON-RPC body's, the message never parsed (a code a2a-sdk has no class
     for, a2a-go's -31401 / -31403, too). a2a-sdk 1.x keeps no code for a code it does not
     know (only its text says it): that answer is read from the bytes, by
     `AsyncGuardTransport` under the client.
@@ -1547,7 +1444,7 @@ def _sdk_jsonrpc(exc: BaseException, limits: Limits) -> CallError | None:
         fields = {name: getattr(error, name, None) for name in ("code", "message", "data")}
     if type(fields["code"]) is not int:
         return None
-    return _jsonrpc(fields, limits, None, None)
+    return _from_body({"jsonrpc": "2.0", "error": fields}, limits)
 
 
 def _from_sdk(exc: BaseException, limits: Limits) -> CallError | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import math
 import socket
@@ -16,14 +15,14 @@ import pytest
 from a2a.client.errors import A2AClientError, A2AClientTimeoutError
 from a2a.utils import errors as sdk
 from google.rpc import status_pb2
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_client_errors import Action, CallError, GiveUp, Guard, Policy, Reason, classify, normalize
 from a2a_client_errors._engine import AttemptCutShortError
 from a2a_client_errors._failures import ReportNeeded
 from a2a_client_errors._normalize import Limits, NotSentError, PeerAnswerError
-from a2a_client_errors._reasons import ERROR_INFO_TYPE, ROWS, Delivery, ReasonRow
+from a2a_client_errors._reasons import ROWS, Delivery, ReasonRow
 from a2a_client_errors._wire import BadRequest, DebugInfo, ErrorInfo, RetryInfo
 from a2a_client_errors.types import ErrorKind, Source, TransportFailure, WireShape, escape
 from tests.conftest import (
@@ -2297,217 +2296,9 @@ def test_an_exception_that_defeats_every_reader_is_unknown_not_a_protocol_error(
     assert error.exception.endswith("HostileError")
 
 
-# --- the common error answers, read in one step ---------------------------------------------
-
-_normalize_module = importlib.import_module("a2a_client_errors._normalize")
-
-_REASON_TEXTS = [
-    *(row.reason.value for row in ROWS),
-    "task-not-found",
-    "TaskNotFoundError",
-    "UNAUTHENTICATED",
-    "PERMISSION_DENIED",
-    "SOMETHING_NEW",
-    "",
-    "x" * 300,
-]
-_metadata = st.one_of(
-    st.none(),
-    st.just("not a map"),
-    st.dictionaries(
-        st.sampled_from(["taskId", "k" * 300, "n", "nested"]),
-        st.one_of(st.text(max_size=5), st.just("v" * 300), st.integers(), st.none(), st.just({})),
-        max_size=3,
-    ),
-    st.just({f"k{i}": "v" for i in range(70)}),
-)
-_detail = st.one_of(
-    st.builds(
-        lambda reason, domain, metadata, typed: {
-            **({"@type": ERROR_INFO_TYPE} if typed else {}),
-            "reason": reason,
-            "domain": domain,
-            **({} if metadata is None else {"metadata": metadata}),
-        },
-        st.one_of(st.sampled_from(_REASON_TEXTS), st.integers()),
-        st.sampled_from([A2A_DOMAIN, "googleapis.com", None]),
-        _metadata,
-        st.booleans(),
-    ),
-    st.just(retry_info("1.5s")),
-    st.just(debug_info()),
-    st.just(bad_request(("f", "d"))),
-    st.just("not an object"),
-    st.just({}),
-)
-_details = st.one_of(
-    st.none(),
-    st.just({"@type": ERROR_INFO_TYPE, "reason": "TASK_NOT_FOUND", "domain": A2A_DOMAIN}),
-    st.lists(_detail, max_size=4),
-    st.just([error_info("TASK_NOT_FOUND")] * 70),
-)
-_codes = st.one_of(
-    st.sampled_from([-32001, -32002, -32004, -32009, -32600, -32601, -32603, -32099]),
-    st.sampled_from([code for row in ROWS if (code := row.jsonrpc) is not None]),
-    st.integers(-40000, 700),
-    st.sampled_from([None, "x", 1.5, True]),
-)
-_messages = st.one_of(st.text(max_size=8), st.just("m" * 5000), st.none(), st.integers())
-
-
-def _often(draw: st.DrawFn, usual: st.SearchStrategy[Any], odd: st.SearchStrategy[Any]) -> Any:
-    """The usual value nine times in ten, an odd one the tenth."""
-    return draw(odd) if draw(st.integers(0, 9)) == 0 else draw(usual)
-
-
-_usual_detail = st.one_of(
-    st.builds(
-        lambda reason, metadata: error_info(reason, metadata=metadata),
-        st.sampled_from(_REASON_TEXTS),
-        st.dictionaries(st.sampled_from(["taskId", "at"]), st.text(max_size=5), max_size=2),
-    ),
-    st.just(debug_info()),
-)
-
-
-@st.composite
-def _common_bodies(draw: st.DrawFn) -> dict[str, Any]:
-    """Well-formed JSON-RPC and HTTP+JSON errors, each part now and then replaced by an odd one."""
-    error: dict[str, Any] = {}
-    error["code"] = _often(draw, st.sampled_from([-32001, -32002, -32004, -32603, 400]), _codes)
-    if _often(draw, st.just(True), st.booleans()):
-        error["message"] = _often(draw, st.text(max_size=8), _messages)
-    details = _often(draw, st.lists(_often_detail(), max_size=3), _details)
-    if draw(st.booleans()):
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "error": error}
-        if _often(draw, st.just(True), st.booleans()):
-            error["data"] = details
-        result = _often(draw, st.just("absent"), st.sampled_from([None, {}, "x"]))
-        if result != "absent":
-            body["result"] = result
-    else:
-        body = {"error": error}
-        error["status"] = _often(
-            draw,
-            st.sampled_from(["NOT_FOUND", "FAILED_PRECONDITION"]),
-            st.sampled_from(["UNAUTHENTICATED", "PERMISSION_DENIED", "BOGUS", 7]),
-        )
-        if _often(draw, st.just(True), st.booleans()):
-            error["details"] = details
-        if _often(draw, st.just(False), st.just(True)):
-            body["id"] = 1
-    return body
-
-
-def _often_detail() -> st.SearchStrategy[Any]:
-    """A detail as servers send them, or now and then an odd one (RetryInfo, junk, auth)."""
-    return st.one_of(_usual_detail, _usual_detail, _usual_detail, _detail)
-
-
-@settings(
-    deadline=None,
-    max_examples=600,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(
-    body=_common_bodies(),
-    status=st.sampled_from([200, 400, 401, 403, 404, 429, 500, 503]),
-    retry_after=st.sampled_from([None, "3", "bogus"]),
-    limits=st.sampled_from(
-        [
-            Limits(),
-            Limits(max_message=5, max_details=1, max_metadata=1),
-            Limits(max_metadata=100),
-        ]
-    ),
-)
-def test_the_common_errors_read_in_one_step_as_the_general_reader_reads_them(
-    body: dict[str, Any], status: int, retry_after: str | None, limits: Limits
-) -> None:
-    """JSON-RPC and HTTP+JSON error bodies of every variation: the same record either way."""
-    headers = {"retry-after": retry_after} if retry_after else {}
-    raw = json.dumps(body).encode()
-    fast = normalize(httpx.Response(status, content=raw, headers=headers), limits=limits)
-    original = _normalize_module._common_error
-    try:
-        _normalize_module._common_error = lambda *_: None
-        general = normalize(httpx.Response(status, content=raw, headers=headers), limits=limits)
-    finally:
-        _normalize_module._common_error = original
-    assert fast == general
-    assert fast is not None
-    assert general is not None
-    assert type(fast.reason) is type(general.reason)
-    assert fast.delivery is general.delivery
-    assert fast.to_dict() == general.to_dict()
-    assert repr(fast) == repr(general)
-
+# --- details ---------------------------------------------------------------------------------
 
 _INFO = [error_info("TASK_NOT_FOUND", metadata={"taskId": "t-1"})]
-
-
-@pytest.mark.parametrize(
-    ("body", "status"),
-    [
-        ({"id": 1, "error": {"code": 400, "message": "m", "details": _INFO}}, 400),
-        (jsonrpc_error(-32001, "m", [error_info("UNAUTHENTICATED")]), 200),
-        (jsonrpc_error(-32001, "m", [error_info("unauthorized")]), 200),
-        ({**jsonrpc_error(-32001, "m", _INFO), "result": {}}, 200),
-        ({**jsonrpc_error(-32001, "m", _INFO), "result": None}, 200),
-        (status_body(400, "UNAUTHENTICATED", "m", _INFO), 400),
-        (status_body(400, "PERMISSION_DENIED", "m", _INFO), 400),
-        (status_body(400, "NOT_FOUND", "m", _INFO), 401),
-        (jsonrpc_error(-32001, "m", [*_INFO, retry_info("2s")]), 200),
-        (jsonrpc_error(-32001, "m", [error_info("x" * 300)]), 200),
-        (jsonrpc_error(-32001, "m", [error_info("SOMETHING_NEW")]), 503),
-        (jsonrpc_error(-32001, "m", _INFO[0]), 200),
-        (jsonrpc_error(-32001, "m", ["junk", *_INFO]), 200),
-        (jsonrpc_error("x", "m", _INFO), 200),
-        (jsonrpc_error(-32001, None, _INFO), 200),
-        (jsonrpc_error(-32001, "m" * 5000, _INFO), 200),
-        ({"error": {"code": -32001, "message": "m", "details": _INFO}}, 400),
-        (jsonrpc_error(-32099, "m"), 500),
-        (jsonrpc_error(-31401, "m", _INFO), 200),
-        (jsonrpc_error(-31403, "m"), 200),
-        (jsonrpc_error(-32001, 7, _INFO), 200),
-        (status_body(400, "FAILED_PRECONDITION", "m"), 400),
-    ],
-)
-def test_each_body_the_one_step_reader_leaves_reads_as_before(
-    body: dict[str, Any], status: int
-) -> None:
-    """Auth, a batch envelope's id, a result, RetryInfo, long or odd parts: the same record."""
-    raw = json.dumps(body).encode()
-    fast = normalize(httpx.Response(status, content=raw))
-    original = _normalize_module._common_error
-    try:
-        _normalize_module._common_error = lambda *_: None
-        general = normalize(httpx.Response(status, content=raw))
-    finally:
-        _normalize_module._common_error = original
-    assert fast == general
-    assert fast is not None
-    assert general is not None
-    assert (fast.kind, fast.source, fast.wire, fast.delivery) == (
-        general.kind,
-        general.source,
-        general.wire,
-        general.delivery,
-    )
-
-
-def test_the_one_step_reader_reads_the_common_errors() -> None:
-    """The bodies the benchmark times are read in one step (the general reader is not asked)."""
-    bodies = [
-        jsonrpc_error(-32001, "Task not found", [error_info("TASK_NOT_FOUND")]),
-        jsonrpc_error(-32603, "boom"),
-        status_body(400, "FAILED_PRECONDITION", "no", [error_info("TASK_NOT_CANCELABLE")]),
-        jsonrpc_error(-32001, "m", ["junk", 7, *_INFO]),  # entries that are not objects: left out
-        status_body(400, "NOT_FOUND", "no", [None, *_INFO]),
-    ]
-    for body in bodies:
-        raw = json.dumps(body).encode()
-        assert _normalize_module._common_error(json.loads(raw), Limits(), 400, None) is not None
 
 
 def test_details_that_are_not_objects_are_left_out_of_the_record() -> None:

@@ -592,7 +592,7 @@ def test_a_reader_that_raises_still_gives_an_answer(monkeypatch: pytest.MonkeyPa
     def trap(*_: object) -> None:
         raise RuntimeError
 
-    monkeypatch.setattr(normalize_module, "_common_error", trap)
+    monkeypatch.setattr(normalize_module, "_from_body", trap)
     response = httpx.Response(200, json=jsonrpc_error(-32001, "m"))
     decision = classify(response)
     assert decision.action == "report"
