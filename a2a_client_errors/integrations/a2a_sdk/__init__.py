@@ -174,8 +174,8 @@ def guard_client(
             interface the client speaks). The card's other interfaces get their own keys
             (see `Interface`).
         max_reconnects: how many times one stream may be resumed after interruptions.
-        handlers: what to do about decisions other than retry (see
-            `a2a_client_errors.integrations.a2a_sdk._handlers`); None raises every one of them.
+        handlers: what to do about decisions other than retry (see `DecisionHandlers`, and
+            docs/a2a-sdk.md, "Decision handlers"); None raises every one of them.
         card_url: where the agent card is read again when the peer refuses the client's
             version, or a stream without saying it does not stream (default: the well-known
             path beside the card's first HTTP interface, under its path prefix, then at its
@@ -190,7 +190,7 @@ def guard_client(
             fail over to (``{"https://b.example"}``; a gRPC ``"host:port"`` as the card
             writes it). The client's credentials go with every call: by default a call goes
             only to interfaces on the preferred one's origin (scheme, host and port; see
-            `a2a_client_errors.integrations.a2a_sdk._interfaces.origin_of`).
+            docs/a2a-sdk.md, "Failover across the card's interfaces").
         max_interfaces: the most interfaces one call goes over, the preferred one counted
             (the first ones the card lists after it).
         skill: the skill the tasks of this client's calls are told with to the Guard's task
@@ -203,8 +203,8 @@ def guard_client(
     Raises:
         ImportError: a2a-sdk is not installed.
         UnsupportedSdkError: the installed a2a-sdk is not one of the versions supported
-            (``a2a_client_errors.integrations.a2a_sdk._compat.SUPPORTED``), or lacks what
-            the client is read for.
+            (its message names the range, and docs/install.md), or lacks what the client is
+            read for.
         TypeError: ``failover_origins`` is one string, or holds something else than strings;
             ``skill`` is neither a string nor callable.
         ValueError: an empty origin, or ``max_interfaces`` below 1.
