@@ -203,7 +203,7 @@ def guard_client(
     Raises:
         ImportError: a2a-sdk is not installed.
         UnsupportedSdkError: the installed a2a-sdk is not one of the versions supported
-            (its message names the range, and docs/install.md), or lacks what the client is
+            (its message names the range; see docs/integrations.md), or lacks what the client is
             read for.
         TypeError: ``failover_origins`` is one string, or holds something else than strings;
             ``skill`` is neither a string nor callable.
