@@ -141,5 +141,5 @@ CHARGE: Final = Charge()
 
 Effect: TypeAlias = "Attempt | Sleep | Ask | MayRead | Charge | Look | Resolve | Record | Signal"
 """The effects every part of the machine may yield; a call's steps also yield the engine's
-``FailOver`` and ``Refresh`` (`a2a_client_errors._engine.Effect`), which carry its
+``FailOver`` and ``Refresh`` (`a2a_client_errors._engine_state.Effect`), which carry its
 decision."""

@@ -41,6 +41,9 @@ CORE = (
     "_breaker",
     "_lookup",
     "hooks",
+    "_engine_state",
+    "_engine_decide",
+    "_engine_journal",
     "_engine",
     "_guard",
 )
