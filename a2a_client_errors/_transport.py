@@ -11,8 +11,8 @@ be replayed, or a SendMessage without a messageId, is never resent.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import httpx
 from pydantic_core import from_json
@@ -45,6 +45,7 @@ from a2a_client_errors._lookup import (
     GetTaskQuery,
     ListTasksQuery,
     LookupResult,
+    Query,
     ReadFailedError,
     SentMessage,
     Unresolved,
@@ -59,7 +60,7 @@ from a2a_client_errors._reading import aread_within, read_within
 from a2a_client_errors._redirects import FOLLOWED, refuse
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Generator, Mapping
 
     from a2a_client_errors._card_claims import CardClaims
     from a2a_client_errors._journal import Entry, JournalRecord
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncGuardTransport", "GuardTransport", "cannot_hold_an_error", "operation_of"]
 
 _log = logging.getLogger("a2a_client_errors")
+R = TypeVar("R")
 RECORD: Final = "a2a_call"
 """The key of a response's ``extensions`` that holds its call's `CallRecord`."""
 
@@ -169,11 +171,53 @@ def _learn(guard: Guard, agent: str) -> Callable[[Any], None]:
     return answered
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """Send ``request`` (bound to ``timeout``), its answer read within ``limit`` bytes, closed.
+
+    Answer: the response and whether it was read within the bound (``limit`` None: the
+    Guard's ``max_body``).
+    """
+
+    request: httpx.Request
+    timeout: float | None
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Open:
+    """Send ``request`` and hand its response back unread, open (a subscription)."""
+
+    request: httpx.Request
+
+
+@dataclass(frozen=True, slots=True)
+class _Close:
+    """Close ``response`` (answer ignored)."""
+
+    response: httpx.Response
+
+
+@dataclass(frozen=True, slots=True)
+class _Wait:
+    """Read the task until it settles: ``search`` through the Guard's reads, by the deadline."""
+
+    search: Generator[Query, Any, Any]
+
+
+_Need: TypeAlias = "_Read | _Open | _Close | _Wait"
+"""What a reader's steps ask its transport's I/O to do (see `_Reader`)."""
+
+
 class _Reader:
     """What the transports share of a look-up's `TaskReader`: the queries and the answers.
 
     Each query is one request through the transport's inner transport, with the original
-    request's headers, its body read within the look-up's byte bound.
+    request's headers, its body read within the look-up's byte bound. The reader's logic is
+    written once, sans-IO: each of ``asking``, ``finding`` and ``settling`` is a generator
+    that yields what it needs done (`_Read`, `_Open`, `_Close`, `_Wait`) and is sent what came
+    of it, or has what the I/O raised thrown in; `_SyncReader` and `_AsyncReader` only carry
+    those out, each through its one driver.
     """
 
     view = staticmethod(task_view)
@@ -225,6 +269,64 @@ class _Reader:
         """An answer past the bound cannot be read, so nothing can be told from it."""
         return AnswerTooLargeError(f"the answer is larger than {limit or self.limit} bytes")
 
+    def asking(
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Generator[_Need, Any, Any]:
+        """`TaskReader.ask`'s steps: one request, read within the bound; a card, one per place."""
+        if isinstance(query, CardQuery):
+            for request in self.finder.card_requests():
+                card = yield from self._card(request, timeout)
+                if card is not None:
+                    return card
+            return None
+        limit = self.limit_of(query)
+        response, read = yield _Read(self.prepared(query, timeout), timeout, limit)
+        if not read:
+            raise self.too_large(limit)
+        return self.answered(query, response)
+
+    def _card(self, request: httpx.Request, timeout: float | None) -> Generator[_Need, Any, Any]:
+        """The agent's card at ``request``'s URL, or None (it never raises: see `TaskReader`)."""
+        try:
+            response, read = yield _Read(request, timeout)
+        except Exception as exc:  # no card there: the agent is not known to deduplicate
+            _log.debug("the agent card could not be read (%s)", type(exc).__name__)
+            return None
+        return self.finder.card_of(response) if read else None
+
+    def finding(self, task: dict[str, Any]) -> Generator[_Need, Any, httpx.Response]:
+        """`TaskReader.found`'s steps: the found task as the lost answer (see `GuardTransport`)."""
+        finder = self.finder
+        if not finder.streams:
+            # A task found in a listing has no artifacts: read whole (GetTask answers are).
+            settled = yield from self.settling(task, reread=task is not self.latest)
+            return finder.answer(settled)
+        subscribe = finder.subscription(task)
+        if subscribe is not None:
+            try:
+                response: httpx.Response = yield _Open(subscribe)
+            except httpx.HTTPError:
+                return finder.answer(task)
+            if finder.opened(response):
+                return response
+            yield _Close(response)
+        return finder.answer(task)
+
+    def settling(
+        self, task: dict[str, Any], *, reread: bool = False
+    ) -> Generator[_Need, Any, dict[str, Any]]:
+        """``task`` once settled, read again until then (or the latest read by the deadline).
+
+        With ``reread`` (a task found in a listing, without its artifacts) it is read once
+        whole, settled or not.
+        """
+        if task_view(task).settled and not reread:
+            return task
+        self.latest = task
+        guard = self.transport.guard
+        waited = yield _Wait(follow_task(task, guard.exactly_once, task_view, reread=reread))
+        return waited if isinstance(waited, dict) else self.latest
+
 
 _UNSET: Final = object()
 
@@ -254,17 +356,43 @@ class _SyncReader(_Reader):
 
     def ask(self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None) -> Any:
         """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
-        if isinstance(query, CardQuery):
-            for request in self.finder.card_requests():
-                card = self._card(request, timeout)
-                if card is not None:
-                    return card
-            return None
-        limit = self.limit_of(query)
-        response, read = self._read(self.prepared(query, timeout), timeout, limit)
-        if not read:
-            raise self.too_large(limit)
-        return self.answered(query, response)
+        return self._drive(self.asking(query, timeout))
+
+    def found(self, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer (see `GuardTransport`)."""
+        return self._drive(self.finding(task))
+
+    def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
+        """``task`` once settled (see `_Reader.settling`)."""
+        return self._drive(self.settling(task, reread=reread))
+
+    def _drive(self, steps: Generator[_Need, Any, R]) -> R:
+        """Carry out ``steps``' needs with sync I/O; what one raises is thrown into ``steps``."""
+        try:
+            need = next(steps)
+            while True:
+                try:
+                    if isinstance(need, _Read):
+                        reply: Any = self._read(need.request, need.timeout, need.limit)
+                    elif isinstance(need, _Open):
+                        reply = self.transport.inner.handle_request(need.request)
+                    elif isinstance(need, _Close):
+                        need.response.close()
+                        reply = None
+                    else:
+                        reply = self.transport.guard.run_reads(
+                            need.search,
+                            self.ask,
+                            peer=self.peer,
+                            deadline_at=self.deadline_at,
+                            wait=True,
+                        )
+                except BaseException as exc:
+                    need = steps.throw(exc)
+                    continue
+                need = steps.send(reply)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
 
     def _read(
         self, request: httpx.Request, timeout: float | None, limit: int | None = None
@@ -283,51 +411,6 @@ class _SyncReader(_Reader):
             response.close()
         return response, read
 
-    def _card(self, request: httpx.Request, timeout: float | None) -> Any:
-        """The agent's card at ``request``'s URL, or None (it never raises: see `TaskReader`)."""
-        try:
-            response, read = self._read(request, timeout)
-        except Exception as exc:  # no card there: the agent is not known to deduplicate
-            _log.debug("the agent card could not be read (%s)", type(exc).__name__)
-            return None
-        return self.finder.card_of(response) if read else None
-
-    def found(self, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer (see `GuardTransport`)."""
-        finder = self.finder
-        if not finder.streams:
-            # A task found in a listing has no artifacts: read whole (GetTask answers are).
-            return finder.answer(self.settled(task, reread=task is not self.latest))
-        subscribe = finder.subscription(task)
-        if subscribe is not None:
-            try:
-                response = self.transport.inner.handle_request(subscribe)
-            except httpx.HTTPError:
-                return finder.answer(task)
-            if finder.opened(response):
-                return response
-            response.close()
-        return finder.answer(task)
-
-    def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
-        """``task`` once settled, read again until then (or the latest read by the deadline).
-
-        With ``reread`` (a task found in a listing, without its artifacts) it is read once
-        whole, settled or not.
-        """
-        if task_view(task).settled and not reread:
-            return task
-        self.latest = task
-        guard = self.transport.guard
-        waited = guard.run_reads(
-            follow_task(task, guard.exactly_once, task_view, reread=reread),
-            self.ask,
-            peer=self.peer,
-            deadline_at=self.deadline_at,
-            wait=True,
-        )
-        return waited if isinstance(waited, dict) else self.latest
-
 
 class _AsyncReader(_Reader):
     """The look-up's reads through `AsyncGuardTransport`'s inner transport."""
@@ -338,17 +421,43 @@ class _AsyncReader(_Reader):
         self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
     ) -> Any:
         """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
-        if isinstance(query, CardQuery):
-            for request in self.finder.card_requests():
-                card = await self._card(request, timeout)
-                if card is not None:
-                    return card
-            return None
-        limit = self.limit_of(query)
-        response, read = await self._read(self.prepared(query, timeout), timeout, limit)
-        if not read:
-            raise self.too_large(limit)
-        return self.answered(query, response)
+        return await self._adrive(self.asking(query, timeout))
+
+    async def found(self, task: dict[str, Any]) -> httpx.Response:
+        """The found task as the lost answer (see `GuardTransport`)."""
+        return await self._adrive(self.finding(task))
+
+    async def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
+        """``task`` once settled (see `_Reader.settling`)."""
+        return await self._adrive(self.settling(task, reread=reread))
+
+    async def _adrive(self, steps: Generator[_Need, Any, R]) -> R:
+        """`_SyncReader._drive`, with async I/O (a cancellation thrown in as any exception)."""
+        try:
+            need = next(steps)
+            while True:
+                try:
+                    if isinstance(need, _Read):
+                        reply: Any = await self._read(need.request, need.timeout, need.limit)
+                    elif isinstance(need, _Open):
+                        reply = await self.transport.inner.handle_async_request(need.request)
+                    elif isinstance(need, _Close):
+                        await need.response.aclose()
+                        reply = None
+                    else:
+                        reply = await self.transport.guard.arun_reads(
+                            need.search,
+                            self.ask,
+                            peer=self.peer,
+                            deadline_at=self.deadline_at,
+                            wait=True,
+                        )
+                except BaseException as exc:
+                    need = steps.throw(exc)
+                    continue
+                need = steps.send(reply)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
 
     async def _read(
         self, request: httpx.Request, timeout: float | None, limit: int | None = None
@@ -366,47 +475,6 @@ class _AsyncReader(_Reader):
         finally:
             await response.aclose()
         return response, read
-
-    async def _card(self, request: httpx.Request, timeout: float | None) -> Any:
-        """The agent's card at ``request``'s URL, or None (see `_SyncReader._card`)."""
-        try:
-            response, read = await self._read(request, timeout)
-        except Exception as exc:  # no card there: the agent is not known to deduplicate
-            _log.debug("the agent card could not be read (%s)", type(exc).__name__)
-            return None
-        return self.finder.card_of(response) if read else None
-
-    async def found(self, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer (see `GuardTransport`)."""
-        finder = self.finder
-        if not finder.streams:
-            reread = task is not self.latest  # see `_SyncReader.found`
-            return finder.answer(await self.settled(task, reread=reread))
-        subscribe = finder.subscription(task)
-        if subscribe is not None:
-            try:
-                response = await self.transport.inner.handle_async_request(subscribe)
-            except httpx.HTTPError:
-                return finder.answer(task)
-            if finder.opened(response):
-                return response
-            await response.aclose()
-        return finder.answer(task)
-
-    async def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
-        """``task`` once settled (see `_SyncReader.settled`)."""
-        if task_view(task).settled and not reread:
-            return task
-        self.latest = task
-        guard = self.transport.guard
-        waited = await guard.arun_reads(
-            follow_task(task, guard.exactly_once, task_view, reread=reread),
-            self.ask,
-            peer=self.peer,
-            deadline_at=self.deadline_at,
-            wait=True,
-        )
-        return waited if isinstance(waited, dict) else self.latest
 
 
 class _TransportBase:
