@@ -5,7 +5,9 @@ client built on httpx; `operation_of` tells which A2A operation a request carrie
 
 `GuardTransport` and `AsyncGuardTransport` share one base (`_TransportBase`) and the Guard's
 one loop: a retry resends the identical request (the same bytes); a request whose body cannot
-be replayed, or a SendMessage without a messageId, is never resent.
+be replayed, or a SendMessage without a messageId, is never resent. Their look-up readers
+share `_Reader`, whose reads are written once as sans-IO steps that each door's reader
+carries out.
 """
 
 from __future__ import annotations
