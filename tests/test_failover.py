@@ -21,7 +21,7 @@ import pytest
 from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.client.auth import AuthInterceptor, CredentialService
 from a2a.types import AgentCard, AgentInterface, a2a_pb2
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
@@ -669,6 +669,8 @@ def test_another_scheme_on_the_same_host_and_port_is_another_origin() -> None:
 
 
 @given(st.text())
+@example("@\x850")  # a host after the user info that starts with a NEL
+@example("x@ y")
 def test_origin_of_never_raises_and_an_origin_is_its_own(url: str) -> None:
     """Whatever a card writes: a string, whose own origin is itself."""
     origin = origin_of(url)

@@ -111,9 +111,14 @@ def origin_of(url: str) -> str:
         target, port = parts.hostname, parts.port
     except ValueError:  # a port out of range, a broken IPv6 literal: only itself
         return text
-    if not target or parts.path or parts.query or parts.fragment:
+    if not target or parts.path or parts.query or parts.fragment or not _plain(target):
         return text
     return _host_port(target, port)
+
+
+def _plain(host: str) -> bool:
+    """Whether a host holds no space or control character (NEL among them): one to name."""
+    return host.isprintable() and not any(ch.isspace() for ch in host)
 
 
 def _host_port(host: str, port: int | None) -> str:
