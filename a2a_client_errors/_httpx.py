@@ -4,14 +4,14 @@
 for a retry hint. Through httpx's public API (``Response.content``, a property that tests
 ``hasattr``; ``Headers.raw``, a copy of the list, whose names are then lower-cased) `classify`
 takes 15 to 35 % longer on the error bodies of ``bench/bench_classify.py``, 4 to 5 % on its
-success bodies. So these two functions read what those public members read, directly (the
+success bodies. So these two read what those public members read, directly (the
 calls cost 0.5 to 2.5 % over reading the attributes inline).
 
 Checked against httpx 0.27.0, 0.27.2, 0.28.0, 0.28.1 and its master of 2025-12-10 (``ae1b9f66``):
 ``Response._content`` holds the body once read, and is absent before; ``Headers._list`` holds
 ``(raw name, lower-cased name, value)`` byte triples. Both are verified once, when this module
 is imported, on a response and headers built here: with an httpx that keeps them otherwise,
-both functions answer through the public API instead. A change in httpx costs speed, never a
+both answer through the public API instead. A change in httpx costs speed, never a
 wrong answer.
 """
 
