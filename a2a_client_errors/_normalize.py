@@ -436,9 +436,9 @@ def _from_body(
         if type(code) is not int:
             code = None
         data = error.get("data")
-        if isinstance(data, list):
+        if data is not None and isinstance(data, list):
             return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, data, hint)
-        if not isinstance(data, dict):
+        if data is None or not isinstance(data, dict):  # no data (the common case), or junk
             return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, None, hint)
         if "@type" in data or "reason" in data:  # one detail, not in a list
             return _build(_WIRE_JSONRPC, limits, http_status, None, code, message, [data], hint)
