@@ -702,11 +702,16 @@ def _build(  # noqa: PLR0915, PLR0917 (the precedence, in one place; positions f
                         )
                         domain = A2A_DOMAIN
                         metadata = raw.get("metadata")
-                        # `_metadata`, inline: a map of short strings within the caps (what
-                        # servers send) is kept as parsed, shared with its detail.
+                        # A map of short strings within the caps (what servers send) is kept
+                        # as parsed, shared with its detail: the test `string_map` passes
+                        # whole, without its copy; any other map is rebuilt by it.
                         if type(metadata) is dict and len(metadata) <= max_metadata:
                             for key, item in metadata.items():
-                                if type(item) is not str or len(item) + len(key) > MAX_TEXT:
+                                if (
+                                    type(item) is not str
+                                    or len(item) > MAX_TEXT
+                                    or len(key) > MAX_TEXT
+                                ):
                                     metadata = string_map(metadata, max_metadata)
                                     break
                         else:
