@@ -11,6 +11,9 @@ carries them all out, with sync or async I/O:
 * `Sleep`: wait before a retry, or before a read is made again;
 * ``YIELD``: give the event loop a turn before a retry (``adrive``; nothing in ``drive``);
 * `Ask`: make one read of a look-up (the answer, or `Failed`: what the read raised);
+* `Exchange`: carry out one of a door's own needs (send a read's request, close a response)
+  through the one sender the door gives: a door whose reads are sans-IO steps
+  (`a2a_client_errors._lookup.ReadSteps`) yields these, and no driver of its own;
 * ``MAY_READ``: ask the peer's look-up allowance whether a read may be made (a bool);
 * ``CHARGE``: charge a read the agent left unanswered to that allowance;
 * `Look`: call a look-up that is a plain callable (a `LookupResult`);
@@ -39,6 +42,7 @@ __all__ = [
     "Attempt",
     "Charge",
     "Effect",
+    "Exchange",
     "Failed",
     "Look",
     "MayRead",
@@ -75,6 +79,19 @@ class Ask:
     query: Any  # a GetTaskQuery, a ListTasksQuery or a CardQuery (`a2a_client_errors._lookup`)
     timeout: float | None
     ask: Callable[[Any, float | None], Any] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """Carry out ``need`` through the door's sender: ``sender(need)`` (awaited in ``adrive``).
+
+    ``need`` is the door's own (for the httpx transports: a request to send and read within a
+    bound, a request to open, a response to close); what ``sender`` raises is thrown into the
+    steps that yielded it, which judge it. ``sender`` is not part of the effect's equality.
+    """
+
+    need: Any
+    sender: Callable[[Any], Any] = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +156,9 @@ YIELD: Final = Signal("YIELD")
 MAY_READ: Final = MayRead()
 CHARGE: Final = Charge()
 
-Effect: TypeAlias = "Attempt | Sleep | Ask | MayRead | Charge | Look | Resolve | Record | Signal"
+Effect: TypeAlias = (
+    "Attempt | Sleep | Ask | Exchange | MayRead | Charge | Look | Resolve | Record | Signal"
+)
 """The effects every part of the machine may yield; a call's steps also yield the engine's
 ``FailOver`` and ``Refresh`` (`a2a_client_errors._engine_state.Effect`), which carry its
 decision."""

@@ -37,6 +37,7 @@ from a2a_client_errors._effects import (
     Ask,
     Attempt,
     Charge,
+    Exchange,
     Failed,
     Look,
     MayRead,
@@ -309,28 +310,28 @@ def drive(
     """Carry out ``steps``' effects with sync I/O; return what it returns.
 
     The one sync driver: a call's steps (``call`` is the call, ``send`` its attempt) or a
-    door's reads (`Configured.reads`, with no call). What carrying out an effect raises is
-    thrown into ``steps``, but a read's failure, which is sent as `Failed`. ``effect`` is
-    the first effect of ``steps`` when the caller already took it.
+    door's reads (`Configured.reads`, with no call), a door's own I/O (`Exchange`) among them.
+    What carrying out an effect raises is thrown into ``steps``, but a failed `Ask`, which is
+    sent as `Failed`. ``effect`` is the first effect of ``steps`` when the caller took it.
     """
     fn, args, kwargs = send
     try:
-        if effect is None:
-            effect = next(steps)
+        effect = next(steps) if effect is None else effect
         while True:
+            reply: Any = None  # the answer of an effect that has none (Sleep, Charge, YIELD)
             try:
                 if isinstance(effect, Attempt):
-                    reply: Any = attempt_once(fn, args, kwargs)
+                    reply = attempt_once(fn, args, kwargs)
                 elif isinstance(effect, Ask):
                     reply = _ask(effect)
+                elif isinstance(effect, Exchange):
+                    reply = _exchange(effect)
                 elif isinstance(effect, Sleep):
                     guard.sleep(effect.seconds)
-                    reply = None
                 elif isinstance(effect, MayRead):
                     reply = guard.allowance_for(peer).open()
                 elif isinstance(effect, Charge):
                     guard.allowance_for(peer).charge()
-                    reply = None
                 elif isinstance(effect, Record):
                     reply = effect.op()
                 elif effect is SPEND:
@@ -349,8 +350,7 @@ def drive(
                     reply = _sync_result(guard.refresh_credentials(effect.decision))  # type: ignore[misc]
                 elif effect is ADMIT:
                     reply = guard.breaker.admit(peer)  # type: ignore[union-attr]
-                else:
-                    reply = None  # YIELD: no loop to yield to
+                # YIELD: no loop to yield to
             except BaseException as exc:
                 effect = steps.throw(exc)
                 continue
@@ -371,22 +371,22 @@ async def adrive(
     """`drive`, awaiting what returns awaitables; the deadline cuts an attempt in flight."""
     fn, args, kwargs = send
     try:
-        if effect is None:
-            effect = next(steps)
+        effect = next(steps) if effect is None else effect
         while True:
+            reply: Any = None  # the answer of an effect that has none (Sleep, Charge, YIELD)
             try:
                 if isinstance(effect, Attempt):
-                    reply: Any = await _aattempt(fn, args, kwargs, effect.timeout)
+                    reply = await _aattempt(fn, args, kwargs, effect.timeout)
                 elif isinstance(effect, Ask):
                     reply = await _aask(effect)
+                elif isinstance(effect, Exchange):
+                    reply = await _awaited(effect.sender(effect.need))
                 elif isinstance(effect, Sleep):
                     await guard.asleep(effect.seconds)
-                    reply = None
                 elif isinstance(effect, MayRead):
                     reply = guard.allowance_for(peer).open()
                 elif isinstance(effect, Charge):
                     guard.allowance_for(peer).charge()
-                    reply = None
                 elif isinstance(effect, Record):
                     reply = await _in_thread(effect)
                 elif effect is SPEND:
@@ -409,7 +409,6 @@ async def adrive(
                     reply = await call._aadmit()  # type: ignore[union-attr]
                 else:
                     await asyncio.sleep(0)  # YIELD
-                    reply = None
             except BaseException as exc:
                 effect = steps.throw(exc)
                 continue
@@ -438,6 +437,13 @@ async def _aask(effect: Ask) -> Any:
         return (await answer) if inspect.isawaitable(answer) else answer
     except Exception as exc:
         return Failed(exc)
+
+
+def _exchange(effect: Exchange) -> Any:
+    """A door's own need, carried out by its sender (a sync one: this is the sync driver)."""
+    reply = effect.sender(effect.need)
+    refuse_awaitable(reply, "a door's sender returned an awaitable: use adrive()")
+    return reply
 
 
 def _look(effect: Look, guard: Configured) -> LookupResult:

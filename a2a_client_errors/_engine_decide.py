@@ -35,9 +35,11 @@ from a2a_client_errors._engine_state import (
 from a2a_client_errors._errors import CallError, ErrorKind
 from a2a_client_errors._foreign_codes import read_generation
 from a2a_client_errors._lookup import (
+    READERS,
     Deduplicates,
     Found,
     NotFound,
+    ReadSteps,
     Resolution,
     TaskReader,
     Unresolved,
@@ -479,13 +481,13 @@ class DecisionCore(CallState):
                 return _NO_TIME
             until = self.deadline_at
         guard.allowance_for(self.peer).deposit()  # each look-up adds its share of a read
-        search = self.search(lookup) if isinstance(lookup, TaskReader) else None
+        search = self.search(lookup) if isinstance(lookup, READERS) else None
         result: LookupResult = yield from self.looking(lookup, until, search)
         return result
 
     def search(
         self,
-        reader: TaskReader,
+        reader: TaskReader | ReadSteps,
         sent: SentMessage | None = None,
         since_lost: Callable[[], float] | None = None,
     ) -> Generator[Query, Any, LookupResult]:
@@ -524,21 +526,34 @@ class DecisionCore(CallState):
         until: float,
         search: Generator[Query, Any, LookupResult] | None,
     ) -> Generator[Effect, Any, LookupResult]:
-        """A look-up, as effects of this call: a `TaskReader`'s reads, or one `Look`.
+        """A look-up, as effects of this call: a reader's reads, or one `Look`.
 
-        A look-up that fails could not look: `Unresolved`, saying what failed.
+        A `TaskReader`'s queries are each one `Ask`; a `ReadSteps`' are its own steps, their
+        needs carried out through the door's sender, and so is the answer built from the task
+        found. A look-up that fails could not look: `Unresolved`, saying what failed.
         """
-        if not isinstance(lookup, TaskReader):
+        if not isinstance(lookup, READERS):
             result: LookupResult = yield Look(lookup, until)
             return result
         assert search is not None  # noqa: S101 (made with its reader)
         try:
-            searched = yield from self.guard.reads(
-                search, lookup.ask, agent=lookup.agent, deadline_at=until
-            )
-            found = _searched(lookup, searched)
-            if isinstance(found, Found) and inspect.isawaitable(found.value):
-                found = Found((yield Resolve(found.value)))
+            if isinstance(lookup, ReadSteps):
+                searched = yield from self.guard.reads(
+                    search, None, agent=lookup.agent, deadline_at=until, steps=lookup.asking
+                )
+                found = _searched(lookup, searched)
+                if isinstance(found, Found):
+                    found = Found((yield from lookup.finding(found.value)))
+            else:
+                searched = yield from self.guard.reads(
+                    search, lookup.ask, agent=lookup.agent, deadline_at=until
+                )
+                found = _searched(lookup, searched)
+                if isinstance(found, Found):
+                    answer = lookup.found(found.value)
+                    if inspect.isawaitable(answer):
+                        answer = yield Resolve(answer)
+                    found = Found(answer)
         except TimeoutError:
             return Unresolved("the look-up did not finish in time")
         except Exception as exc:  # a look-up that fails could not look
@@ -594,11 +609,9 @@ class DecisionCore(CallState):
         self.resolution = None
 
 
-def _searched(reader: TaskReader, result: LookupResult) -> LookupResult:
+def _searched(reader: TaskReader | ReadSteps, result: LookupResult) -> LookupResult:
     """The search's result as the look-up's: "not there" only where the message went."""
-    if isinstance(result, Found):
-        return Found(reader.found(result.value))
-    if reader.elsewhere:
+    if reader.elsewhere and not isinstance(result, Found):
         if isinstance(result, NotFound):
             return _ELSEWHERE
         if isinstance(result, Unresolved):

@@ -35,11 +35,11 @@ from a2a_client_errors._journal import (
     task_made,
 )
 from a2a_client_errors._lookup import (
+    READERS,
     Deduplicates,
     Found,
     GetTaskQuery,
     NotFound,
-    TaskReader,
     Unanswered,
     Unresolved,
 )
@@ -202,7 +202,7 @@ class JournalSteps(DecisionCore):
         """The task a record holds, read back (settled as a blocking send answers)."""
         lookup = self.shape.lookup
         if lookup is not None and record.made:
-            search = _read_task(record.made) if isinstance(lookup, TaskReader) else None
+            search = _read_task(record.made) if isinstance(lookup, READERS) else None
             result = yield from self.looking(lookup, self._look_until(), search)
             if isinstance(result, Found):
                 self._tell_journal("replayed", record)
@@ -290,7 +290,7 @@ class JournalSteps(DecisionCore):
         guard = self.guard
         guard.allowance_for(self.peer).deposit()
         search = None
-        if isinstance(lookup, TaskReader):
+        if isinstance(lookup, READERS):
             search = self.search(lookup, record.sent, lambda: _since(guard, held_until))
         result: LookupResult = yield from self.looking(lookup, self._look_until(), search)
         return result

@@ -35,7 +35,7 @@ from a2a_client_errors._failures import (
     RetryAfterTooLong,
     RetryExhausted,
 )
-from a2a_client_errors._lookup import WORK_OPERATIONS, Resolution, TaskReader
+from a2a_client_errors._lookup import READERS, WORK_OPERATIONS, ReadSteps, Resolution, TaskReader
 from a2a_client_errors._normalize import PeerAnswerError
 from a2a_client_errors._policy import Decision, GiveUp
 from a2a_client_errors._reasons import Action
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from a2a_client_errors._journal import Entry, Journal, JournalRecord, LeaseKeeper, Made
     from a2a_client_errors._lookup import (
         AgentFacts,
+        Asking,
         CardQuery,
         ExactlyOnce,
         GetTaskQuery,
@@ -111,19 +112,23 @@ class Configured(Protocol):
     def reads(
         self,
         search: Generator[Query, Any, R],
-        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None,
         *,
         agent: str,
         deadline_at: float | None = None,
         wait: bool = False,
+        steps: Asking | None = None,
     ) -> Generator[Effect, Any, R]: ...
 
 
-Lookup: TypeAlias = "TaskReader | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
+Lookup: TypeAlias = (
+    "TaskReader | ReadSteps | Callable[[float | None], LookupResult | Awaitable[LookupResult]]"
+)
 """A look-up for what an attempt with an unknown outcome made.
 
-A `TaskReader` (how to ask one GetTask or ListTasks of the agent): the Guard runs the search
-(`a2a_client_errors._lookup.find_sent`) with it, each read retried as any read, paid for from
+A `TaskReader` (how to ask one GetTask or ListTasks of the agent; or a door's `ReadSteps`, the
+same reads as effects the engine carries out through the door's sender): the Guard runs the
+search (`a2a_client_errors._lookup.find_sent`) with it, each read retried as any read, paid for from
 the peer's look-up allowance and ended by the deadline; it looks again and again until it
 finds the task or the time is up. Or a function of your own: given the seconds it may take
 (None: no bound), it returns `Found` (the call's answer), `NotFound` (your look-up proves
@@ -475,7 +480,7 @@ class CallState:
     def agent_key(self) -> str:
         """The key what is learnt of the agent is kept under (`AgentFacts`)."""
         lookup = self.shape.lookup
-        return lookup.agent if isinstance(lookup, TaskReader) else self.peer
+        return lookup.agent if isinstance(lookup, READERS) else self.peer
 
     def event_for(self, decision: Decision, now: float) -> GuardEvent:
         """The hooks' event of ``decision``, taken at ``now`` (by the Guard's clock)."""

@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from a2a_client_errors._effects import Effect
     from a2a_client_errors._failures import CallFailed
     from a2a_client_errors._journal import Entry, JournalRecord
+    from a2a_client_errors._lookup import Asking
 
 __all__ = [
     "AttemptCutShortError",
@@ -311,18 +312,21 @@ class Guard:
     def reads(
         self,
         search: Generator[Query, Any, R],
-        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any],
+        ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None,
         *,
         agent: str,
         deadline_at: float | None = None,
         wait: bool = False,
+        steps: Asking | None = None,
     ) -> Generator[Effect, Any, R]:
         """``search`` as reads under this Guard: effects for the engine's drivers to carry out.
 
         A look-up's failed read is retried as the policy retries any read of the agent, each
         read drawn from the peer's look-up allowance; a wait's (``wait=True``) is retried
         until ``deadline_at`` whatever its attempts. Nothing waits past ``deadline_at`` (this
-        Guard's clock). A ListTasks the agent refuses marks ``agent`` unlisted.
+        Guard's clock). A ListTasks the agent refuses marks ``agent`` unlisted. Each query is
+        asked by ``ask`` (`TaskReader.ask`), or as the effects of ``steps``
+        (`ReadSteps.asking`).
         """
         return reading(
             search,
@@ -332,6 +336,7 @@ class Guard:
             rationed=not wait,
             patient=self.exactly_once if wait else None,
             ask=ask,
+            steps=steps,
         )
 
     def run_reads(

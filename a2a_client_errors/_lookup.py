@@ -28,8 +28,10 @@ query: its answer, or `Unanswered`); `follow_task` waits for a task to settle th
 after a `Sleep`), a look-up's reads made only while the peer's look-up allowance is open
 (`MayRead`), each read the agent leaves unanswered charged to it (`Charge`), and every pause
 ends by the deadline. These are effects of the one machine (`a2a_client_errors._effects`):
-the call engine's drivers carry them out, within a call or for a door's wait. The doors (the
-httpx transports, the a2a-sdk client) only say how to ask one query (`TaskReader`).
+the call engine's drivers carry them out, within a call or for a door's wait. The doors only
+say how to ask one query: in one call (`TaskReader`: the a2a-sdk client's), or as steps that
+yield each request as an `Exchange` for the one sender the door gives (`ReadSteps`: the httpx
+transports', one reader for the sync and the async door).
 """
 
 from __future__ import annotations
@@ -49,10 +51,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Generator, Mapping
 
     from a2a_client_errors._dedupe_card import DedupeParams
+    from a2a_client_errors._effects import Effect as MachineEffect
     from a2a_client_errors._errors import CallError
 
 __all__ = [
     "DEDUPE_MARGIN",
+    "READERS",
     "WORK_OPERATIONS",
     "AgentFacts",
     "AnswerTooLargeError",
@@ -72,6 +76,7 @@ __all__ = [
     "Pause",
     "Query",
     "ReadFailedError",
+    "ReadSteps",
     "Resolution",
     "SentMessage",
     "TaskPage",
@@ -552,6 +557,41 @@ class TaskReader(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadSteps(Protocol):
+    """A `TaskReader` whose reads are sans-IO steps: the door gives one sender, never a driver.
+
+    Where a `TaskReader` asks a query in one call, a door's ``asking`` is a generator that
+    yields the door's own needs as `Exchange` effects (each carried out by the sender the door
+    put on it) and returns the answer; the engine's drivers carry those out beside every other
+    effect of the call, so a door that holds them writes no loop, sync or async, of its own.
+    ``sent``, ``elsewhere``, ``agent`` and ``view`` are a `TaskReader`'s.
+    """
+
+    sent: SentMessage
+    elsewhere: bool
+    agent: str
+
+    def view(self, task: Any) -> TaskView:
+        """What the look-up reads of a task as the binding gave it."""
+        ...
+
+    def asking(
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Generator[Effect, Any, Any]:
+        """The steps of one query's read: its answer, or what failed raised (as `ask`)."""
+        ...
+
+    def finding(self, task: Any) -> Generator[Effect, Any, Any]:
+        """The steps that build the call's answer from the task found (as `found`)."""
+        ...
+
+
+READERS: Final = (TaskReader, ReadSteps)
+"""What reads an agent's tasks for the Guard (``isinstance(lookup, READERS)``): a door's
+`TaskReader`, whose ``ask`` is one call, or its `ReadSteps`, whose reads are effects."""
+
+
 # --- the search ---------------------------------------------------------------------------------
 
 _Look: TypeAlias = "tuple[Found | NotFound | Unresolved, bool]"
@@ -977,8 +1017,16 @@ def follow_task(
 # --- reads that retry -------------------------------------------------------------------------
 
 
-Effect: TypeAlias = "Ask | Sleep | MayRead | Charge"
-"""What `reading` yields: effects of the one machine (`a2a_client_errors._effects`)."""
+Effect: TypeAlias = "MachineEffect"
+"""What `reading` yields: effects of the one machine (`a2a_client_errors._effects`): its own
+`Ask`, `Sleep`, `MayRead` and `Charge`, and whatever a `ReadSteps` door's reads yield (their
+`Exchange` effects, and a wait's reads)."""
+
+Asking: TypeAlias = (
+    "Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None],"
+    " Generator[Effect, Any, Any]]"
+)
+"""A query's read as effects (`ReadSteps.asking`)."""
 
 
 class LookupAllowance:
@@ -1045,6 +1093,7 @@ def reading(
     rationed: bool = True,
     patient: ExactlyOnce | None = None,
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None = None,
+    steps: Asking | None = None,
 ) -> Generator[Effect, Any, R]:
     """``search`` with each query asked as a read: failures judged and retried, in time.
 
@@ -1064,6 +1113,8 @@ def reading(
             the agent asks), until the deadline, or without one for ``timeout`` seconds of
             failures.
         ask: how a door asks one query (`TaskReader.ask`), carried by each `Ask`.
+        steps: how a door asks one query as effects (`ReadSteps.asking`), in place of ``ask``:
+            what they raise is the read's failure, judged as a failed `Ask`'s.
 
     """
     try:
@@ -1076,7 +1127,14 @@ def reading(
                 query = search.send(fits)
                 continue
             answer = yield from _read(
-                query, judge, clock, deadline_at, rationed=rationed, patient=patient, ask=ask
+                query,
+                judge,
+                clock,
+                deadline_at,
+                rationed=rationed,
+                patient=patient,
+                ask=ask,
+                steps=steps,
             )
             query = search.send(answer)
     except StopIteration as stop:
@@ -1094,6 +1152,7 @@ def _read(
     rationed: bool,
     patient: ExactlyOnce | None,
     ask: Callable[[GetTaskQuery | ListTasksQuery | CardQuery, float | None], Any] | None,
+    steps: Asking | None = None,
 ) -> Generator[Effect, Any, Any]:
     """One query's read, retried as judged: its answer, or `Unanswered`."""
     asked = 0
@@ -1105,7 +1164,13 @@ def _read(
             return _NO_TIME
         if rationed and not (yield MAY_READ):
             return _RATIONED
-        answer = yield Ask(query, left, ask)
+        if steps is None:
+            answer = yield Ask(query, left, ask)
+        else:
+            try:
+                answer = yield from steps(query, left)
+            except Exception as exc:  # the read failed: judged, as a failed Ask is
+                answer = Failed(exc)
         if not isinstance(answer, Failed):
             return answer
         if rationed and not _answered(answer.exc):

@@ -21,11 +21,14 @@ from pydantic_core import from_json
 
 from a2a_client_errors._card_claims import CARD_PATHS, asks_for_push, keys_of
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
+from a2a_client_errors._effects import Exchange
 from a2a_client_errors._engine import (
     NO_KWARGS,
     AttemptOutcome,
     aattempt_once,
+    adrive,
     attempt_once,
+    drive,
     plain_success,
 )
 from a2a_client_errors._failures import CallFailed
@@ -47,7 +50,6 @@ from a2a_client_errors._lookup import (
     GetTaskQuery,
     ListTasksQuery,
     LookupResult,
-    Query,
     ReadFailedError,
     SentMessage,
     Unresolved,
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Mapping
 
     from a2a_client_errors._card_claims import CardClaims
+    from a2a_client_errors._effects import Effect
     from a2a_client_errors._journal import Entry, JournalRecord
 
 __all__ = ["AsyncGuardTransport", "GuardTransport", "cannot_hold_an_error", "operation_of"]
@@ -200,26 +203,20 @@ class _Close:
     response: httpx.Response
 
 
-@dataclass(frozen=True, slots=True)
-class _Wait:
-    """Read the task until it settles: ``search`` through the Guard's reads, by the deadline."""
-
-    search: Generator[Query, Any, Any]
-
-
-_Need: TypeAlias = "_Read | _Open | _Close | _Wait"
-"""What a reader's steps ask its transport's I/O to do (see `_Reader`)."""
+_Need: TypeAlias = "_Read | _Open | _Close"
+"""What a reader's steps ask its transport's sender to do (see `_Reader`)."""
 
 
 class _Reader:
-    """What the transports share of a look-up's `TaskReader`: the queries and the answers.
+    """A look-up's reader through a transport's inner transport (a `ReadSteps`).
 
-    Each query is one request through the transport's inner transport, with the original
-    request's headers, its body read within the look-up's byte bound. The reader's logic is
-    written once, sans-IO: each of ``asking``, ``finding`` and ``settling`` is a generator
-    that yields what it needs done (`_Read`, `_Open`, `_Close`, `_Wait`) and is sent what came
-    of it, or has what the I/O raised thrown in; `_SyncReader` and `_AsyncReader` only carry
-    those out, each through its one driver.
+    Each query is one request through the inner transport, with the original request's
+    headers, its body read within the look-up's byte bound. The reader is sans-IO: each of
+    ``asking``, ``finding`` and ``settling`` is a generator of the engine's effects, the
+    requests among them `Exchange` effects of a `_Need`, carried out by the transport's one
+    sender (``sender``: `GuardTransport`'s sync one, `AsyncGuardTransport`'s async one) and
+    judged where they were yielded (what the sender raised is thrown in there). The engine's
+    drivers carry them out, within a call and for the transport's wait alike.
     """
 
     view = staticmethod(task_view)
@@ -232,6 +229,7 @@ class _Reader:
         *,
         peer: str,
         deadline_at: float | None,
+        sender: Callable[[_Need], Any],
     ) -> None:
         self.transport = transport
         self.finder = finder
@@ -239,6 +237,7 @@ class _Reader:
         self.peer = peer
         self.agent = finder.agent
         self.deadline_at = deadline_at  # the call's: a found task is waited for until then
+        self.sender = sender
         self.elsewhere = False  # one interface: the one the message went to
         self.latest: Any = None  # the last task read, should waiting for it be cut short
 
@@ -273,8 +272,11 @@ class _Reader:
 
     def asking(
         self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
-    ) -> Generator[_Need, Any, Any]:
-        """`TaskReader.ask`'s steps: one request, read within the bound; a card, one per place."""
+    ) -> Generator[Effect, Any, Any]:
+        """One query's read (`ReadSteps.asking`): one request, read within the bound.
+
+        A card is asked at each place it may be, one request each, until one answers.
+        """
         if isinstance(query, CardQuery):
             for request in self.finder.card_requests():
                 card = yield from self._card(request, timeout)
@@ -282,22 +284,23 @@ class _Reader:
                     return card
             return None
         limit = self.limit_of(query)
-        response, read = yield _Read(self.prepared(query, timeout), timeout, limit)
+        request = self.prepared(query, timeout)
+        response, read = yield Exchange(_Read(request, timeout, limit), self.sender)
         if not read:
             raise self.too_large(limit)
         return self.answered(query, response)
 
-    def _card(self, request: httpx.Request, timeout: float | None) -> Generator[_Need, Any, Any]:
+    def _card(self, request: httpx.Request, timeout: float | None) -> Generator[Effect, Any, Any]:
         """The agent's card at ``request``'s URL, or None (it never raises: see `TaskReader`)."""
         try:
-            response, read = yield _Read(request, timeout)
+            response, read = yield Exchange(_Read(request, timeout), self.sender)
         except Exception as exc:  # no card there: the agent is not known to deduplicate
             _log.debug("the agent card could not be read (%s)", type(exc).__name__)
             return None
         return self.finder.card_of(response) if read else None
 
-    def finding(self, task: dict[str, Any]) -> Generator[_Need, Any, httpx.Response]:
-        """`TaskReader.found`'s steps: the found task as the lost answer (see `GuardTransport`)."""
+    def finding(self, task: dict[str, Any]) -> Generator[Effect, Any, httpx.Response]:
+        """The found task as the lost answer (`ReadSteps.finding`; see `GuardTransport`)."""
         finder = self.finder
         if not finder.streams:
             # A task found in a listing has no artifacts: read whole (GetTask answers are).
@@ -306,27 +309,34 @@ class _Reader:
         subscribe = finder.subscription(task)
         if subscribe is not None:
             try:
-                response: httpx.Response = yield _Open(subscribe)
+                response: httpx.Response = yield Exchange(_Open(subscribe), self.sender)
             except httpx.HTTPError:
                 return finder.answer(task)
             if finder.opened(response):
                 return response
-            yield _Close(response)
+            yield Exchange(_Close(response), self.sender)
         return finder.answer(task)
 
     def settling(
         self, task: dict[str, Any], *, reread: bool = False
-    ) -> Generator[_Need, Any, dict[str, Any]]:
+    ) -> Generator[Effect, Any, dict[str, Any]]:
         """``task`` once settled, read again until then (or the latest read by the deadline).
 
         With ``reread`` (a task found in a listing, without its artifacts) it is read once
-        whole, settled or not.
+        whole, settled or not. The reads are a wait's (`Guard.reads`), by the call's deadline.
         """
         if task_view(task).settled and not reread:
             return task
         self.latest = task
         guard = self.transport.guard
-        waited = yield _Wait(follow_task(task, guard.exactly_once, task_view, reread=reread))
+        waited = yield from guard.reads(
+            follow_task(task, guard.exactly_once, task_view, reread=reread),
+            None,
+            agent=self.peer,
+            deadline_at=self.deadline_at,
+            wait=True,
+            steps=self.asking,
+        )
         return waited if isinstance(waited, dict) else self.latest
 
 
@@ -349,134 +359,6 @@ def _bound_to(request: httpx.Request, seconds: float) -> None:
         phase: left if current.get(phase) is None else min(current[phase], left)
         for phase in ("connect", "read", "write", "pool")
     }
-
-
-class _SyncReader(_Reader):
-    """The look-up's reads through `GuardTransport`'s inner transport (a `TaskReader`)."""
-
-    transport: GuardTransport
-
-    def ask(self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None) -> Any:
-        """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
-        return self._drive(self.asking(query, timeout))
-
-    def found(self, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer (see `GuardTransport`)."""
-        return self._drive(self.finding(task))
-
-    def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
-        """``task`` once settled (see `_Reader.settling`)."""
-        return self._drive(self.settling(task, reread=reread))
-
-    def _drive(self, steps: Generator[_Need, Any, R]) -> R:
-        """Carry out ``steps``' needs with sync I/O; what one raises is thrown into ``steps``."""
-        try:
-            need = next(steps)
-            while True:
-                try:
-                    if isinstance(need, _Read):
-                        reply: Any = self._read(need.request, need.timeout, need.limit)
-                    elif isinstance(need, _Open):
-                        reply = self.transport.inner.handle_request(need.request)
-                    elif isinstance(need, _Close):
-                        need.response.close()
-                        reply = None
-                    else:
-                        reply = self.transport.guard.run_reads(
-                            need.search,
-                            self.ask,
-                            peer=self.peer,
-                            deadline_at=self.deadline_at,
-                            wait=True,
-                        )
-                except BaseException as exc:
-                    need = steps.throw(exc)
-                    continue
-                need = steps.send(reply)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
-    def _read(
-        self, request: httpx.Request, timeout: float | None, limit: int | None = None
-    ) -> tuple[httpx.Response, bool]:
-        """Send one request; its answer, closed, and whether it was read within the bound."""
-        transport = self.transport
-        clock = transport.guard.clock
-        if timeout is not None:
-            _bound_to(request, timeout)
-        response = transport.inner.handle_request(request)
-        try:
-            until = None if timeout is None else clock() + timeout
-            bound = self.limit if limit is None else limit
-            read = read_within(response, bound, deadline_at=until, clock=clock)
-        finally:
-            response.close()
-        return response, read
-
-
-class _AsyncReader(_Reader):
-    """The look-up's reads through `AsyncGuardTransport`'s inner transport."""
-
-    transport: AsyncGuardTransport
-
-    async def ask(
-        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
-    ) -> Any:
-        """One request, read within the bound (see `TaskReader.ask`); a card, one per place."""
-        return await self._adrive(self.asking(query, timeout))
-
-    async def found(self, task: dict[str, Any]) -> httpx.Response:
-        """The found task as the lost answer (see `GuardTransport`)."""
-        return await self._adrive(self.finding(task))
-
-    async def settled(self, task: dict[str, Any], *, reread: bool = False) -> dict[str, Any]:
-        """``task`` once settled (see `_Reader.settling`)."""
-        return await self._adrive(self.settling(task, reread=reread))
-
-    async def _adrive(self, steps: Generator[_Need, Any, R]) -> R:
-        """`_SyncReader._drive`, with async I/O (a cancellation thrown in as any exception)."""
-        try:
-            need = next(steps)
-            while True:
-                try:
-                    if isinstance(need, _Read):
-                        reply: Any = await self._read(need.request, need.timeout, need.limit)
-                    elif isinstance(need, _Open):
-                        reply = await self.transport.inner.handle_async_request(need.request)
-                    elif isinstance(need, _Close):
-                        await need.response.aclose()
-                        reply = None
-                    else:
-                        reply = await self.transport.guard.arun_reads(
-                            need.search,
-                            self.ask,
-                            peer=self.peer,
-                            deadline_at=self.deadline_at,
-                            wait=True,
-                        )
-                except BaseException as exc:
-                    need = steps.throw(exc)
-                    continue
-                need = steps.send(reply)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
-    async def _read(
-        self, request: httpx.Request, timeout: float | None, limit: int | None = None
-    ) -> tuple[httpx.Response, bool]:
-        """Send one request; its answer, closed, and whether it was read within the bound."""
-        transport = self.transport
-        clock = transport.guard.clock
-        if timeout is not None:
-            _bound_to(request, timeout)
-        response = await transport.inner.handle_async_request(request)
-        try:
-            until = None if timeout is None else clock() + timeout
-            bound = self.limit if limit is None else limit
-            read = await aread_within(response, bound, deadline_at=until, clock=clock)
-        finally:
-            await response.aclose()
-        return response, read
 
 
 class _TransportBase:
@@ -611,10 +493,16 @@ class _TransportBase:
 
         return find
 
+    _exchange: Callable[[_Need], Any]
+    """The transport's one sender of its readers' needs (sync or async, as its I/O is)."""
+
     def _reader(
         self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
-    ) -> Lookup:
-        raise NotImplementedError
+    ) -> _Reader:
+        """A look-up's reader of the task ``sent`` made, its needs sent by this transport."""
+        return _Reader(
+            self, finder, sent, peer=peer, deadline_at=deadline_at, sender=self._exchange
+        )
 
     def _learn_card(self, request: httpx.Request, response: httpx.Response) -> None:
         """Learn the agent card a GET of ``/.well-known/agent-card.json`` was answered with.
@@ -892,10 +780,25 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             self._learn_mark(request, response)
         return response
 
-    def _reader(
-        self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
-    ) -> Lookup:
-        return _SyncReader(self, finder, sent, peer=peer, deadline_at=deadline_at)
+    def _exchange(self, need: _Need) -> Any:
+        """The one sender of a reader's needs (`_Reader`) through the inner transport, sync."""
+        if isinstance(need, _Close):
+            need.response.close()
+            return None
+        if isinstance(need, _Open):
+            return self.inner.handle_request(need.request)
+        request, timeout = need.request, need.timeout
+        clock = self.guard.clock
+        if timeout is not None:
+            _bound_to(request, timeout)
+        response = self.inner.handle_request(request)
+        try:
+            until = None if timeout is None else clock() + timeout
+            limit = self._max_answer if need.limit is None else need.limit
+            read = read_within(response, limit, deadline_at=until, clock=clock)
+        finally:
+            response.close()
+        return response, read
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
@@ -939,8 +842,9 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         if waiting is None:
             return self._recorded(call, response)
         sent, task = waiting
-        reader = _SyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
-        return self._recorded(call, finder.answer(reader.settled(task)))
+        reader = self._reader(finder, sent, _peer_of(copy), deadline_at)
+        settled = drive(reader.settling(task), self.guard, reader.peer)
+        return self._recorded(call, finder.answer(settled))
 
     def close(self) -> None:
         """Close the inner transport."""
@@ -983,10 +887,25 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             self._learn_mark(request, response)
         return response
 
-    def _reader(
-        self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
-    ) -> Lookup:
-        return _AsyncReader(self, finder, sent, peer=peer, deadline_at=deadline_at)
+    async def _exchange(self, need: _Need) -> Any:
+        """`GuardTransport._exchange`, with async I/O."""
+        if isinstance(need, _Close):
+            await need.response.aclose()
+            return None
+        if isinstance(need, _Open):
+            return await self.inner.handle_async_request(need.request)
+        request, timeout = need.request, need.timeout
+        clock = self.guard.clock
+        if timeout is not None:
+            _bound_to(request, timeout)
+        response = await self.inner.handle_async_request(request)
+        try:
+            until = None if timeout is None else clock() + timeout
+            limit = self._max_answer if need.limit is None else need.limit
+            read = await aread_within(response, limit, deadline_at=until, clock=clock)
+        finally:
+            await response.aclose()
+        return response, read
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` under the guard."""
@@ -1031,8 +950,9 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         if waiting is None:
             return self._recorded(call, response)
         sent, task = waiting
-        reader = _AsyncReader(self, finder, sent, peer=_peer_of(copy), deadline_at=deadline_at)
-        return self._recorded(call, finder.answer(await reader.settled(task)))
+        reader = self._reader(finder, sent, _peer_of(copy), deadline_at)
+        settled = await adrive(reader.settling(task), self.guard, reader.peer)
+        return self._recorded(call, finder.answer(settled))
 
     async def aclose(self) -> None:
         """Close the inner transport."""

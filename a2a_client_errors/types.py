@@ -7,7 +7,9 @@ an agent advertises in its card and marks on its answers (``read_dedupe_params``
 ``read_dedupe_mark``), the operation table (``OPERATIONS_BY_NAME``, ``rest_request``), the
 normaliser's lower doors (``normalize_body``, ``event_error``, ``EventReader``) and what a
 door's look-up reads and asks (``TaskView``, ``GetTaskQuery``, ``ListTasksQuery``,
-``CardQuery``, ``TaskPage``).
+``CardQuery``, ``TaskPage``), with the two ways a door asks (``TaskReader``, one call per
+query; ``ReadSteps``, its reads as effects, each ``Exchange`` carried out by the one sender the
+door gives).
 
 Import from here what the top level leaves out::
 
@@ -35,6 +37,7 @@ from a2a_client_errors._dedupe_card import (
     read_dedupe_mark,
     read_dedupe_params,
 )
+from a2a_client_errors._effects import Exchange
 from a2a_client_errors._engine import (
     AttemptCutShortError,
     AttemptOutcome,
@@ -55,6 +58,7 @@ from a2a_client_errors._lookup import (
     LookupAllowance,
     LookupResult,
     NotFound,
+    ReadSteps,
     Resolution,
     SentMessage,
     TaskPage,
@@ -166,6 +170,7 @@ __all__ = [
     "ErrorInfo",
     "ErrorKind",
     "EventReader",
+    "Exchange",
     "FieldViolation",
     "Found",
     "GetTaskQuery",
@@ -185,6 +190,7 @@ __all__ = [
     "PreconditionViolation",
     "QuotaFailure",
     "QuotaViolation",
+    "ReadSteps",
     "ReasonRow",
     "RefundableBudgetLike",
     "RequestInfo",
