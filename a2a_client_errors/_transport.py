@@ -685,16 +685,22 @@ class _TransportBase:
             return None
         return finder if finder.non_blocking() is not None else None
 
-    @staticmethod
-    def _working(
-        finder: HttpLookup, response: httpx.Response
-    ) -> tuple[SentMessage, dict[str, Any]] | None:
-        """The send and its task, when a send's answer holds a task still working (else None)."""
+    def _waiting(
+        self,
+        finder: HttpLookup,
+        response: httpx.Response,
+        deadline_at: float | None,
+    ) -> Generator[Effect, Any, dict[str, Any]] | None:
+        """The reads that wait for the task a send without blocking answered with to settle.
+
+        None when the answer holds no task still working (it is the answer as it is).
+        """
         task = finder.task_of(response)
         sent = sent_message(finder.body, None)
         if task is None or task_view(task).settled or sent is None:
             return None
-        return sent, task
+        reader = self._reader(finder, sent, _peer_of(finder.request), deadline_at)
+        return reader.settling(task)
 
     def _failed(self, failure: CallFailed) -> httpx.Response:
         """Hand back what the last attempt produced (or raise, when asked to)."""
@@ -810,41 +816,25 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request)
-        if finder is not None:
-            return self._without_blocking(finder, start, deadline_at, until)
-        plain = self._plain_success(request)
-        args: tuple[Any, ...] = (request, until, [])
+        finder = self._non_blocking(request)  # a send to go without blocking, then waited for
+        plain = None if finder is not None else self._plain_success(request)
+        sent = request if finder is None else finder.non_blocking() or request
+        args: tuple[Any, ...] = (sent, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = attempt_once(self._send, args, NO_KWARGS)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
-        call = self._begin(request, plain, start, deadline_at)
+        call = self._begin(sent, plain, start, deadline_at)
         try:
             response = call.run(self._send, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
+        if finder is not None:  # answered as the blocking send would have been
+            waiting = self._waiting(finder, response, deadline_at)
+            if waiting is not None:
+                response = finder.answer(drive(waiting, self.guard, _peer_of(sent)))
         return self._recorded(call, response)
-
-    def _without_blocking(
-        self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
-    ) -> httpx.Response:
-        """The send asked not to block, its task read until it settles, answered as blocking."""
-        copy = finder.non_blocking()
-        assert copy is not None  # noqa: S101 (checked by _non_blocking)
-        call = self._begin(copy, None, start, deadline_at)
-        try:
-            response = call.run(self._send, (copy, until, []))
-        except CallFailed as failure:
-            return self._failed(failure)
-        waiting = self._working(finder, response)
-        if waiting is None:
-            return self._recorded(call, response)
-        sent, task = waiting
-        reader = self._reader(finder, sent, _peer_of(copy), deadline_at)
-        settled = drive(reader.settling(task), self.guard, reader.peer)
-        return self._recorded(call, finder.answer(settled))
 
     def close(self) -> None:
         """Close the inner transport."""
@@ -917,42 +907,26 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request)
-        if finder is not None:
-            return await self._without_blocking(finder, start, deadline_at, until)
-        plain = self._plain_success(request)
-        args: tuple[Any, ...] = (request, until, [])
+        finder = self._non_blocking(request)  # see GuardTransport._handle
+        plain = None if finder is not None else self._plain_success(request)
+        sent = request if finder is None else finder.non_blocking() or request
+        args: tuple[Any, ...] = (sent, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             left = None if until is None else max(0.0, until - self.guard.clock())
             first = await aattempt_once(self._send, args, None, left)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
-        call = self._begin(request, plain, start, deadline_at)
+        call = self._begin(sent, plain, start, deadline_at)
         try:
             response = await call.arun(self._send, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
+        if finder is not None:  # answered as the blocking send would have been
+            waiting = self._waiting(finder, response, deadline_at)
+            if waiting is not None:
+                response = finder.answer(await adrive(waiting, self.guard, _peer_of(sent)))
         return self._recorded(call, response)
-
-    async def _without_blocking(
-        self, finder: HttpLookup, start: float, deadline_at: float | None, until: float | None
-    ) -> httpx.Response:
-        """The send asked not to block (see `GuardTransport._without_blocking`)."""
-        copy = finder.non_blocking()
-        assert copy is not None  # noqa: S101 (checked by _non_blocking)
-        call = self._begin(copy, None, start, deadline_at)
-        try:
-            response: httpx.Response = await call.arun(self._send, (copy, until, []))
-        except CallFailed as failure:
-            return self._failed(failure)
-        waiting = self._working(finder, response)
-        if waiting is None:
-            return self._recorded(call, response)
-        sent, task = waiting
-        reader = self._reader(finder, sent, _peer_of(copy), deadline_at)
-        settled = await adrive(reader.settling(task), self.guard, reader.peer)
-        return self._recorded(call, finder.answer(settled))
 
     async def aclose(self) -> None:
         """Close the inner transport."""
