@@ -45,7 +45,7 @@ from a2a_client_errors._errors import (
 from a2a_client_errors._foreign_codes import data_reason, data_retry_after, read_generation
 from a2a_client_errors._httpx import header_triples, read_content
 from a2a_client_errors._operations import OPERATIONS, ResultShape, rest_operation
-from a2a_client_errors._parsing import INVALID, parse_json
+from a2a_client_errors._parsing import INVALID, envelope, parse_json
 from a2a_client_errors._reasons import (
     A2A_DOMAIN,
     ERROR_INFO_TYPE,
@@ -899,7 +899,24 @@ def from_response(
         return None if ok else _bare(response, limits, "")
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
     if body[0] in _JSON_FIRST or body.lstrip()[:1] in _JSON_STARTS:
-        parsed = parse_json(body)
+        parsed: object = None
+        if ok and len(body) >= _ENVELOPE_FROM and operation is None and keep is None:
+            # Nothing but its error is kept of a 2xx body: its envelope may stand for it. Not
+            # for one whose head names an error: an error is read faster by parsing it whole.
+            head = (
+                envelope(body)
+                if body[0] == _BRACE and body.find(b'"error"', 0, _ERROR_WITHIN) == -1
+                else None
+            )
+            if head is _INVALID:
+                parsed = head  # not JSON to the parser that would parse it whole
+            elif type(head) is dict:
+                if "error" not in head and ("jsonrpc" not in head or "result" in head):
+                    return None  # a result (below), its values never built
+                if _stands_for_body(head):
+                    parsed = head
+        if parsed is None:
+            parsed = parse_json(body)
     else:
         content_type = response.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
@@ -952,6 +969,32 @@ def from_response(
 
 
 _JSON_FIRST: Final = frozenset(b"{[")
+_BRACE: Final = ord("{")
+_ENVELOPE_FROM: Final = 512
+"""The smallest 2xx body whose envelope is read in its place (`_stands_for_body`): a smaller
+one costs about as much to parse whole."""
+_ERROR_WITHIN: Final = 128
+"""The head of a body looked at for an ``"error"`` member before its envelope is read: a
+JSON-RPC error names it after ``jsonrpc`` and ``id``, a result never. A guess, for speed only:
+an envelope that holds an error stands for its body as well (`_stands_for_body`)."""
+
+
+def _stands_for_body(head: dict[str, Any]) -> bool:
+    """Whether a body's `envelope` tells what the body itself would, to `from_response`.
+
+    It does for a result (no ``error``; a ``result`` if ``jsonrpc``), for a JSON-RPC
+    response, whose error `_from_body` reads from ``error``, ``jsonrpc``, ``id`` and
+    ``result`` alone (whether ``result`` is null), and for an HTTP+JSON error (``error`` an
+    object: a Status) or a legacy one (``error`` a name, and ``message``). Any other body may
+    be a problem details or a Status at the top level, read from members the envelope does
+    not keep: it is parsed whole.
+    """
+    return (
+        "jsonrpc" in head
+        or "error" not in head
+        or "id" in head
+        or isinstance(head["error"], (dict, str))
+    )
 
 
 _JSON_STARTS: Final = frozenset({b"{", b"["})

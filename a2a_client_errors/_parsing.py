@@ -30,6 +30,12 @@ The other two are found before parsing, at the speed of ``memchr``, and such a b
 
 ``json`` reads what it is given to the interpreter's recursion limit, so a body it reads for
 one of those reasons is not held to the 200 levels. Either way the body is parsed once.
+
+Where only a body's envelope matters (a 2xx answer classified, none of it kept), `envelope`
+reads it in the parse's place: the same parser, the same rules, every member validated, but
+only the envelope's members built as Python objects. A success's task is never built, which
+is most of what parsing it costs. A body it cannot settle (JSON that is not an object) is
+then parsed whole: read twice, the first time building nothing.
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ import json
 import json.scanner
 from typing import Any, Final, cast
 
-from pydantic_core import from_json
+from pydantic_core import SchemaValidator, ValidationError, from_json
+from pydantic_core import core_schema as cs
 
-__all__ = ["INVALID", "MAX_DEPTH", "parse_json"]
+__all__ = ["ENVELOPE_MEMBERS", "INVALID", "MAX_DEPTH", "envelope", "parse_json"]
 
 
 class _Invalid:
@@ -101,6 +108,53 @@ def parse_json(raw: bytes) -> object:
         return from_json(raw, cache_strings="keys")
     except ValueError:
         return INVALID
+
+
+ENVELOPE_MEMBERS: Final = ("error", "jsonrpc", "id", "message", "result")
+"""The members `envelope` keeps (``result`` as ``{}`` when it is an object)."""
+
+_NO_MEMBERS: Final = cs.typed_dict_schema({}, extra_behavior="ignore")
+"""Any JSON object, its members read (validated) and kept as none."""
+_ANY: Final = cs.any_schema()
+_ENVELOPE: Final = SchemaValidator(
+    cs.typed_dict_schema(
+        {
+            **{
+                name: cs.typed_dict_field(_ANY, required=False)
+                for name in ENVELOPE_MEMBERS
+                if name != "result"
+            },
+            "result": cs.typed_dict_field(
+                cs.union_schema([_NO_MEMBERS, _ANY], mode="left_to_right"), required=False
+            ),
+        },
+        extra_behavior="ignore",
+    )
+)
+"""A JSON object's envelope: `ENVELOPE_MEMBERS`, an object ``result`` kept as ``{}``, every
+other member read and dropped."""
+
+
+def envelope(raw: bytes) -> dict[str, Any] | _Invalid | None:
+    """``raw``'s envelope, read as `parse_json` reads it, without building the rest of it.
+
+    ``raw`` is read by the same parser (jiter), with the same rules and to the same depth,
+    but only `ENVELOPE_MEMBERS` are kept: the others are validated and dropped before any
+    Python object is built for them, and an object ``result`` is kept as ``{}`` (a success's
+    task is most of its cost). `INVALID` when ``raw`` is not JSON to that parser, so not to
+    `parse_json` either. None when it is JSON but not an object, or one `parse_json` gives to
+    ``json`` (a lone surrogate escape, many escapes, a long number): then it is to be parsed
+    whole.
+    """
+    if (_BACKSLASH in raw and _escapes_for_json(raw)) or (
+        len(raw) > _MAX_DIGITS and _may_hold_long_number(raw)
+    ):
+        return None
+    try:
+        return _ENVELOPE.validate_json(raw)  # type: ignore[no-any-return]
+    except ValidationError as exc:  # not JSON (too deep included), or not an object
+        first = exc.errors(include_url=False, include_context=False, include_input=False)[0]
+        return INVALID if first["type"] == "json_invalid" else None
 
 
 def _json_loads(raw: bytes) -> object:
