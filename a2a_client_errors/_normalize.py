@@ -899,7 +899,6 @@ def from_response(
         return None if ok else _bare(response, limits, "")
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
     if body[0] in _JSON_FIRST or body.lstrip()[:1] in _JSON_STARTS:
-        parsed: object = None
         if ok and len(body) >= _ENVELOPE_FROM and operation is None and keep is None:
             # Nothing but its error is kept of a 2xx body: its envelope may stand for it. Not
             # for one whose head names an error: an error is read faster by parsing it whole.
@@ -908,14 +907,13 @@ def from_response(
                 if body[0] == _BRACE and body.find(b'"error"', 0, _ERROR_WITHIN) == -1
                 else None
             )
-            if head is _INVALID:
-                parsed = head  # not JSON to the parser that would parse it whole
-            elif type(head) is dict:
+            if type(head) is dict:
                 if "error" not in head and ("jsonrpc" not in head or "result" in head):
                     return None  # a result (below), its values never built
-                if _stands_for_body(head):
-                    parsed = head
-        if parsed is None:
+                parsed = head if _stands_for_body(head) else parse_json(body)
+            else:  # INVALID: not JSON to the parser that would parse it whole
+                parsed = parse_json(body) if head is None else head
+        else:
             parsed = parse_json(body)
     else:
         content_type = response.headers.get("content-type", "")

@@ -153,8 +153,7 @@ def envelope(raw: bytes) -> dict[str, Any] | _Invalid | None:
     try:
         return _ENVELOPE.validate_json(raw)  # type: ignore[no-any-return]
     except ValidationError as exc:  # not JSON (too deep included), or not an object
-        first = exc.errors(include_url=False, include_context=False, include_input=False)[0]
-        return INVALID if first["type"] == "json_invalid" else None
+        return INVALID if exc.errors()[0]["type"] == "json_invalid" else None
 
 
 def _json_loads(raw: bytes) -> object:
