@@ -894,12 +894,13 @@ def from_response(
         if status in (204, 205) or _request_method(response) == "DELETE":
             return None
         return _invalid("the success response has an empty body", status, _hint(response))
-    if len(body) > limits.max_body:
+    size = len(body)
+    if size > limits.max_body:
         # Too large to read: an error is known by its status, a success is not inspected.
         return None if ok else _bare(response, limits, "")
     # JSON bodies start with { or [; sniffing spares a header lookup on the hot path.
     if body[0] in _JSON_FIRST or body.lstrip()[:1] in _JSON_STARTS:
-        if ok and len(body) >= _ENVELOPE_FROM and operation is None and keep is None:
+        if ok and size >= _ENVELOPE_FROM and operation is None and keep is None:
             # Nothing but its error is kept of a 2xx body: its envelope may stand for it. Not
             # for one whose head names an error: an error is read faster by parsing it whole.
             head = (
