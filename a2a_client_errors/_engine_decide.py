@@ -45,6 +45,7 @@ from a2a_client_errors._lookup import (
     Unresolved,
     card_dedupe,
     find_sent,
+    stepwise,
 )
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._policy import Decision, GiveUp
@@ -543,7 +544,8 @@ class DecisionCore(CallState):
                 )
                 found = _searched(lookup, searched)
                 if isinstance(found, Found):
-                    found = Found((yield from lookup.finding(found.value)))
+                    finding = stepwise(lookup.finding(found.value), "ReadSteps.finding")
+                    found = Found((yield from finding))
             else:
                 searched = yield from self.guard.reads(
                     search, lookup.ask, agent=lookup.agent, deadline_at=until

@@ -41,6 +41,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from a2a_client_errors._dedupe_card import read_dedupe_mark, read_dedupe_params
@@ -91,6 +92,7 @@ __all__ = [
     "own_context",
     "parse_timestamp",
     "reading",
+    "stepwise",
     "within_ttl",
 ]
 
@@ -1167,8 +1169,9 @@ def _read(
         if steps is None:
             answer = yield Ask(query, left, ask)
         else:
+            read = stepwise(steps(query, left), "ReadSteps.asking")
             try:
-                answer = yield from steps(query, left)
+                answer = yield from read
             except Exception as exc:  # the read failed: judged, as a failed Ask is
                 answer = Failed(exc)
         if not isinstance(answer, Failed):
@@ -1188,6 +1191,17 @@ def _read(
         if not _fits(verdict, clock, deadline_at):
             return Unanswered("the deadline came before the read was retried")
         yield Sleep(verdict)
+
+
+def stepwise(steps: object, name: str) -> Generator[Effect, Any, Any]:
+    """``steps`` itself, a generator: what a `ReadSteps` method must give (else TypeError).
+
+    A plain value iterated as effects would be carried out as nonsense (a dict's keys); a door
+    that returns one from ``asking`` or ``finding`` is told so, and its look-up fails.
+    """
+    if not isinstance(steps, GeneratorType):
+        raise TypeError(f"{name} must be a generator function; it gave {type(steps).__name__}")
+    return steps
 
 
 def _answered(exc: Exception) -> bool:

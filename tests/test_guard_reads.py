@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
+from a2a_client_errors._effects import Exchange
 from a2a_client_errors._failures import OutcomeUnknown
 from a2a_client_errors._guard import CallShape, Guard
 from a2a_client_errors._lookup import (
@@ -28,6 +29,9 @@ from a2a_client_errors._lookup import (
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._retry import RetryBudget
 from a2a_client_errors.testing import FakeClock, RecordingHook
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 MID = "m-1"
 REFUSED = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}}
@@ -106,11 +110,51 @@ class Peer:
         return self()
 
 
+class StepsReader:
+    """The same script as a door's `ReadSteps`: each query one `Exchange` for its sender.
+
+    It is no `TaskReader` (it has no ``ask`` and no ``found``): the engine carries out its
+    reads, through the sender (sync, or a coroutine function), as effects of the call.
+    """
+
+    def __init__(self, script: Reader, *, sender_async: bool) -> None:
+        self.script = script
+        self.sent, self.elsewhere, self.agent = script.sent, script.elsewhere, script.agent
+        self.view = script.view
+        self.sender = self._asend if sender_async else self._send
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.script, name)  # what the tests read of the script (asked, cards)
+
+    def _send(self, need: tuple[Any, float | None]) -> Any:
+        return Reader.ask(self.script, *need)
+
+    async def _asend(self, need: tuple[Any, float | None]) -> Any:
+        await asyncio.sleep(0)
+        return Reader.ask(self.script, *need)
+
+    def asking(
+        self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
+    ) -> Generator[Any, Any, Any]:
+        """One query: one Exchange; what the sender raised goes through (the read failed)."""
+        return (yield Exchange((query, timeout), self.sender))
+
+    def finding(self, raw: Any) -> Generator[Any, Any, Any]:
+        """The call's answer: nothing more to read."""
+        yield from ()
+        return Reader.found(self.script, raw)
+
+
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+LOOKUPS = pytest.mark.parametrize("mode", ["sync", "async", "steps", "asteps"])
+"""A look-up's reader asked in one call (sync, async) or as steps (a sync or async sender)."""
 
 
-def make(mode: str, *answers: object, elsewhere: bool = False, card: Any = None) -> Reader:
+def make(mode: str, *answers: object, elsewhere: bool = False, card: Any = None) -> Any:
     """A scripted reader of the mode."""
+    if mode in ("steps", "asteps"):
+        script = Reader(*answers, elsewhere=elsewhere, card=card)
+        return StepsReader(script, sender_async=mode == "asteps")
     cls = Reader if mode == "sync" else AsyncReader
     return cls(*answers, elsewhere=elsewhere, card=card)
 
@@ -122,12 +166,10 @@ def guard(clock: FakeClock, **kwargs: Any) -> Guard:
     return Guard(clock=clock, sleep=clock.sleep, **kwargs)
 
 
-async def call(
-    mode: str, g: Guard, attempt: Peer, reader: Reader, *, peer: str | None = None
-) -> Any:
+async def call(mode: str, g: Guard, attempt: Peer, reader: Any, *, peer: str | None = None) -> Any:
     """A SendMessage under the Guard with the reader as its look-up."""
     shape = CallShape("SendMessage", sent=reader.sent, lookup=reader)
-    if mode == "sync":
+    if mode in ("sync", "steps"):
         return g.begin(peer=peer, shape=shape).run(attempt)
     return await g.begin(peer=peer, shape=shape).arun(attempt.acall)
 
@@ -143,7 +185,7 @@ def clock_fixture() -> FakeClock:
     return FakeClock()
 
 
-@MODES
+@LOOKUPS
 async def test_a_found_task_is_the_readers_answer(mode: str, clock: FakeClock) -> None:
     """The search finds the task the message started; the reader builds the call's answer."""
     reader = make(mode, page(task("t-1", (MID, True))))
@@ -153,7 +195,7 @@ async def test_a_found_task_is_the_readers_answer(mode: str, clock: FakeClock) -
     assert [type(q) for q, _ in reader.asked] == [ListTasksQuery]
 
 
-@MODES
+@LOOKUPS
 async def test_a_failed_read_is_retried_after_its_backoff(mode: str, clock: FakeClock) -> None:
     """A look-up read lost to the network is asked again after the policy's backoff."""
     reader = make(mode, httpx.ReadError("reset"), page(task("t-1", (MID, True))))
@@ -163,7 +205,7 @@ async def test_a_failed_read_is_retried_after_its_backoff(mode: str, clock: Fake
     assert clock.sleeps == [pytest.approx(g.policy.backoff.delay(1, 0.5))]
 
 
-@MODES
+@LOOKUPS
 async def test_each_read_is_bounded_by_the_look_ups_time(mode: str, clock: FakeClock) -> None:
     """Every query is asked with the time left before the look-up must end."""
     reader = make(mode, page(task("t-1", (MID, True))))
@@ -171,7 +213,7 @@ async def test_each_read_is_bounded_by_the_look_ups_time(mode: str, clock: FakeC
     assert reader.asked[0][1] == pytest.approx(4.0)
 
 
-@MODES
+@LOOKUPS
 async def test_a_refused_listing_is_not_retried_and_is_learnt(mode: str, clock: FakeClock) -> None:
     """ListTasks refused (no such method): no retry, OutcomeUnknown, the agent is unlisted."""
     error = normalize(httpx.Response(200, json=REFUSED), operation="ListTasks")
@@ -186,7 +228,7 @@ async def test_a_refused_listing_is_not_retried_and_is_learnt(mode: str, clock: 
     assert g.facts("agent").unlisted
 
 
-@MODES
+@LOOKUPS
 async def test_an_answer_of_the_wrong_shape_is_not_retried(mode: str, clock: FakeClock) -> None:
     """A read whose answer says nothing (no error in it) ends the search, unresolved."""
     reader = make(mode, ReadFailedError("ListTasks did not answer with tasks"))
@@ -199,7 +241,7 @@ CONTRACT = ExactlyOnce(recheck_after=0, listed_within={"agent": 0.0})
 """A listing contract for peer "agent": absence, read to the end, allows a resend at once."""
 
 
-@MODES
+@LOOKUPS
 async def test_not_there_is_never_resent_without_the_agents_word(
     mode: str, clock: FakeClock
 ) -> None:
@@ -215,7 +257,7 @@ async def test_not_there_is_never_resent_without_the_agents_word(
     assert hook.resolutions == ["unresolved"]
 
 
-@MODES
+@LOOKUPS
 async def test_not_there_elsewhere_is_not_proof(mode: str, clock: FakeClock) -> None:
     """Absence seen on another interface (maybe its own store) is not proven: nothing resent."""
     reader = make(mode, page(task("t-9", ("other", True))), elsewhere=True)
@@ -226,7 +268,7 @@ async def test_not_there_elsewhere_is_not_proof(mode: str, clock: FakeClock) -> 
     assert "another interface" in caught.value.why
 
 
-@MODES
+@LOOKUPS
 async def test_not_there_under_a_listing_contract_is_resent(mode: str, clock: FakeClock) -> None:
     """Absence read to the end, on an agent with a declared contract: the call goes again."""
     hook = RecordingHook()
@@ -237,7 +279,7 @@ async def test_not_there_under_a_listing_contract_is_resent(mode: str, clock: Fa
     assert hook.resolutions == ["resent"]
 
 
-@MODES
+@LOOKUPS
 async def test_a_listing_contract_waits_its_time_before_absence_counts(
     mode: str, clock: FakeClock
 ) -> None:
@@ -250,7 +292,7 @@ async def test_a_listing_contract_waits_its_time_before_absence_counts(
     assert len(reader.asked) > 1
 
 
-@MODES
+@LOOKUPS
 async def test_an_agent_known_to_answer_with_messages_is_not_resent(
     mode: str, clock: FakeClock
 ) -> None:
@@ -265,7 +307,7 @@ async def test_an_agent_known_to_answer_with_messages_is_not_resent(
     assert "answers messages with a Message" in caught.value.why
 
 
-@MODES
+@LOOKUPS
 async def test_an_agent_advertising_deduplication_is_resent_at_once(
     mode: str, clock: FakeClock
 ) -> None:
@@ -281,7 +323,7 @@ async def test_an_agent_advertising_deduplication_is_resent_at_once(
     assert hook.resolutions == ["deduplicating"]
 
 
-@MODES
+@LOOKUPS
 async def test_the_second_look_never_waits_past_the_deadline(mode: str, clock: FakeClock) -> None:
     """A recheck pause longer than the time left ends the look-up, unslept."""
     reader = make(mode, page(task("t-9", ("other", True))))
@@ -293,7 +335,7 @@ async def test_the_second_look_never_waits_past_the_deadline(mode: str, clock: F
     assert clock.now() < 2.0
 
 
-@MODES
+@LOOKUPS
 async def test_a_full_outage_costs_about_one_request_per_call(mode: str, clock: FakeClock) -> None:
     """Every answer lost, every look-up read failing: once the budget is spent, one each."""
     budget = RetryBudget(clock=clock)
@@ -367,7 +409,7 @@ async def test_a_wait_without_a_deadline_gives_up_after_its_timeout(clock: FakeC
     assert 20.0 <= clock.now() < 30.0
 
 
-@MODES
+@LOOKUPS
 async def test_answered_is_told_a_success_and_never_breaks_it(
     mode: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -405,7 +447,7 @@ CARD = {
 }
 
 
-@MODES
+@LOOKUPS
 async def test_a_card_advertising_deduplication_resends_without_a_search(
     mode: str, clock: FakeClock
 ) -> None:
@@ -421,7 +463,7 @@ async def test_a_card_advertising_deduplication_resends_without_a_search(
     assert g.facts("agent").deduplicates
 
 
-@MODES
+@LOOKUPS
 async def test_a_card_alone_does_not_allow_a_resend(mode: str, clock: FakeClock) -> None:
     """A card claiming deduplication no answer confirmed (a stale card): searched, not resent."""
     hook = RecordingHook()
@@ -435,7 +477,7 @@ async def test_a_card_alone_does_not_allow_a_resend(mode: str, clock: FakeClock)
     assert g.facts("agent").dedupe_ttl == 60.0
 
 
-@MODES
+@LOOKUPS
 async def test_a_resend_past_the_advertised_ttl_is_not_made(mode: str, clock: FakeClock) -> None:
     """A confirmed deduplication covers a resend only inside its ttl: past it, looked up."""
     hook = RecordingHook()
@@ -463,7 +505,7 @@ async def test_a_resend_past_the_advertised_ttl_is_not_made(mode: str, clock: Fa
     assert hook.resolutions == ["found"]
 
 
-@MODES
+@LOOKUPS
 async def test_the_card_is_read_once_per_peer(mode: str, clock: FakeClock) -> None:
     """A card that says nothing is not read again: the look-up searches."""
     g = guard(clock)
@@ -474,7 +516,7 @@ async def test_the_card_is_read_once_per_peer(mode: str, clock: FakeClock) -> No
     assert g.facts("agent").card_read
 
 
-@MODES
+@LOOKUPS
 async def test_a_deduplicating_agent_out_of_attempts_is_searched(
     mode: str, clock: FakeClock
 ) -> None:
@@ -485,3 +527,37 @@ async def test_a_deduplicating_agent_out_of_attempts_is_searched(
     assert await call(mode, g, Peer(), reader, peer="agent") == "answer of t-1"
     assert hook.resolutions == ["found"]
     assert g.facts("agent").deduplicates
+
+
+class PlainSteps(StepsReader):
+    """A door's ReadSteps written wrong: ``asking`` or ``finding`` returns a plain value."""
+
+    def __init__(self, script: Reader, *, wrong: str) -> None:
+        super().__init__(script, sender_async=False)
+        self.wrong = wrong
+
+    def asking(self, query: Any, timeout: float | None) -> Any:
+        """A dict in place of a generator when ``asking`` is the wrong one."""
+        if self.wrong == "asking":
+            return {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+        return super().asking(query, timeout)
+
+    def finding(self, raw: Any) -> Any:
+        """The answer itself in place of a generator when ``finding`` is the wrong one."""
+        if self.wrong == "finding":
+            return {"task": raw}
+        return super().finding(raw)
+
+
+@pytest.mark.parametrize("wrong", ["asking", "finding"])
+@pytest.mark.parametrize("mode", ["steps", "asteps"])
+async def test_steps_that_are_no_generator_fail_the_look_up(
+    wrong: str, mode: str, clock: FakeClock
+) -> None:
+    """A plain value is never carried out as effects: the look-up fails, nothing is resent."""
+    reader = PlainSteps(Reader(page(task("t-1", (MID, True)))), wrong=wrong)
+    peer = Peer(httpx.ReadError("reset"), "resent")
+    with pytest.raises(OutcomeUnknown) as caught:
+        await call(mode, guard(clock), peer, reader, peer="agent")
+    assert peer.calls == 1
+    assert "TypeError" in caught.value.why
