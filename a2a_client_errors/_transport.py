@@ -661,11 +661,12 @@ class _TransportBase:
         if attempt_until is not None:
             _bound_to(request, attempt_until - self.guard.clock())
 
-    def _non_blocking(self, request: httpx.Request) -> HttpLookup | None:
-        """The look-up of a unary send to go without blocking (see `ExactlyOnce.non_blocking`).
+    def _non_blocking(self, request: httpx.Request) -> tuple[HttpLookup, httpx.Request] | None:
+        """The look-up of a unary send to go without blocking, and the copy that is sent.
 
-        None for every other request, and when sends block: by default, sends block unless
-        the agent's tasks cannot be listed (then a lost answer could never be found).
+        See `ExactlyOnce.non_blocking`. None for every other request, and when sends block:
+        by default, sends block unless the agent's tasks cannot be listed (then a lost answer
+        could never be found).
         """
         guard = self.guard
         wanted = guard.exactly_once.non_blocking
@@ -683,7 +684,8 @@ class _TransportBase:
             finder = HttpLookup(request, body)
         except CannotLookError:
             return None
-        return finder if finder.non_blocking() is not None else None
+        copy = finder.non_blocking()
+        return None if copy is None else (finder, copy)
 
     def _waiting(
         self,
@@ -816,9 +818,11 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request)  # a send to go without blocking, then waited for
-        plain = None if finder is not None else self._plain_success(request)
-        sent = request if finder is None else finder.non_blocking() or request
+        without_blocking = self._non_blocking(request)  # sent so, then its task waited for
+        if without_blocking is None:
+            finder, sent, plain = None, request, self._plain_success(request)
+        else:
+            (finder, sent), plain = without_blocking, None
         args: tuple[Any, ...] = (sent, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
@@ -907,9 +911,11 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        finder = self._non_blocking(request)  # see GuardTransport._handle
-        plain = None if finder is not None else self._plain_success(request)
-        sent = request if finder is None else finder.non_blocking() or request
+        without_blocking = self._non_blocking(request)  # see GuardTransport._handle
+        if without_blocking is None:
+            finder, sent, plain = None, request, self._plain_success(request)
+        else:
+            (finder, sent), plain = without_blocking, None
         args: tuple[Any, ...] = (sent, until, [])
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
