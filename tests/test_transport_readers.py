@@ -61,6 +61,11 @@ def _post(mode: str, handler: Callable[[httpx.Request], httpx.Response], body: A
 
 
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+BASE_EXCEPTIONS = pytest.mark.parametrize(
+    ("mode", "error"),
+    [("sync", KeyboardInterrupt), ("async", KeyboardInterrupt), ("async", asyncio.CancelledError)],
+)
+"""What goes through a read whichever door: an interrupt, and in the async one a cancellation."""
 
 
 @MODES
@@ -75,10 +80,7 @@ def test_a_card_read_that_raises_is_no_card(mode: str, caplog: pytest.LogCapture
     assert "the agent card could not be read (ConnectError)" in caplog.text
 
 
-@pytest.mark.parametrize(
-    ("mode", "error"),
-    [("sync", KeyboardInterrupt), ("async", KeyboardInterrupt), ("async", asyncio.CancelledError)],
-)
+@BASE_EXCEPTIONS
 def test_a_base_exception_from_a_card_read_goes_through(
     mode: str, error: type[BaseException]
 ) -> None:
@@ -89,10 +91,7 @@ def test_a_base_exception_from_a_card_read_goes_through(
     assert len(agent.sends) == 1  # never resent
 
 
-@pytest.mark.parametrize(
-    ("mode", "error"),
-    [("sync", KeyboardInterrupt), ("async", KeyboardInterrupt), ("async", asyncio.CancelledError)],
-)
+@BASE_EXCEPTIONS
 def test_a_base_exception_from_a_subscription_goes_through(
     mode: str, error: type[BaseException]
 ) -> None:
