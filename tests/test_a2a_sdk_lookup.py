@@ -10,6 +10,7 @@ import pytest
 from a2a.types import a2a_pb2
 from a2a.utils import errors as sdk
 
+from a2a_client_errors._engine import adrive
 from a2a_client_errors._guard import Guard
 from a2a_client_errors._lookup import (
     ExactlyOnce,
@@ -75,10 +76,15 @@ class FakeClient:
 
 
 def reader(
-    client: FakeClient, *, others: tuple[FakeClient, ...] = (), found: Any = None
+    client: FakeClient, *, others: tuple[FakeClient, ...] = (), finding: Any = None
 ) -> SdkLookup:
     """An SdkLookup on ``client``."""
-    return SdkLookup(client, "ctx", SentMessage("m1"), found=found, others=others)
+    return SdkLookup(client, "ctx", SentMessage("m1"), finding=finding, others=others)
+
+
+async def ask(look: SdkLookup, query: Any, timeout: float | None) -> Any:
+    """One query's read: ``look.asking``'s steps, carried out by the engine's async driver."""
+    return await adrive(look.asking(query, timeout), Guard(), "p")
 
 
 def test_sent_of_a_message() -> None:
@@ -101,7 +107,7 @@ def test_task_view_of_a_sdk_task() -> None:
 async def test_list_tasks_asks_no_artifacts_and_the_bounds() -> None:
     """ListTasks: page size, no artifacts, the history bound, the context, the caller's context."""
     client = FakeClient([task("t1", "other"), task("t2", "m1")])
-    page = await reader(client).ask(ListTasksQuery("ctx-1", "tok", 10, 4), None)
+    page = await ask(reader(client), ListTasksQuery("ctx-1", "tok", 10, 4), None)
     assert isinstance(page, TaskPage)
     assert page.tasks == (task("t1", "other"), task("t2", "m1"))
     assert (page.total_size, page.next_page_token) == (7, "")
@@ -116,7 +122,7 @@ async def test_list_tasks_asks_no_artifacts_and_the_bounds() -> None:
 async def test_list_tasks_without_context_or_history_bound() -> None:
     """No context and no bound: neither is set on the request."""
     client = FakeClient([])
-    await reader(client).ask(ListTasksQuery(None, "", 50, None), 3.0)
+    await ask(reader(client), ListTasksQuery(None, "", 50, None), 3.0)
     (request,) = client.asked
     assert request.context_id == ""
     assert not request.HasField("history_length")
@@ -125,7 +131,7 @@ async def test_list_tasks_without_context_or_history_bound() -> None:
 async def test_get_task_reads_the_whole_history() -> None:
     """GetTask of a follow-up's task, without a history bound, with the caller's context."""
     client = FakeClient([task("t1", "m0", "m1")])
-    assert await reader(client).ask(GetTaskQuery("t1"), None) == task("t1", "m0", "m1")
+    assert await ask(reader(client), GetTaskQuery("t1"), None) == task("t1", "m0", "m1")
     assert client.asked[0].id == "t1"
     assert not client.asked[0].HasField("history_length")
     assert client.contexts == ["ctx"]
@@ -134,14 +140,14 @@ async def test_get_task_reads_the_whole_history() -> None:
 async def test_get_task_the_agent_says_is_missing_is_none() -> None:
     """TaskNotFoundError from the agent: the task is not there."""
     client = FakeClient([], get_raises=sdk.TaskNotFoundError("gone"))
-    assert await reader(client).ask(GetTaskQuery("t1"), None) is None
+    assert await ask(reader(client), GetTaskQuery("t1"), None) is None
 
 
 async def test_other_failures_propagate_to_be_judged() -> None:
     """Any other failure is raised, for the Guard to retry or end the search."""
     client = FakeClient([], get_raises=sdk.InternalError("boom"))
     with pytest.raises(sdk.InternalError):
-        await reader(client).ask(GetTaskQuery("t1"), None)
+        await ask(reader(client), GetTaskQuery("t1"), None)
 
 
 async def test_a_read_longer_than_its_time_is_cut() -> None:
@@ -152,7 +158,7 @@ async def test_a_read_longer_than_its_time_is_cut() -> None:
             await asyncio.Event().wait()
 
     with pytest.raises(asyncio.TimeoutError):
-        await reader(Hanging([])).ask(ListTasksQuery(None, "", 1, None), 0.01)
+        await ask(reader(Hanging([])), ListTasksQuery(None, "", 1, None), 0.01)
 
 
 async def test_an_unwell_interface_is_left_for_the_next_and_the_look_up_is_elsewhere() -> None:
@@ -160,7 +166,7 @@ async def test_an_unwell_interface_is_left_for_the_next_and_the_look_up_is_elsew
     down = FakeClient([], list_raises=httpx.ConnectError("refused"))
     up = FakeClient([task("t2", "m1")])
     look = reader(down, others=(up,))
-    page = await look.ask(ListTasksQuery(None, "", 5, None), None)
+    page = await ask(look, ListTasksQuery(None, "", 5, None), None)
     assert page.tasks == (task("t2", "m1"),)
     assert look.elsewhere
     assert look.client is up
@@ -171,26 +177,30 @@ async def test_a_refusal_is_not_taken_elsewhere() -> None:
     refused = FakeClient([], list_raises=sdk.UnsupportedOperationError("no"))
     look = reader(refused, others=(FakeClient([]),))
     with pytest.raises(sdk.UnsupportedOperationError):
-        await look.ask(ListTasksQuery(None, "", 5, None), None)
+        await ask(look, ListTasksQuery(None, "", 5, None), None)
     assert not look.elsewhere
 
 
-async def test_found_builds_the_calls_answer() -> None:
-    """found() is the task itself, or what the door builds from it."""
+async def test_finding_builds_the_calls_answer() -> None:
+    """finding() is the task itself, or what the door's steps build from it."""
 
-    async def built(raw: Any, whole: bool) -> Any:
+    def built(raw: Any, whole: bool) -> Any:
         return ("built", raw.id, whole)
+        yield  # steps with no effect of their own
 
-    assert await reader(FakeClient([])).found(task("t")) == task("t")
+    guard = Guard()
+    assert await adrive(reader(FakeClient([])).finding(task("t")), guard, "p") == task("t")
     # a task from a listing: not read whole (the door reads it again)
-    assert await reader(FakeClient([]), found=built).found(task("t")) == ("built", "t", False)
+    found = reader(FakeClient([]), finding=built).finding(task("t"))
+    assert await adrive(found, guard, "p") == ("built", "t", False)
 
 
 async def test_a_guard_runs_the_search_with_the_reader() -> None:
-    """find_sent through Guard.arun_reads with an SdkLookup finds the task the message started."""
+    """find_sent through Guard.reads, with an SdkLookup as steps, finds the task it started."""
     client = FakeClient([task("t1", "other"), task("t2", "m1")])
     look = reader(client)
     clock = FakeClock()
     guard = Guard(clock=clock, sleep=clock.sleep)
     search = find_sent(SentMessage("m1"), ExactlyOnce(), look.view)
-    assert await guard.arun_reads(search, look.ask, peer="p") == Found(task("t2", "m1"))
+    reads = guard.reads(search, None, agent="p", steps=look.asking)
+    assert await adrive(reads, guard, "p") == Found(task("t2", "m1"))

@@ -33,6 +33,7 @@ from a2a_client_errors import (
     PeerUnavailable,
     RetryExhausted,
 )
+from a2a_client_errors._engine import adrive
 from a2a_client_errors._lookup import ListTasksQuery
 from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
 from a2a_client_errors.integrations.a2a_sdk import GuardedClient, Interface, guard_client
@@ -568,7 +569,7 @@ async def test_a_look_up_asks_the_next_interface_when_one_is_unwell() -> None:
     dead = _Answering(httpx.ConnectError("refused"))
     live = _Answering()
     lookup = SdkLookup(dead, None, SentMessage("m1", "c1", None, 0.0), others=[live])
-    page = await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
+    page = await adrive(lookup.asking(ListTasksQuery("c1", "", 50, None), None), Guard(), "p")
     assert [task.id for task in page.tasks] == ["t1"]
     assert (dead.asked, live.asked) == (1, 1)
     assert lookup.elsewhere
@@ -581,7 +582,7 @@ async def test_a_look_up_the_agent_refuses_does_not_move() -> None:
     live = _Answering()
     lookup = SdkLookup(refusing, None, SentMessage("m1", "c1", None, 0.0), others=[live])
     with pytest.raises(httpx.HTTPStatusError):
-        await lookup.ask(ListTasksQuery("c1", "", 50, None), None)
+        await adrive(lookup.asking(ListTasksQuery("c1", "", 50, None), None), Guard(), "p")
     assert live.asked == 0
     assert not lookup.elsewhere
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 import httpx
 
 from a2a_client_errors._card_claims import CardClaims, read_card_claims, unsupported_by_card
-from a2a_client_errors._engine import AttemptCutShortError, Onward
+from a2a_client_errors._engine import AttemptCutShortError, Onward, adrive
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape, safe_peer
 from a2a_client_errors._failures import CallFailed, RetryExhausted
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, failure_for
@@ -111,11 +111,12 @@ from a2a_client_errors.integrations.a2a_sdk._lookup import SdkLookup, sent_of, t
 
 if TYPE_CHECKING:
     import contextlib
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping
     from types import TracebackType
 
     from typing_extensions import Self
 
+    from a2a_client_errors._effects import Effect
     from a2a_client_errors._journal import Entry
     from a2a_client_errors._policy import Decision
     from a2a_client_errors.integrations.a2a_sdk._answers import Read
@@ -477,7 +478,8 @@ class GuardedClient:
             since_lost=lambda: settings.wall_clock() - (sent_at or 0.0),
         )
         until = guard.clock() + guard.exactly_once.timeout
-        result = await guard.arun_reads(search, reader.ask, peer=self.peer, deadline_at=until)
+        reads = guard.reads(search, None, agent=self.peer, deadline_at=until, steps=reader.asking)
+        result = await adrive(reads, guard, self.peer)
         if isinstance(result, Found):
             return result.value
         if isinstance(result, Unresolved):
@@ -491,7 +493,7 @@ class GuardedClient:
         context: Any,
         sent: SentMessage,
         here: Interface | None = None,
-        found: Callable[[Any, bool], Awaitable[Any]] | None = None,
+        finding: Callable[[Any, bool], Generator[Effect, Any, Any]] | None = None,
     ) -> SdkLookup:
         """The reads over the interface ``here`` first, then the route's others, in order."""
         route = self._route
@@ -502,7 +504,7 @@ class GuardedClient:
             route.client_at(at),
             context,
             sent,
-            found=found,
+            finding=finding,
             card=self.card,
             agent=route.listed[at].peer,
             others=(client for client in clients if client is not None),
@@ -510,6 +512,12 @@ class GuardedClient:
         )
 
     async def _settled(
+        self, task: Any, sent: SentMessage, context: Any, until: float | None
+    ) -> Any:
+        """`_settling`, carried out on its own (a task sent without blocking, once answered)."""
+        return await adrive(self._settling(task, sent, context, until), self.guard, self.peer)
+
+    def _settling(
         self,
         task: Any,
         sent: SentMessage,
@@ -518,31 +526,34 @@ class GuardedClient:
         *,
         reread: bool = False,
         follow: bool = True,
-    ) -> Any:
-        """``task`` once settled (terminal or interrupted), read with GetTask until then.
+    ) -> Generator[Effect, Any, Any]:
+        """The steps of ``task`` once settled (terminal or interrupted), read with GetTask.
 
         What a blocking send would have answered, for a task found by a look-up or sent
         without blocking. At ``until`` (the Guard's deadline) the latest task read is the
         answer, settled or not; a read that fails is retried until then. With ``reread`` (a
         task found in a listing, without artifacts) it is read once whole first; without
-        ``follow``, that read is all.
+        ``follow``, that read is all. The reads are a wait's (`Guard.reads`), as effects of
+        the call that found the task, or of `_settled`.
         """
         if task_view(task).settled and not reread:
             return task
         reader = self._lookup(context, sent)
         latest = [task]
 
-        async def ask(
+        def asking(
             query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
-        ) -> Any:
-            answer = await reader.ask(query, timeout)
+        ) -> Generator[Effect, Any, Any]:
+            answer = yield from reader.asking(query, timeout)
             if answer is not None:
                 latest[0] = answer
             return answer
 
         guard = self.guard
         search = follow_task(task, guard.exactly_once, task_view, reread=reread, follow=follow)
-        await guard.arun_reads(search, ask, peer=self.peer, deadline_at=until, wait=True)
+        yield from guard.reads(
+            search, None, agent=self.peer, deadline_at=until, wait=True, steps=asking
+        )
         return latest[0]
 
     def _tell(
@@ -897,7 +908,7 @@ class GuardedClient:
             unary=unary,
             sent=sent,
             entry=entry,
-            settle=lambda task, reread: self._settled(
+            settling=lambda task, reread: self._settling(
                 task, sent, context, until, reread=reread, follow=waits
             ),
         )
@@ -1019,12 +1030,12 @@ class _Stream:
         unary: bool = False,
         sent: SentMessage | None = None,
         entry: Entry | None = None,
-        settle: Callable[[Any, bool], Awaitable[Any]] | None = None,
+        settling: Callable[[Any, bool], Generator[Effect, Any, Any]] | None = None,
     ) -> None:
         self.owner = owner
         self.sent = sent
         self.entry = entry  # what the Guard's journal records of a send, if it has one
-        self.settle = settle  # a unary task found by a look-up, read until it settles
+        self.settling = settling  # a unary task found by a look-up, read until it settles
         self.operation = operation
         self.open_stream = open_stream
         self.task_id = task_id
@@ -1121,7 +1132,7 @@ class _Stream:
             self.here = interface
             lookup = None
             if self.sent is not None and operation == "SendMessage":
-                lookup = owner._lookup(self.context, self.sent, interface, self._found)
+                lookup = owner._lookup(self.context, self.sent, interface, self._finding)
             entry = self.entry
             if entry is not None and operation == "SendMessage":
                 shape = CallShape(
@@ -1229,16 +1240,19 @@ class _Stream:
         """Whether this call asked the agent for a stream (not a unary send)."""
         return self.operation in _STREAMING_OPERATIONS and not self.unary
 
-    async def _found(self, task: Any, whole: bool) -> tuple[AsyncIterator[Any] | None, Any]:
+    def _finding(
+        self, task: Any, whole: bool
+    ) -> Generator[Effect, Any, tuple[AsyncIterator[Any] | None, Any]]:
         """The stream that the task a look-up found stands for (its first event, the task).
 
         A unary answer is the task, once it settles when the caller wanted a blocking send
-        (`GuardedClient.send_message`); a stream still working goes on by subscription, as
-        after an interruption.
+        (`GuardedClient.send_message`), its reads steps of the call that found it; a stream
+        still working goes on by subscription, as after an interruption.
         """
         outcome = task_outcome(task)
-        if self.settle is not None and (self.unary or (outcome is not None and outcome.is_final)):
-            task = await self.settle(task, not whole)  # a listing leaves artifacts out
+        settling = self.settling
+        if settling is not None and (self.unary or (outcome is not None and outcome.is_final)):
+            task = yield from settling(task, not whole)  # a listing leaves artifacts out
         first = line().task_event(task)
         outcome = task_outcome(first)
         if self.unary or (outcome is not None and outcome.is_final):

@@ -1,20 +1,22 @@
 """The look-up of an a2a-sdk SendMessage whose answer was lost, through the same client.
 
-`SdkLookup` is the `a2a_client_errors._lookup.TaskReader` of the guarded a2a-sdk client: it
+`SdkLookup` is the `a2a_client_errors._lookup.ReadSteps` of the guarded a2a-sdk client: it
 asks the queries of `a2a_client_errors._lookup.find_sent` (and `follow_task`) with the
 wrapped client's own ``get_task`` and ``list_tasks`` (so on the binding the client speaks,
-JSON-RPC, HTTP+JSON or gRPC, with its interceptors and credentials), one request each, never
-through the Guard's loop: the Guard retries a failed read itself, paid for from the peer's
-budget, within the deadline.
+JSON-RPC, HTTP+JSON or gRPC, with its interceptors and credentials), one request each. Its
+reads are steps: each request is an `Exchange` carried out by its one sender (`SdkLookup.send`),
+beside every other effect of the call, by the engine's driver. The Guard retries a failed read
+itself, paid for from the peer's budget, within the deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from a2a_client_errors._breaker import peer_unwell
+from a2a_client_errors._effects import Effect, Exchange
 from a2a_client_errors._lookup import (
     CardQuery,
     GetTaskQuery,
@@ -29,9 +31,9 @@ from a2a_client_errors._reasons import Reason
 from a2a_client_errors.integrations.a2a_sdk._compat import line
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Awaitable, Callable, Generator, Iterable
 
-__all__ = ["SdkLookup", "sent_of", "task_view"]
+__all__ = ["Query", "SdkLookup", "sent_of", "task_view"]
 
 
 def sent_of(message: Any, sent_at: float | None) -> SentMessage:
@@ -60,15 +62,23 @@ def task_view(task: Any) -> TaskView:
         return TaskView()
 
 
+class Query(NamedTuple):
+    """One read for `SdkLookup.send` to make: ``query`` asked of ``client``, within ``timeout``."""
+
+    client: Any
+    query: GetTaskQuery | ListTasksQuery
+    timeout: float | None
+
+
 class SdkLookup:
-    """The reads of one look-up (or wait) through an a2a-sdk client (a `TaskReader`).
+    """The reads of one look-up (or wait) through an a2a-sdk client (a `ReadSteps`).
 
     Args:
         client: the a2a-sdk client (unguarded).
         context: the call context the message was sent with.
         sent: the message looked for.
-        found: what the call answers with, given the task found and whether it was read
-            whole (by GetTask; a listing leaves artifacts out). None: the task itself.
+        finding: the steps of the call's answer, given the task found and whether it was
+            read whole (by GetTask; a listing leaves artifacts out). None: the task itself.
         card: the agent card the client holds (a `CardQuery` is answered with it).
         agent: the key what is learnt of the agent is kept under (the interface's peer key).
         others: clients of the agent's other interfaces (taken one at a time, when needed):
@@ -89,7 +99,7 @@ class SdkLookup:
         context: Any,
         sent: SentMessage,
         *,
-        found: Callable[[Any, bool], Awaitable[Any]] | None = None,
+        finding: Callable[[Any, bool], Generator[Effect, Any, Any]] | None = None,
         card: Any = None,
         agent: str = "",
         others: Iterable[Any] = (),
@@ -103,14 +113,14 @@ class SdkLookup:
         self.elsewhere = False
         self.card = card
         self.agent = agent
-        self._found = found
+        self._finding = finding
         self._others = iter(others)
         self._whole: Any = None  # the last task GetTask answered (read whole)
 
-    async def ask(
+    def asking(
         self, query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
-    ) -> Any:
-        """One read (see `TaskReader.ask`), over the next interface when this one is unwell.
+    ) -> Generator[Effect, Any, Any]:
+        """One read (`ReadSteps.asking`), over the next interface when this one is unwell.
 
         A `CardQuery` is answered with the card the client holds (nothing is sent).
         """
@@ -118,8 +128,7 @@ class SdkLookup:
             return self.card
         while True:
             try:
-                request = self._ask(self.client, query)
-                return await (request if timeout is None else asyncio.wait_for(request, timeout))
+                return (yield Exchange(Query(self.client, query, timeout), self.send))
             except ReadFailedError:  # noqa: PERF203 (one turn per interface, few)
                 raise  # not asked at all (A2A 0.3 has no ListTasks): no interface answers it
             except Exception as exc:
@@ -131,9 +140,17 @@ class SdkLookup:
                     raise
                 self.client, self.elsewhere = following, True  # a read: safe over any
 
-    async def found(self, task: Any) -> Any:
-        """The call's answer, given the task found."""
-        return task if self._found is None else await self._found(task, task is self._whole)
+    async def send(self, need: Query) -> Any:
+        """The sender of this reader's `Exchange` effects: one request, within its time."""
+        request = self._ask(need.client, need.query)
+        timeout = need.timeout
+        return await (request if timeout is None else asyncio.wait_for(request, timeout))
+
+    def finding(self, task: Any) -> Generator[Effect, Any, Any]:
+        """The steps of the call's answer, given the task found (`ReadSteps.finding`)."""
+        if self._finding is None:
+            return task
+        return (yield from self._finding(task, task is self._whole))
 
     def _read(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         return method if self._answered is None else self._answered(method)
