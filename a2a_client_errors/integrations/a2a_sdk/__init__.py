@@ -67,10 +67,7 @@ from a2a_client_errors._failures import CallFailed, RetryExhausted
 from a2a_client_errors._guard import CallShape, Guard, GuardedCall, failure_for
 from a2a_client_errors._journal import Made, entry_for, task_made
 from a2a_client_errors._lookup import (
-    CardQuery,
     Found,
-    GetTaskQuery,
-    ListTasksQuery,
     SentMessage,
     Unresolved,
     find_sent,
@@ -539,22 +536,14 @@ class GuardedClient:
         if task_view(task).settled and not reread:
             return task
         reader = self._lookup(context, sent)
-        latest = [task]
-
-        def asking(
-            query: GetTaskQuery | ListTasksQuery | CardQuery, timeout: float | None
-        ) -> Generator[Effect, Any, Any]:
-            answer = yield from reader.asking(query, timeout)
-            if answer is not None:
-                latest[0] = answer
-            return answer
-
         guard = self.guard
         search = follow_task(task, guard.exactly_once, task_view, reread=reread, follow=follow)
-        yield from guard.reads(
-            search, None, agent=self.peer, deadline_at=until, wait=True, steps=asking
+        # The wait's answer is the latest task read (`follow_task`), or ``task`` if none was.
+        return (
+            yield from guard.reads(
+                search, None, agent=self.peer, deadline_at=until, wait=True, steps=reader.asking
+            )
         )
-        return latest[0]
 
     def _tell(
         self,
