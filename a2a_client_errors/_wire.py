@@ -104,8 +104,18 @@ def _strings(value: object) -> tuple[str, ...]:
     return tuple(_text(v) for v in value) if isinstance(value, (list, tuple)) else ()
 
 
+def _metadata(value: object) -> dict[str, str]:
+    """`string_map` at its default limit, for a validator: one parameter, the value.
+
+    pydantic hands a validator with two positional parameters its ``ValidationInfo`` as the
+    second (before 2.8 it did so whatever that parameter's default), which `string_map` would
+    take for its limit.
+    """
+    return string_map(value)
+
+
 Text = Annotated[str, BeforeValidator(_text)]
-StringMap = Annotated[dict[str, str], BeforeValidator(string_map)]
+StringMap = Annotated[dict[str, str], BeforeValidator(_metadata)]
 
 _DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*s\s*$")
 

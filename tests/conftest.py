@@ -25,6 +25,7 @@ import pytest
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
+from a2a_client_errors import CallError, normalize
 from tests.sdk_lines import (
     LeftOut,
     asked_for,
@@ -151,6 +152,24 @@ NINE_ACTIONS: dict[str, str] = {
     "VERSION_NOT_SUPPORTED": "fix_request",
     "INVALID_AGENT_RESPONSE": "report",
 }
+
+
+# --- what is normalised ---------------------------------------------------------------------
+
+
+def error_of(x: object) -> CallError:
+    """normalize(x), which must be a CallError."""
+    found = normalize(x)
+    assert isinstance(found, CallError), f"expected a CallError, got {found!r}"
+    return found
+
+
+def raised_from(exc: BaseException, cause: BaseException) -> BaseException:
+    """``exc`` as raised ``from cause`` (its traceback and ``__cause__`` set)."""
+    try:
+        raise exc from cause
+    except BaseException as raised:
+        return raised
 
 
 # --- google.rpc details in JSON -------------------------------------------------------------

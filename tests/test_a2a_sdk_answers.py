@@ -62,6 +62,8 @@ try:
 except ImportError:  # a2a-sdk 0.3
     a2a_pb2 = None
 
+pytestmark = pytest.mark.a2a_sdk("0.3", "1")  # either line; none: left out
+
 ONE = a2a_pb2 is not None
 CARD_PATH = "/.well-known/agent-card.json"
 REST_STREAM = "/message:stream" if ONE else "/v1/message:stream"

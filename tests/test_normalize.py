@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import httpx
 import pytest
-from a2a.client.errors import A2AClientError, A2AClientTimeoutError
-from a2a.utils import errors as sdk
 from google.rpc import status_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,12 +33,14 @@ from tests.conftest import (
     bad_request,
     debug_info,
     error_info,
+    error_of,
     json_response,
     jsonrpc_error,
     jsonrpc_result,
     packed_bad_request,
     packed_error_info,
     packed_retry_info,
+    raised_from,
     retry_info,
     rpc_error,
     send_through,
@@ -52,13 +52,6 @@ from tests.conftest import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-
-def _error(x: object) -> CallError:
-    """normalize(x), which must be a CallError."""
-    found = normalize(x)
-    assert isinstance(found, CallError), f"expected a CallError, got {found!r}"
-    return found
 
 
 SPEC_METADATA = {"taskId": "task-123", "timestamp": "2025-11-09T10:30:00.000Z"}
@@ -80,7 +73,7 @@ SPEC_INFO = error_info("TASK_NOT_FOUND", metadata=SPEC_METADATA)
 )
 def test_jsonrpc_error_info_anywhere_in_data(data: Any) -> None:
     """The A2A ErrorInfo decides wherever it stands in ``data``, array or single object."""
-    found = _error(json_response(200, jsonrpc_error(-32001, "Task not found", data)))
+    found = error_of(json_response(200, jsonrpc_error(-32001, "Task not found", data)))
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.ERROR_INFO
     assert found.wire is WireShape.JSONRPC
@@ -105,7 +98,7 @@ def test_jsonrpc_error_info_anywhere_in_data(data: Any) -> None:
 )
 def test_jsonrpc_code_decides_without_error_info(error: dict[str, Any]) -> None:
     """With no ErrorInfo, the JSON-RPC code names the reason."""
-    found = _error(error)
+    found = error_of(error)
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.JSONRPC_CODE
     assert found.wire is WireShape.JSONRPC
@@ -116,7 +109,7 @@ def test_jsonrpc_code_decides_without_error_info(error: dict[str, Any]) -> None:
 @pytest.mark.parametrize("status", [200, 400, 404, 409, 500, 502, 503])
 def test_jsonrpc_error_on_any_http_status(status: int) -> None:
     """A JSON-RPC error is read the same on HTTP 200 and on 4xx/5xx: the code wins the status."""
-    found = _error(json_response(status, jsonrpc_error(-32004, "Streaming is not supported")))
+    found = error_of(json_response(status, jsonrpc_error(-32004, "Streaming is not supported")))
     assert found.reason is Reason.UNSUPPORTED_OPERATION
     assert found.source is Source.JSONRPC_CODE
     assert found.http_status == status
@@ -128,9 +121,9 @@ def test_jsonrpc_each_a2a_code(reason: str, code: int) -> None:
     """Each A2A JSON-RPC code, with and without its ErrorInfo, gives its reason and action."""
     bare = json_response(200, jsonrpc_error(code, "x"))
     full = json_response(200, jsonrpc_error(code, "x", [error_info(reason)]))
-    assert _error(bare).reason is Reason(reason)
-    assert _error(full).reason is Reason(reason)
-    assert _error(full).source is Source.ERROR_INFO
+    assert error_of(bare).reason is Reason(reason)
+    assert error_of(full).reason is Reason(reason)
+    assert error_of(full).source is Source.ERROR_INFO
     assert classify(bare).action == Action(NINE_ACTIONS[reason])
     assert classify(full).action == Action(NINE_ACTIONS[reason])
 
@@ -142,7 +135,7 @@ def test_jsonrpc_validation_error_example() -> None:
         "Invalid parameters",
         [bad_request(("message.parts", "at least one part is required"))],
     )
-    found = _error(json_response(200, body))
+    found = error_of(json_response(200, body))
     assert found.reason is Reason.INVALID_PARAMS
     assert found.source is Source.JSONRPC_CODE
     (detail,) = found.details
@@ -186,7 +179,7 @@ def test_jsonrpc_internal_error_retries() -> None:
 
 def test_jsonrpc_unassigned_a2a_code_has_no_reason() -> None:
     """A code in the A2A range that the spec leaves unassigned names no reason."""
-    found = _error(json_response(200, jsonrpc_error(-32050, "custom")))
+    found = error_of(json_response(200, jsonrpc_error(-32050, "custom")))
     assert found.reason is None
     assert found.jsonrpc_code == -32050
 
@@ -203,7 +196,7 @@ def test_status_json_spec_example(content_type: str) -> None:
         "The specified task ID does not exist or is not accessible",
         [SPEC_INFO],
     )
-    found = _error(json_response(404, body, content_type=content_type))
+    found = error_of(json_response(404, body, content_type=content_type))
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.ERROR_INFO
     assert found.wire is WireShape.STATUS_JSON
@@ -220,7 +213,7 @@ def test_status_json_spec_example(content_type: str) -> None:
 def test_status_json_each_a2a_reason(reason: str, grpc_name: str, http: int) -> None:
     """Each A2A error on HTTP+JSON (1.0.1 status) is told apart by its ErrorInfo reason."""
     response = json_response(http, status_body(http, grpc_name, "x", [error_info(reason)]))
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason(reason)
     assert found.source is Source.ERROR_INFO
     assert classify(response).action == Action(NINE_ACTIONS[reason])
@@ -240,7 +233,7 @@ def test_status_json_each_a2a_reason(reason: str, grpc_name: str, http: int) -> 
 )
 def test_status_json_error_info_anywhere(details: list[dict[str, Any]]) -> None:
     """The A2A ErrorInfo is found anywhere in ``details``; other domains do not count."""
-    found = _error(json_response(400, status_body(400, "FAILED_PRECONDITION", "x", details)))
+    found = error_of(json_response(400, status_body(400, "FAILED_PRECONDITION", "x", details)))
     assert found.reason is Reason.UNSUPPORTED_OPERATION
     assert found.source is Source.ERROR_INFO
     assert len(found.details) == len(details)
@@ -261,7 +254,7 @@ def test_status_json_foreign_domain_error_info_is_ignored(
     """An ErrorInfo of another domain never names the reason, even with an A2A-looking one."""
     details = [error_info(foreign, domain="googleapis.com", metadata={"service": "x"})]
     response = json_response(status, status_body(status, grpc_name, "x", details))
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is None
     assert found.domain is None
     assert dict(found.metadata) == {}
@@ -311,7 +304,7 @@ def test_problem_version_negotiation_example() -> None:
         "supportedVersions": ["0.3"],
     }
     response = json_response(400, body, content_type="application/problem+json")
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.VERSION_NOT_SUPPORTED
     assert found.source is Source.PROBLEM_TYPE
     assert found.wire is WireShape.PROBLEM_JSON
@@ -333,7 +326,7 @@ def test_problem_validation_example() -> None:
         ],
     }
     response = json_response(400, body, content_type="application/problem+json")
-    found = _error(response)
+    found = error_of(response)
     bad = [d for d in found.details if isinstance(d, BadRequest)]
     assert len(bad) == 1
     assert [(v.field, v.description) for v in bad[0].field_violations] == [
@@ -358,7 +351,7 @@ def test_problem_rc_type_uris(reason: str, http: int) -> None:
         "taskId": "task-1",
     }
     response = json_response(http, body, content_type="application/problem+json")
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason(reason)
     assert found.source is Source.PROBLEM_TYPE
     assert classify(response).action == Action(NINE_ACTIONS[reason])
@@ -387,7 +380,7 @@ def test_problem_rc_type_uris(reason: str, http: int) -> None:
 )
 def test_legacy_bodies_name_their_class(status: int, body: dict[str, Any], reason: str) -> None:
     """Pre-1.0 bodies naming an error class give that reason, from the body."""
-    found = _error(json_response(status, body))
+    found = error_of(json_response(status, body))
     assert found.reason is Reason(reason)
     assert found.source is Source.LEGACY_BODY
     assert found.wire is WireShape.LEGACY
@@ -413,7 +406,7 @@ def test_aspnet_problem_details_fall_back_to_status(
         "traceId": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
     }
     response = json_response(status, body, content_type="application/problem+json")
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is reason
     assert found.source is Source.STATUS_FALLBACK
     assert classify(response).action is action
@@ -448,7 +441,7 @@ def test_bare_statuses(
 ) -> None:
     """A status with no error shape (HTML, text, empty) is read by the status alone."""
     response = httpx.Response(status, content=content, headers={"content-type": "text/html"})
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is reason
     assert found.kind is kind
     assert found.wire is WireShape.BARE_STATUS
@@ -485,7 +478,7 @@ def test_grpc_full_trailer() -> None:
         packed_retry_info(1, 500_000_000),
         pushback_ms="2500",
     )
-    found = _error(exc)
+    found = error_of(exc)
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.ERROR_INFO
     assert found.wire is WireShape.GRPC
@@ -509,7 +502,7 @@ def test_grpc_each_a2a_reason_on_both_tables(reason: str, current: str, legacy: 
     """The trailer's reason decides on the 1.0.1 and the 1.0.0 code alike."""
     for name in (current, legacy):
         exc = rpc_error(grpc.StatusCode[name], "x", packed_error_info(reason))
-        found = _error(exc)
+        found = error_of(exc)
         assert found.reason is Reason(reason)
         assert found.source is Source.ERROR_INFO
         assert found.grpc_status == name
@@ -535,7 +528,7 @@ def test_grpc_each_a2a_reason_on_both_tables(reason: str, current: str, legacy: 
 def test_grpc_code_alone(name: str, reason: Reason | None, action: Action) -> None:
     """With no trailer, the gRPC code decides; only NOT_FOUND names an A2A reason."""
     exc = rpc_error(grpc.StatusCode[name], "x")
-    found = _error(exc)
+    found = error_of(exc)
     assert found.reason is reason
     assert found.source is Source.STATUS_FALLBACK
     assert found.grpc_status == name
@@ -557,7 +550,7 @@ def test_grpc_corrupt_trailer_is_classified_by_code(
 ) -> None:
     """Garbage in ``grpc-status-details-bin`` is ignored; the code still decides."""
     exc = rpc_error(grpc.StatusCode[name], "x", trailer=b"\xff\x00garbage\x12\x99\x01")
-    found = _error(exc)
+    found = error_of(exc)
     assert found.reason is reason
     assert found.source is Source.STATUS_FALLBACK
     assert found.details == ()
@@ -604,12 +597,12 @@ def test_grpc_retry_hints(retry_seconds: int | None, pushback: str | None, expec
     """
     details = [] if retry_seconds is None else [packed_retry_info(retry_seconds)]
     exc = rpc_error(grpc.StatusCode.UNAVAILABLE, "x", *details, pushback_ms=pushback)
-    assert _error(exc).retry_after == pytest.approx(expected)
+    assert error_of(exc).retry_after == pytest.approx(expected)
 
 
 def test_grpc_do_not_retry_pushback_gives_up_at_once() -> None:
     """A pushback of -1 on UNAVAILABLE: the policy plans no retry (the hint is too long)."""
-    error = _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1"))
+    error = error_of(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1"))
     decision = Policy().decide(error, attempt=1, max_attempts=3)
     assert decision.action is Action.RETRY
     assert decision.give_up is GiveUp.HINT_TOO_LONG
@@ -625,19 +618,12 @@ def test_google_rpc_status_message() -> None:
     """A ``google.rpc.Status`` protobuf is read like the gRPC trailer."""
     status = status_pb2.Status(code=9, message="x")
     status.details.add().Pack(packed_error_info("VERSION_NOT_SUPPORTED"))
-    found = _error(status)
+    found = error_of(status)
     assert found.reason is Reason.VERSION_NOT_SUPPORTED
     assert found.grpc_status == "FAILED_PRECONDITION"
 
 
 # --- transport exceptions -------------------------------------------------------------------
-
-
-def _raised_from(exc: BaseException, cause: BaseException) -> BaseException:
-    try:
-        raise exc from cause
-    except BaseException as raised:
-        return raised
 
 
 @pytest.mark.parametrize(
@@ -652,7 +638,7 @@ def _raised_from(exc: BaseException, cause: BaseException) -> BaseException:
         (TimeoutError("timed out"), TransportFailure.TIMEOUT, Action.RETRY),
         (ConnectionResetError(104, "reset"), TransportFailure.NETWORK, Action.RETRY),
         (
-            _raised_from(
+            raised_from(
                 httpx.ConnectError("handshake failed"),
                 ssl.SSLCertVerificationError(1, "certificate verify failed"),
             ),
@@ -676,7 +662,7 @@ def test_transport_exceptions(
     exc: BaseException, failure: TransportFailure, action: Action
 ) -> None:
     """Transport exceptions are kind transport, named by failure; TLS is reported, not retried."""
-    found = _error(exc)
+    found = error_of(exc)
     assert found.kind is ErrorKind.TRANSPORT
     assert found.transport is failure
     assert found.reason is None
@@ -692,96 +678,10 @@ def test_http_status_error_is_read_by_its_response() -> None:
     response = send_through(json_response(400, body))
     with pytest.raises(httpx.HTTPStatusError) as info:
         response.raise_for_status()
-    found = _error(info.value)
+    found = error_of(info.value)
     assert found.reason is Reason.TASK_NOT_CANCELABLE
     assert found.source is Source.ERROR_INFO
     assert found.http_status == 400
-
-
-# --- a2a-sdk exceptions ---------------------------------------------------------------------
-
-
-@pytest.mark.a2a_sdk("1")
-def test_sdk_task_not_found_with_data() -> None:
-    """a2a-sdk's TaskNotFoundError gives TASK_NOT_FOUND with its data as metadata."""
-    exc = sdk.TaskNotFoundError("x", data={"taskId": "t"})
-    found = _error(exc)
-    assert found.reason is Reason.TASK_NOT_FOUND
-    assert dict(found.metadata) == {"taskId": "t"}
-    assert classify(exc).action is Action.RECONCILE
-
-
-@pytest.mark.a2a_sdk("1")
-@pytest.mark.parametrize(
-    ("name", "reason", "action"),
-    [
-        ("TaskNotCancelableError", Reason.TASK_NOT_CANCELABLE, Action.RECONCILE),
-        ("UnsupportedOperationError", Reason.UNSUPPORTED_OPERATION, Action.DEGRADE),
-        (
-            "PushNotificationNotSupportedError",
-            Reason.PUSH_NOTIFICATION_NOT_SUPPORTED,
-            Action.DEGRADE,
-        ),
-        (
-            "ExtendedAgentCardNotConfiguredError",
-            Reason.EXTENDED_AGENT_CARD_NOT_CONFIGURED,
-            Action.DEGRADE,
-        ),
-        ("VersionNotSupportedError", Reason.VERSION_NOT_SUPPORTED, Action.FIX_REQUEST),
-        ("ContentTypeNotSupportedError", Reason.CONTENT_TYPE_NOT_SUPPORTED, Action.FIX_REQUEST),
-        (
-            "ExtensionSupportRequiredError",
-            Reason.EXTENSION_SUPPORT_REQUIRED,
-            Action.FIX_REQUEST,
-        ),
-        ("InvalidAgentResponseError", Reason.INVALID_AGENT_RESPONSE, Action.REPORT),
-        ("InvalidParamsError", Reason.INVALID_PARAMS, Action.FIX_REQUEST),
-        ("InternalError", Reason.INTERNAL_ERROR, Action.RETRY),
-        ("JSONParseError", Reason.PARSE_ERROR, Action.FIX_REQUEST),
-        ("InvalidRequestError", Reason.INVALID_REQUEST, Action.FIX_REQUEST),
-        ("MethodNotFoundError", Reason.METHOD_NOT_FOUND, Action.FIX_REQUEST),
-    ],
-    ids=str,
-)
-def test_sdk_error_classes(name: str, reason: Reason, action: Action) -> None:
-    """Each a2a-sdk error class gives its reason and default action."""
-    decision = classify(getattr(sdk, name)())
-    assert decision.reason is reason
-    assert decision.action is action
-
-
-@pytest.mark.a2a_sdk("1")
-def test_sdk_client_error_from_http_status_error() -> None:
-    """An A2AClientError raised from an HTTPStatusError gives the response's error."""
-    body = status_body(400, "FAILED_PRECONDITION", "x", [error_info("VERSION_NOT_SUPPORTED")])
-    response = send_through(json_response(400, body))
-    try:
-        response.raise_for_status()
-    except httpx.HTTPStatusError as cause:
-        exc = _raised_from(A2AClientError("HTTP error 400"), cause)
-    found = _error(exc)
-    assert found.reason is Reason.VERSION_NOT_SUPPORTED
-    assert found.source is Source.ERROR_INFO
-    assert found.http_status == 400
-
-
-@pytest.mark.a2a_sdk("1")
-def test_sdk_client_timeout() -> None:
-    """A2AClientTimeoutError is a transport timeout: retry."""
-    exc = A2AClientTimeoutError("Client Request timed out")
-    found = _error(exc)
-    assert found.kind is ErrorKind.TRANSPORT
-    assert found.transport is TransportFailure.TIMEOUT
-    assert classify(exc).action is Action.RETRY
-
-
-@pytest.mark.a2a_sdk("1")
-def test_sdk_client_error_from_connect_error() -> None:
-    """An A2AClientError raised from a ConnectError is that connect failure."""
-    exc = _raised_from(A2AClientError("Network error"), httpx.ConnectError("refused"))
-    found = _error(exc)
-    assert found.transport is TransportFailure.CONNECT
-    assert classify(exc).action is Action.RETRY
 
 
 # --- SSE (§9.4.2, notes 8) --------------------------------------------------------------------
@@ -801,7 +701,7 @@ def test_sse_jsonrpc_error_after_results() -> None:
             sse_data(error, event="error", event_id="3"),
         ]
     )
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.UNSUPPORTED_OPERATION
     assert found.source is Source.ERROR_INFO
     assert found.jsonrpc_code == -32004
@@ -815,7 +715,7 @@ def test_sse_status_error_event(event: str | None) -> None:
     response = sse_response(
         [sse_data({"task": task("TASK_STATE_WORKING")}), sse_data(payload, event=event)]
     )
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.ERROR_INFO
 
@@ -836,7 +736,7 @@ def test_sse_all_results_is_none() -> None:
 def test_sse_non_json_data_is_invalid_agent_response() -> None:
     """An event whose data is not JSON breaks the protocol: INVALID_AGENT_RESPONSE."""
     response = sse_response([sse_data(STATUS_UPDATE), "data: {not json"])
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.INVALID_AGENT_RESPONSE
     assert classify(response).action is Action.REPORT
 
@@ -845,7 +745,7 @@ def test_sse_multiline_data_is_joined() -> None:
     """An event's ``data:`` lines are joined with newlines before parsing."""
     error = json.dumps(jsonrpc_error(-32001, "x"), indent=1).splitlines()
     response = sse_response(["\n".join(f"data: {line}" for line in error)])
-    assert _error(response).reason is Reason.TASK_NOT_FOUND
+    assert error_of(response).reason is Reason.TASK_NOT_FOUND
 
 
 def test_sse_body_holding_unicode_line_separators_is_read_event_by_event() -> None:
@@ -870,7 +770,7 @@ def test_sse_body_holding_unicode_line_separators_is_read_event_by_event() -> No
             f"data: {json.dumps(error, ensure_ascii=False)}\n\n"
         ).encode(),
     )
-    assert _error(broken).reason is Reason.TASK_NOT_FOUND
+    assert error_of(broken).reason is Reason.TASK_NOT_FOUND
 
 
 def test_sse_body_with_a_line_past_its_cap_is_invalid() -> None:
@@ -884,7 +784,7 @@ def test_sse_body_with_a_line_past_its_cap_is_invalid() -> None:
 
 def test_sse_event_data_as_dict() -> None:
     """One SSE event's parsed data is classified like a body."""
-    assert _error(jsonrpc_error(-32003, "push")).reason is Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
+    assert error_of(jsonrpc_error(-32003, "push")).reason is Reason.PUSH_NOTIFICATION_NOT_SUPPORTED
 
 
 # --- success responses that break the protocol, and task outcomes ------------------------------
@@ -910,7 +810,7 @@ def test_broken_success_response_is_invalid_agent_response(
 ) -> None:
     """A 200 that is not JSON, not UTF-8, or a broken envelope is INVALID_AGENT_RESPONSE."""
     response = httpx.Response(200, content=content, headers={"content-type": content_type})
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.INVALID_AGENT_RESPONSE
     assert found.source is Source.INVALID_RESPONSE
     assert found.kind is ErrorKind.PROTOCOL
@@ -1012,7 +912,7 @@ def test_plain_values_are_results() -> None:
 )
 def test_auth_comes_first(x: object) -> None:
     """401/403, UNAUTHENTICATED/PERMISSION_DENIED and auth reasons are auth, whatever else."""
-    found = _error(x)
+    found = error_of(x)
     assert found.kind is ErrorKind.AUTH
     assert classify(x).action is Action.AUTH
 
@@ -1020,7 +920,7 @@ def test_auth_comes_first(x: object) -> None:
 def test_error_info_beats_a_different_jsonrpc_code() -> None:
     """ErrorInfo's reason wins over a JSON-RPC code that names another reason."""
     body = jsonrpc_error(-32001, "Task not found", [error_info("TASK_NOT_CANCELABLE")])
-    found = _error(json_response(200, body))
+    found = error_of(json_response(200, body))
     assert found.reason is Reason.TASK_NOT_CANCELABLE
     assert found.source is Source.ERROR_INFO
     assert found.jsonrpc_code == -32001
@@ -1042,7 +942,7 @@ def test_error_info_beats_the_http_status(
 ) -> None:
     """ErrorInfo's reason wins over an HTTP status (and gRPC name) that says otherwise."""
     response = json_response(status, status_body(status, grpc_name, "x", [error_info(reason)]))
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason(reason)
     assert found.source is Source.ERROR_INFO
     assert classify(response).action is action
@@ -1063,14 +963,14 @@ def test_error_info_beats_the_http_status(
 )
 def test_jsonrpc_code_beats_problem_type(body: dict[str, Any]) -> None:
     """A JSON-RPC code wins over a problem type URI in the same body."""
-    found = _error(json_response(400, body, content_type="application/problem+json"))
+    found = error_of(json_response(400, body, content_type="application/problem+json"))
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.JSONRPC_CODE
 
 
 def test_jsonrpc_code_beats_http_status() -> None:
     """A JSON-RPC code wins over an HTTP status that names another reason."""
-    found = _error(json_response(404, jsonrpc_error(-32002, "x")))
+    found = error_of(json_response(404, jsonrpc_error(-32002, "x")))
     assert found.reason is Reason.TASK_NOT_CANCELABLE
     assert found.source is Source.JSONRPC_CODE
 
@@ -1078,7 +978,7 @@ def test_jsonrpc_code_beats_http_status() -> None:
 def test_problem_type_beats_http_status() -> None:
     """A problem type URI wins over the status (the 1.0.0 502 is not INVALID_AGENT_RESPONSE)."""
     body = {"type": PROBLEM_PREFIX + "task-not-found", "status": 502, "detail": "x"}
-    found = _error(json_response(502, body, content_type="application/problem+json"))
+    found = error_of(json_response(502, body, content_type="application/problem+json"))
     assert found.reason is Reason.TASK_NOT_FOUND
     assert found.source is Source.PROBLEM_TYPE
 
@@ -1096,7 +996,7 @@ def test_problem_type_beats_http_status() -> None:
 )
 def test_message_text_is_never_parsed(x: dict[str, Any], reason: Reason | None) -> None:
     """A message naming a reason never decides it."""
-    assert _error(x).reason is reason
+    assert error_of(x).reason is reason
 
 
 @pytest.mark.parametrize(
@@ -1128,7 +1028,7 @@ def test_error_info_aliases_canonicalise(alias: str, reason: Reason, action: Act
 )
 def test_unknown_error_info_reason_is_kept_and_reported(x: dict[str, Any]) -> None:
     """An unknown A2A-domain reason is kept as sent, beats code and status, and is reported."""
-    found = _error(x)
+    found = error_of(x)
     assert found.reason == "QUOTA_GONE"
     assert not isinstance(found.reason, Reason)
     assert found.source is Source.ERROR_INFO
@@ -1141,7 +1041,7 @@ def test_first_a2a_error_info_without_reason_is_skipped() -> None:
     body = status_body(
         400, "FAILED_PRECONDITION", "x", [error_info(""), error_info("UNSUPPORTED_OPERATION")]
     )
-    assert _error(body).reason is Reason.UNSUPPORTED_OPERATION
+    assert error_of(body).reason is Reason.UNSUPPORTED_OPERATION
 
 
 # --- server hints ---------------------------------------------------------------------------
@@ -1187,7 +1087,7 @@ DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
 def test_retry_after_headers(headers: dict[str, str], expected: float | None) -> None:
     """Retry-After (seconds or HTTP-date) and retry-after-ms become seconds; junk is ignored."""
     for status in (429, 503):
-        found = _error(httpx.Response(status, headers=headers))
+        found = error_of(httpx.Response(status, headers=headers))
         assert found.retry_after == (pytest.approx(expected) if expected is not None else None)
         assert classify(httpx.Response(status, headers=headers)).retry_after == found.retry_after
 
@@ -1205,9 +1105,12 @@ def test_retry_after_headers(headers: dict[str, str], expected: float | None) ->
 def test_retry_info_json_and_headers(delay: str, headers: dict[str, str], expected: float) -> None:
     """RetryInfo ``retryDelay`` in JSON counts as a hint; with headers, the largest wins."""
     body = status_body(503, "UNAVAILABLE", "x", [retry_info(delay)])
-    assert _error(json_response(503, body, headers=headers)).retry_after == pytest.approx(expected)
+    assert error_of(json_response(503, body, headers=headers)).retry_after == pytest.approx(
+        expected
+    )
     rpc = jsonrpc_error(-32603, "x", [retry_info(delay)])
-    assert _error(json_response(200, rpc, headers=headers)).retry_after == pytest.approx(expected)
+    found = error_of(json_response(200, rpc, headers=headers))
+    assert found.retry_after == pytest.approx(expected)
 
 
 # --- the CallError record -------------------------------------------------------------------
@@ -1215,14 +1118,14 @@ def test_retry_info_json_and_headers(delay: str, headers: dict[str, str], expect
 
 def test_call_error_is_frozen() -> None:
     """A CallError cannot be changed after it is built."""
-    found = _error(jsonrpc_error(-32001, "x"))
+    found = error_of(jsonrpc_error(-32001, "x"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         found.reason = Reason.TASK_NOT_CANCELABLE  # type: ignore[misc]
 
 
 def test_str_escapes_control_and_bidi_characters() -> None:
     """str(error) shows escape sequences and bidi overrides escaped, never raw."""
-    found = _error(jsonrpc_error(-32001, "red \x1b[31malert\u202e txt\nnext"))
+    found = error_of(jsonrpc_error(-32001, "red \x1b[31malert\u202e txt\nnext"))
     text = str(found)
     assert "\x1b" not in text
     assert "\u202e" not in text
@@ -1252,7 +1155,7 @@ def test_escape(raw: str, escaped: str) -> None:
 
 def test_str_escapes_an_unknown_reason() -> None:
     """An unknown reason is peer text too: str(error) escapes it."""
-    found = _error(status_body(400, "X", "m", [error_info("EVIL\u202e\x1b[2J")]))
+    found = error_of(status_body(400, "X", "m", [error_info("EVIL\u202e\x1b[2J")]))
     assert found.reason == "EVIL\u202e\x1b[2J"
     text = str(found)
     assert "\u202e" not in text
@@ -1261,7 +1164,7 @@ def test_str_escapes_an_unknown_reason() -> None:
 
 def test_call_error_copies_with_replace() -> None:
     """A CallError is a frozen dataclass: dataclasses.replace gives a changed copy."""
-    found = _error(jsonrpc_error(-32001, "x", [bad_request(("a", "b"))]))
+    found = error_of(jsonrpc_error(-32001, "x", [bad_request(("a", "b"))]))
     copy = dataclasses.replace(found, http_status=200, retry_after=1.0)
     assert (copy.http_status, copy.retry_after) == (200, 1.0)
     assert copy.reason is found.reason
@@ -1278,15 +1181,15 @@ def test_decision_str_escapes_too() -> None:
 
 def test_error_properties() -> None:
     """is_a2a, is_known and is_a2a_domain describe the reason and where it came from."""
-    nine = _error(status_body(400, "X", "x", [error_info("VERSION_NOT_SUPPORTED")]))
+    nine = error_of(status_body(400, "X", "x", [error_info("VERSION_NOT_SUPPORTED")]))
     assert (nine.is_a2a, nine.is_known, nine.is_a2a_domain) == (True, True, True)
-    extra = _error(jsonrpc_error(-32602, "x"))
+    extra = error_of(jsonrpc_error(-32602, "x"))
     assert (extra.is_a2a, extra.is_known, extra.is_a2a_domain) == (False, True, False)
 
 
 def test_debug_info_is_kept_but_not_rendered() -> None:
     """A DebugInfo detail is kept, and its stack never appears in str(error)."""
-    found = _error(jsonrpc_error(-32603, "boom", [debug_info("SECRET TRACE")]))
+    found = error_of(jsonrpc_error(-32603, "boom", [debug_info("SECRET TRACE")]))
     assert any(isinstance(d, DebugInfo) for d in found.details)
     assert "SECRET TRACE" not in str(found)
 
@@ -1781,7 +1684,7 @@ def test_odd_data_beside_a_code_never_raises_and_never_hints_wrongly(  # noqa: P
 NOT_SENT, NOT_PROCESSED, UNKNOWN = Delivery.NOT_SENT, Delivery.NOT_PROCESSED, Delivery.UNKNOWN
 
 
-def _expected(reason: Reason) -> Delivery:
+def expected_delivery(reason: Reason) -> Delivery:
     """An A2A reason the agent sent: refused, but for the three that may follow done work."""
     unknown = (Reason.INTERNAL_ERROR, Reason.UNKNOWN_ERROR, Reason.INVALID_AGENT_RESPONSE)
     return UNKNOWN if reason in unknown else NOT_PROCESSED
@@ -1794,25 +1697,25 @@ GRPC_UNKNOWN = ("CANCELLED", "UNKNOWN", "DEADLINE_EXCEEDED", "INTERNAL", "DATA_L
 def test_every_grpc_code_has_its_delivery(code: grpc.StatusCode) -> None:
     """A gRPC status without details: unknown for the codes that may follow done work."""
     expected = UNKNOWN if code.name in GRPC_UNKNOWN else NOT_PROCESSED
-    assert _error(rpc_error(code, "x")).delivery is expected
+    assert error_of(rpc_error(code, "x")).delivery is expected
 
 
 def test_grpc_unavailable_with_details_is_not_processed() -> None:
     """UNAVAILABLE with a status trailer is the server's; bare, it may be a reset connection."""
     with_details = rpc_error(grpc.StatusCode.UNAVAILABLE, "busy", packed_retry_info(1))
-    assert _error(with_details).delivery is NOT_PROCESSED
-    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "reset")).delivery is UNKNOWN
+    assert error_of(with_details).delivery is NOT_PROCESSED
+    assert error_of(rpc_error(grpc.StatusCode.UNAVAILABLE, "reset")).delivery is UNKNOWN
 
 
 def test_grpc_unavailable_with_a_pushback_is_not_processed() -> None:
     """UNAVAILABLE with grpc-retry-pushback-ms is the server's "not now"; INTERNAL stays unknown."""
-    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "busy", pushback_ms="250")).delivery is (
+    assert error_of(rpc_error(grpc.StatusCode.UNAVAILABLE, "busy", pushback_ms="250")).delivery is (
         NOT_PROCESSED
     )
-    assert _error(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1")).delivery is (
+    assert error_of(rpc_error(grpc.StatusCode.UNAVAILABLE, "x", pushback_ms="-1")).delivery is (
         NOT_PROCESSED
     )
-    assert _error(rpc_error(grpc.StatusCode.INTERNAL, "x", pushback_ms="250")).delivery is UNKNOWN
+    assert error_of(rpc_error(grpc.StatusCode.INTERNAL, "x", pushback_ms="250")).delivery is UNKNOWN
 
 
 class NotSentRpcError(FakeRpcError, NotSentError):
@@ -1821,36 +1724,19 @@ class NotSentRpcError(FakeRpcError, NotSentError):
 
 def test_not_sent_error_is_a_connect_failure_not_sent() -> None:
     """NotSentError, alone or as a cause, is not sent; a gRPC one keeps its status."""
-    alone = _error(NotSentError("no connection"))
+    alone = error_of(NotSentError("no connection"))
     assert (alone.kind, alone.transport, alone.delivery) == (
         ErrorKind.TRANSPORT,
         TransportFailure.CONNECT,
         NOT_SENT,
     )
     assert classify(NotSentError()).action is Action.RETRY
-    assert _error(_raised_from(httpx.ReadError("x"), NotSentError())).delivery is NOT_SENT
+    assert error_of(raised_from(httpx.ReadError("x"), NotSentError())).delivery is NOT_SENT
     for code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        found = _error(NotSentRpcError(code, "the channel could not connect"))
+        found = error_of(NotSentRpcError(code, "the channel could not connect"))
         assert (found.grpc_status, found.delivery) == (code.name, NOT_SENT)
         assert classify(NotSentRpcError(code)).action is Action.RETRY
-        assert _error(rpc_error(code, "the same, sent")).delivery is UNKNOWN
-
-
-@pytest.mark.a2a_sdk("1")
-def test_an_sdk_error_raised_from_a_not_sent_rpc_error_is_not_sent() -> None:
-    """a2a-sdk's A2AClientError (or timeout error) raised from the gRPC error: not sent."""
-    unavailable = NotSentRpcError(grpc.StatusCode.UNAVAILABLE, "not connected")
-    late = NotSentRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "not connected in time")
-    assert _error(_raised_from(A2AClientError("gRPC Error"), unavailable)).delivery is NOT_SENT
-    assert _error(_raised_from(A2AClientTimeoutError("timed out"), late)).delivery is NOT_SENT
-    try:
-        try:
-            raise unavailable
-        except NotSentRpcError:
-            raise A2AClientError("gRPC Error")  # noqa: B904 (a context only proves nothing)
-    except A2AClientError as exc:
-        found = _error(exc)
-    assert found.delivery is UNKNOWN
+        assert error_of(rpc_error(code, "the same, sent")).delivery is UNKNOWN
 
 
 # --- 503 and the server's own word -------------------------------------------------------------
@@ -1906,10 +1792,10 @@ def test_the_agents_own_503_is_not_processed(
 )
 def test_a_bare_503_is_unknown_and_a_hint_makes_it_not_processed(response: httpx.Response) -> None:
     """A proxy's 503 may follow a forwarded request; a Retry-After says the server refused it."""
-    assert _error(response).delivery is UNKNOWN
+    assert error_of(response).delivery is UNKNOWN
     assert classify(response, operation="SendMessage").action is Action.RETRY
     for hint in HINTS:
-        found = _error(_with(response, hint))
+        found = error_of(_with(response, hint))
         assert found.delivery is NOT_PROCESSED
         assert found.retry_after is not None
 
@@ -1927,7 +1813,7 @@ def test_no_hint_or_body_makes_500_502_504_not_processed(status: int, hint: dict
         json_response(status, {"code": 14, "message": "x", "details": []}),
     ]
     for response in answers:
-        assert _error(_with(response, hint)).delivery is UNKNOWN
+        assert error_of(_with(response, hint)).delivery is UNKNOWN
 
 
 @pytest.mark.parametrize(
@@ -1943,35 +1829,35 @@ def test_no_hint_or_body_makes_500_502_504_not_processed(status: int, hint: dict
 def test_a_503_whose_body_may_follow_done_work_stays_unknown(body: dict[str, Any]) -> None:
     """The server's own body on a 503 that says INTERNAL (or a reason like it): unknown."""
     for hint in ({}, {"Retry-After": "1"}):
-        assert _error(json_response(503, body, headers=hint)).delivery is UNKNOWN
+        assert error_of(json_response(503, body, headers=hint)).delivery is UNKNOWN
 
 
 def test_a_status_relayed_as_it_was_reads_as_its_grpc_code() -> None:
     """A top-level Status (a transcoder's relay, grpc-gateway) is judged as a gRPC call's."""
     relayed = {"code": 14, "message": "error reading from server: EOF", "details": []}
-    assert _error(json_response(503, relayed)).delivery is UNKNOWN
-    assert _error(relayed).delivery is UNKNOWN
-    assert _error(json_response(503, relayed, headers={"Retry-After": "1"})).delivery is (
+    assert error_of(json_response(503, relayed)).delivery is UNKNOWN
+    assert error_of(relayed).delivery is UNKNOWN
+    assert error_of(json_response(503, relayed, headers={"Retry-After": "1"})).delivery is (
         NOT_PROCESSED
     )
     with_retry_info = {**relayed, "details": [retry_info("1s")]}
-    assert _error(json_response(503, with_retry_info)).delivery is NOT_PROCESSED
+    assert error_of(json_response(503, with_retry_info)).delivery is NOT_PROCESSED
     refused = {"code": 3, "message": "bad request", "details": []}
-    assert _error(json_response(400, refused)).delivery is NOT_PROCESSED
+    assert error_of(json_response(400, refused)).delivery is NOT_PROCESSED
     wrapped = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
-    assert _error(wrapped).delivery is NOT_PROCESSED
+    assert error_of(wrapped).delivery is NOT_PROCESSED
 
 
 def test_a_503_event_in_a_stream_is_the_servers_word() -> None:
     """An SSE event carrying the server's UNAVAILABLE Status: not processed."""
     event = sse_data({"error": {"code": 503, "status": "UNAVAILABLE", "message": "busy"}})
-    assert _error(sse_response([event])).delivery is NOT_PROCESSED
+    assert error_of(sse_response([event])).delivery is NOT_PROCESSED
 
 
 def test_grpc_internal_with_details_stays_unknown() -> None:
     """INTERNAL is unknown with details too."""
     exc = rpc_error(grpc.StatusCode.INTERNAL, "x", packed_bad_request("f", "d"))
-    assert _error(exc).delivery is UNKNOWN
+    assert error_of(exc).delivery is UNKNOWN
 
 
 @pytest.mark.parametrize("reason", list(Reason), ids=str)
@@ -1979,7 +1865,7 @@ def test_grpc_a2a_reason_decides_the_delivery(reason: Reason) -> None:
     """A gRPC status with an A2A ErrorInfo: the reason decides, whatever the code."""
     for code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION):
         exc = rpc_error(code, "x", packed_error_info(reason.value))
-        assert _error(exc).delivery is _expected(reason)
+        assert error_of(exc).delivery is expected_delivery(reason)
 
 
 @pytest.mark.parametrize(
@@ -2007,9 +1893,9 @@ def test_grpc_a2a_reason_decides_the_delivery(reason: Reason) -> None:
 )
 def test_bare_http_status_delivery(status: int, expected: Delivery) -> None:
     """A bare status: 501/505 refused the call; 500/502/503/504 may follow done work."""
-    assert _error(httpx.Response(status)).delivery is expected
+    assert error_of(httpx.Response(status)).delivery is expected
     page = httpx.Response(status, text="<html>x</html>", headers={"content-type": "text/html"})
-    assert _error(page).delivery is expected
+    assert error_of(page).delivery is expected
 
 
 @pytest.mark.parametrize("reason", list(Reason), ids=str)
@@ -2017,9 +1903,9 @@ def test_bare_http_status_delivery(status: int, expected: Delivery) -> None:
 def test_error_info_reason_decides_the_delivery(reason: Reason, status: int) -> None:
     """An A2A ErrorInfo names the delivery whatever the HTTP status."""
     body = status_body(status, "INTERNAL", "x", [error_info(reason.value)])
-    found = _error(json_response(status, body))
+    found = error_of(json_response(status, body))
     assert found.source is Source.ERROR_INFO
-    assert found.delivery is _expected(reason)
+    assert found.delivery is expected_delivery(reason)
 
 
 @pytest.mark.parametrize(
@@ -2029,9 +1915,9 @@ def test_jsonrpc_code_decides_the_delivery(row: ReasonRow) -> None:
     """A JSON-RPC error code on HTTP 200 (or 500) names the delivery."""
     assert row.jsonrpc is not None
     for status in (200, 500):
-        found = _error(json_response(status, jsonrpc_error(row.jsonrpc, "x")))
+        found = error_of(json_response(status, jsonrpc_error(row.jsonrpc, "x")))
         assert found.reason is row.reason
-        assert found.delivery is _expected(row.reason)
+        assert found.delivery is expected_delivery(row.reason)
 
 
 @pytest.mark.parametrize(
@@ -2040,52 +1926,18 @@ def test_jsonrpc_code_decides_the_delivery(row: ReasonRow) -> None:
 def test_problem_type_decides_the_delivery(row: ReasonRow) -> None:
     """A problem+json type URI names the delivery, on a 500 too."""
     body = {"type": row.problem_type, "title": "x", "status": 500}
-    found = _error(json_response(500, body, content_type="application/problem+json"))
+    found = error_of(json_response(500, body, content_type="application/problem+json"))
     assert found.source is Source.PROBLEM_TYPE
-    assert found.delivery is _expected(row.reason)
+    assert found.delivery is expected_delivery(row.reason)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.reason.value)
 def test_legacy_body_decides_the_delivery(row: ReasonRow) -> None:
     """A pre-1.0 body naming the error class names the delivery, on a 500 too."""
     for body in ({"type": row.error}, {"error": f"io.a2a.spec.{row.error}", "message": "x"}):
-        found = _error(json_response(500, body))
+        found = error_of(json_response(500, body))
         assert found.source is Source.LEGACY_BODY
-        assert found.delivery is _expected(row.reason)
-
-
-@pytest.mark.a2a_sdk("1")
-@pytest.mark.parametrize(
-    "row", [row for row in ROWS if hasattr(sdk, row.error)], ids=lambda row: row.reason.value
-)
-def test_sdk_error_class_decides_the_delivery(row: ReasonRow) -> None:
-    """Each a2a-sdk error class names the delivery of its reason."""
-    found = _error(getattr(sdk, row.error)("x"))
-    assert found.reason is row.reason
-    assert found.delivery is _expected(row.reason)
-
-
-@pytest.mark.a2a_sdk("1")
-def test_every_sdk_error_class_is_in_the_delivery_table() -> None:
-    """The a2a-sdk error classes the table covers are all the sdk's A2A errors."""
-    covered = {row.error for row in ROWS if hasattr(sdk, row.error)}
-    assert len(covered) >= 13
-
-
-def _real_connect_error() -> httpx.ConnectError:
-    """A ConnectError as httpx raises it: mapped from httpcore, itself from the OS error."""
-    import httpcore
-
-    try:
-        try:
-            try:
-                raise ConnectionRefusedError(111, "Connection refused")
-            except ConnectionRefusedError as os_error:
-                raise httpcore.ConnectError(str(os_error)) from os_error
-        except httpcore.ConnectError as core:
-            raise httpx.ConnectError(str(core)) from core
-    except httpx.ConnectError as exc:
-        return exc
+        assert found.delivery is expected_delivery(row.reason)
 
 
 TRANSPORT_DELIVERY: list[tuple[BaseException, Delivery]] = [
@@ -2121,32 +1973,16 @@ TRANSPORT_DELIVERY: list[tuple[BaseException, Delivery]] = [
 )
 def test_transport_exception_delivery(exc: BaseException, expected: Delivery) -> None:
     """Raised before a byte could reach the agent: not sent; anything later: unknown."""
-    found = _error(exc)
+    found = error_of(exc)
     assert found.kind is ErrorKind.TRANSPORT
     assert found.delivery is expected
-
-
-@pytest.mark.parametrize(
-    ("exc", "expected"), TRANSPORT_DELIVERY, ids=[type(e).__name__ for e, _ in TRANSPORT_DELIVERY]
-)
-def test_transport_exception_in_an_sdk_client_error(exc: BaseException, expected: Delivery) -> None:
-    """An A2AClientError raised from a transport exception has that exception's delivery."""
-    wrapped = _raised_from(A2AClientError("Network communication error"), exc)
-    assert _error(wrapped).delivery is expected
-
-
-def test_httpx_connect_error_from_the_os_is_not_sent() -> None:
-    """A ConnectError mapped from httpcore from a refused connection is not sent, wrapped too."""
-    exc = _real_connect_error()
-    assert _error(exc).delivery is NOT_SENT
-    assert _error(_raised_from(A2AClientError("Network error"), exc)).delivery is NOT_SENT
 
 
 def test_an_invalid_url_from_a_real_client_is_not_sent() -> None:
     """Httpx refusing a URL before sending: not sent."""
     with httpx.Client() as client, pytest.raises(httpx.UnsupportedProtocol) as caught:
         client.post("ftp://agent.test/")
-    assert _error(caught.value).delivery is NOT_SENT
+    assert error_of(caught.value).delivery is NOT_SENT
 
 
 def test_read_error_while_handling_a_connect_error_is_unknown() -> None:
@@ -2157,25 +1993,8 @@ def test_read_error_while_handling_a_connect_error_is_unknown() -> None:
         except httpx.ConnectError:
             raise httpx.ReadError("reset by peer")  # noqa: B904 (the context is the point)
     except httpx.ReadError as exc:
-        found = _error(exc)
+        found = error_of(exc)
     assert found.delivery is UNKNOWN
-
-
-def test_a_wrapper_of_a_connect_error_by_context_only_is_unknown() -> None:
-    """A wrapper that does not say it was raised from the connect error proves nothing."""
-    try:
-        try:
-            raise httpx.ConnectError("refused")
-        except httpx.ConnectError:
-            raise A2AClientError("Network error")  # noqa: B904
-    except A2AClientError as exc:
-        found = _error(exc)
-    assert found.delivery is UNKNOWN
-
-
-def test_sdk_timeout_is_unknown() -> None:
-    """A2AClientTimeoutError may be a read timeout: unknown."""
-    assert _error(A2AClientTimeoutError("timed out")).delivery is UNKNOWN
 
 
 @pytest.mark.a2a_sdk("1")
@@ -2183,20 +2002,9 @@ def test_sdk_error_with_a_status_code_has_the_status_delivery() -> None:
     """An a2a-sdk error carrying an HTTP status has that status's delivery."""
     from a2a.client.errors import AgentCardResolutionError
 
-    assert _error(AgentCardResolutionError("x", status_code=429)).delivery is NOT_PROCESSED
-    assert _error(AgentCardResolutionError("x", status_code=503)).delivery is UNKNOWN  # bare
-    assert _error(AgentCardResolutionError("x", status_code=502)).delivery is UNKNOWN
-
-
-def test_sdk_error_from_a_json_decode_error_is_unknown() -> None:
-    """An A2AClientError raised from a body that is not JSON: the answer broke, unknown."""
-    try:
-        json.loads("<html>")
-    except ValueError as cause:
-        exc = _raised_from(A2AClientError("bad json"), cause)
-    found = _error(exc)
-    assert found.reason is Reason.INVALID_AGENT_RESPONSE
-    assert found.delivery is UNKNOWN
+    assert error_of(AgentCardResolutionError("x", status_code=429)).delivery is NOT_PROCESSED
+    assert error_of(AgentCardResolutionError("x", status_code=503)).delivery is UNKNOWN  # bare
+    assert error_of(AgentCardResolutionError("x", status_code=502)).delivery is UNKNOWN
 
 
 @pytest.mark.parametrize(
@@ -2210,7 +2018,7 @@ def test_sdk_error_from_a_json_decode_error_is_unknown() -> None:
 )
 def test_broken_success_body_is_unknown(response: httpx.Response) -> None:
     """A 2xx the client cannot read (INVALID_AGENT_RESPONSE): the agent answered, unknown."""
-    found = _error(response)
+    found = error_of(response)
     assert found.reason is Reason.INVALID_AGENT_RESPONSE
     assert found.source is Source.INVALID_RESPONSE
     assert found.delivery is UNKNOWN
@@ -2233,24 +2041,15 @@ def test_delivery_given_is_kept_and_reported() -> None:
     assert error.delivery is NOT_SENT
     assert error.to_dict()["delivery"] == "not_sent"
     refused = httpx.Response(503, headers={"Retry-After": "1"})
-    assert _error(refused).to_dict()["delivery"] == "not_processed"
+    assert error_of(refused).to_dict()["delivery"] == "not_processed"
 
 
 def test_dns_failure_is_a_connect_failure() -> None:
     """socket.gaierror (DNS) is a connect failure, retried, not an unjudged exception."""
     exc = socket.gaierror(-2, "Name or service not known")
-    found = _error(exc)
+    found = error_of(exc)
     assert found.transport is TransportFailure.CONNECT
     assert classify(exc).action is Action.RETRY
-
-
-def test_sdk_error_from_a_certificate_failure_is_tls_not_a_broken_answer() -> None:
-    """A certificate failure (a ValueError too) under an a2a-sdk error is TLS, not the peer's."""
-    cause = ssl.SSLCertVerificationError("certificate verify failed")
-    found = _error(_raised_from(A2AClientError("Network error"), cause))
-    assert found.transport is TransportFailure.TLS
-    assert found.reason is None
-    assert found.delivery is NOT_SENT
 
 
 class _UnprintableError(ValueError):

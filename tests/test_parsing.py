@@ -214,6 +214,24 @@ def test_parse_json_reads_what_the_two_step_parse_read(raw: bytes) -> None:
     read_as_before(raw)
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'"\\u00e9t\\u00e9"',
+        b'{"taskId": "\\u4efb\\u52a1-1"}',
+        b'{"\\r\\u0100": null}',
+        b'["\\u00c6\\u007f5~\\u0000", "\\ud83d\\ude00"]',
+    ],
+)
+def test_an_escaped_character_is_the_character(raw: bytes) -> None:
+    r"""A ``\u`` escape of a character past ASCII reads as that character, as ``json`` reads it.
+
+    pydantic-core 2.18.1 to 2.18.3 read ``"\u00e9"`` as ``"Ã©"`` (its UTF-8 bytes, each
+    taken for a character): the lowest release the package allows is past them.
+    """
+    assert parse_json(raw) == json.loads(raw)
+
+
 @settings(deadline=None, max_examples=120)
 @given(st.one_of(nested, long_numbers))
 def test_deep_bodies_and_long_numbers_read_as_before(raw: bytes) -> None:

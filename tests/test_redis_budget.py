@@ -800,6 +800,35 @@ def test_a_client_that_is_not_redis_py_is_refused() -> None:
         RedisRetryBudget(object())
 
 
+def _attempts(retry: Retry) -> int:
+    """How many times ``retry`` runs a command that keeps failing to connect."""
+    calls: list[None] = []
+
+    def command() -> None:
+        calls.append(None)
+        raise redis.ConnectionError
+
+    with pytest.raises(redis.ConnectionError):
+        retry.call_with_retry(command, lambda _: None)
+    return len(calls)
+
+
+async def _aattempts(retry: redis.asyncio.retry.Retry) -> int:
+    """`_attempts`, for an asyncio client's retry."""
+    calls: list[None] = []
+
+    async def command() -> None:
+        calls.append(None)
+        raise redis.ConnectionError
+
+    async def failed(_: Exception) -> None:
+        return None
+
+    with pytest.raises(redis.ConnectionError):
+        await retry.call_with_retry(command, failed)
+    return len(calls)
+
+
 def test_from_url_makes_clients_with_short_timeouts_and_no_retries(
     shared_redis: RedisServer, prefix: str
 ) -> None:
@@ -808,7 +837,7 @@ def test_from_url_makes_clients_with_short_timeouts_and_no_retries(
     settings_ = store.client.connection_pool.connection_kwargs
     assert settings_["socket_timeout"] == 0.25
     assert settings_["socket_connect_timeout"] == 0.25
-    assert store.client.get_retry().get_retries() == 0
+    assert _attempts(store.client.get_retry()) == 1
     assert (store.timeout, store.capacity, store.is_async) == (0.25, 3.0, False)
     assert store.get(PEER).try_spend()
     store.close()
@@ -816,7 +845,7 @@ def test_from_url_makes_clients_with_short_timeouts_and_no_retries(
     asynchronous = RedisRetryBudget.from_url(shared_redis.url, async_client=True)
     assert isinstance(asynchronous.client, redis.asyncio.Redis)
     assert asynchronous.is_async
-    assert asynchronous.client.get_retry().get_retries() == 0
+    assert asyncio.run(_aattempts(asynchronous.client.get_retry())) == 1
 
 
 def test_importing_the_package_never_imports_redis() -> None:
