@@ -15,6 +15,7 @@ none: a slot-less part of `GuardedCall`.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from dataclasses import replace
@@ -556,7 +557,7 @@ class DecisionCore(CallState):
                     if inspect.isawaitable(answer):
                         answer = yield Resolve(answer)
                     found = Found(answer)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
             return Unresolved("the look-up did not finish in time")
         except Exception as exc:  # a look-up that fails could not look
             return Unresolved(f"the look-up failed ({type(exc).__name__})")

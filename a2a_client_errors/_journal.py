@@ -16,6 +16,7 @@ keeps a request body: a record holds the body's digest (`digest_of`) and the mes
 from __future__ import annotations
 
 import atexit
+import contextlib
 import enum
 import hashlib
 import json
@@ -44,6 +45,7 @@ __all__ = [
     "HEAD",
     "SCHEMA_VERSION",
     "Entry",
+    "HeldConnection",
     "Journal",
     "JournalError",
     "JournalRecord",
@@ -51,6 +53,7 @@ __all__ = [
     "Made",
     "Recovery",
     "State",
+    "ThreadConnections",
     "digest_of",
     "entry_for",
     "message_id_for",
@@ -686,3 +689,65 @@ def own_closes(message_id: str | None = None, timeout: float = 10.0) -> bool:
         return done is None or done.wait(timeout)
     deadline = time.monotonic() + timeout
     return all(done.wait(max(0.0, deadline - time.monotonic())) for done in list(_CLOSING.values()))
+
+
+class HeldConnection:
+    """One thread's connection to a store, and the process that opened it.
+
+    A fork's child opens its own: the parent's is never used nor closed there. ``ending``
+    is the finalizer that closes it when its thread is gone (`ThreadConnections.add`).
+    """
+
+    __slots__ = ("__weakref__", "conn", "ending", "pid")
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.pid = os.getpid()
+        self.ending: weakref.finalize[Any, Any] | None = None
+
+    def close(self) -> None:
+        """Close it, in the process that opened it (whatever closing it raises is moot)."""
+        if self.ending is not None:
+            self.ending.detach()
+        if self.pid == os.getpid():
+            with contextlib.suppress(Exception):  # closing what may already be gone
+                self.conn.close()
+
+
+class ThreadConnections:
+    """The connections one store opened, one per thread: closed with it, or with their thread.
+
+    A thread that ends (a worker of a pool, a thread of the caller's) leaves no connection
+    open behind it, to be collected unclosed (Python 3.13 warns of an sqlite3 one). A
+    connection inherited through a fork is kept, never closed in the child (it is the
+    parent's), so that it is not collected as an unclosed connection either.
+    """
+
+    __slots__ = ("held", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.held: set[HeldConnection] = set()
+
+    def add(self, wrapper: HeldConnection) -> None:
+        """Hold ``wrapper``, the calling thread's, until that thread is gone."""
+        with self.lock:
+            self.held.add(wrapper)
+        wrapper.ending = weakref.finalize(threading.current_thread(), self.drop, wrapper)
+
+    def drop(self, wrapper: HeldConnection) -> None:
+        """Close ``wrapper`` and hold it no longer (in the process that opened it)."""
+        if wrapper.pid != os.getpid():
+            return
+        with self.lock:
+            self.held.discard(wrapper)
+        wrapper.close()
+
+    def close_all(self) -> None:
+        """Close every connection this process opened."""
+        pid = os.getpid()
+        with self.lock:
+            mine = [wrapper for wrapper in self.held if wrapper.pid == pid]
+            self.held.difference_update(mine)
+        for wrapper in mine:
+            wrapper.close()

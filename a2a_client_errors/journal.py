@@ -22,7 +22,6 @@ Stores: `SqliteJournal` here (several processes on one machine);
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import threading
@@ -36,6 +35,7 @@ from a2a_client_errors._journal import (
     DEFAULT_RETENTION,
     SCHEMA_VERSION,
     Entry,
+    HeldConnection,
     Journal,
     JournalError,
     JournalRecord,
@@ -43,6 +43,7 @@ from a2a_client_errors._journal import (
     Made,
     Recovery,
     State,
+    ThreadConnections,
     clip_note,
     digest_of,
     entry_for,
@@ -159,7 +160,8 @@ class SqliteJournal:
         self.durable = durable
         self.clock = clock
         self._local = threading.local()
-        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+        self._connections = ThreadConnections()
+        weakref.finalize(self, self._connections.close_all)  # a journal dropped unclosed
         self._ready = False
         self._ready_lock = threading.Lock()
         self._turn = threading.Event()  # never set: what a busy switch to WAL waits on
@@ -170,11 +172,19 @@ class SqliteJournal:
     # --- connections --------------------------------------------------------------------
 
     def _connection(self) -> sqlite3.Connection:
-        held: _Connection | None = getattr(self._local, "conn", None)
+        held: HeldConnection | None = getattr(self._local, "conn", None)
         if held is not None and held.pid == os.getpid():
-            return held.conn
+            kept: sqlite3.Connection = held.conn
+            return kept
         try:
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            # Used by its thread alone; not bound to it, so that it is closed when the thread
+            # is gone, from the thread that finds it gone (`ThreadConnections`).
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise JournalError(f"the journal {self.path!r} cannot be opened: {exc}") from exc
+        try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             with self._ready_lock:  # this object's threads switch one at a time
                 mode = self._wal(conn)
@@ -183,9 +193,12 @@ class SqliteJournal:
                 raise JournalError(msg)
             conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
             self._prepare(conn)
-        except sqlite3.Error as exc:
-            raise JournalError(f"the journal {self.path!r} cannot be opened: {exc}") from exc
-        wrapper = _Connection(conn)
+        except BaseException as exc:
+            conn.close()  # not left to be collected open
+            if isinstance(exc, sqlite3.Error):
+                raise JournalError(f"the journal {self.path!r} cannot be opened: {exc}") from exc
+            raise
+        wrapper = HeldConnection(conn)
         self._local.conn = wrapper
         self._connections.add(wrapper)
         return conn
@@ -394,24 +407,8 @@ class SqliteJournal:
 
     def close(self) -> None:
         """Close this process's connections (the file and its records stay)."""
-        for held in list(self._connections):
-            held.close()
+        self._connections.close_all()
         self._local = threading.local()
-
-
-class _Connection:
-    """One thread's connection, and the process that opened it (a fork's child opens anew)."""
-
-    __slots__ = ("__weakref__", "conn", "pid")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.pid = os.getpid()
-
-    def close(self) -> None:
-        if self.pid == os.getpid():
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.close()
 
 
 class _transaction:  # noqa: N801 (a context manager, named as one uses it)

@@ -45,9 +45,11 @@ from a2a_client_errors._journal import (
     DEFAULT_RETENTION,
     SCHEMA_VERSION,
     Entry,
+    HeldConnection,
     JournalError,
     JournalRecord,
     State,
+    ThreadConnections,
     clip_note,
     lapsed_of,
     own_closes,
@@ -229,7 +231,7 @@ class PostgresJournal:
         self.clock = clock
         self.connect_timeout = float(connect_timeout)
         self._local = threading.local()
-        self._pool = _Pool()
+        self._pool = ThreadConnections()
         weakref.finalize(self, self._pool.close_all)  # a journal dropped unclosed
         self._statements: dict[str, str] | None = None
         self._ready = False
@@ -245,7 +247,8 @@ class PostgresJournal:
         held: _Connection | None = getattr(self._local, "conn", None)
         if held is not None and held.pid == os.getpid():
             if not held.gone():
-                return held.conn
+                kept: psycopg.Connection[Any] = held.conn
+                return kept
             self._pool.drop(held)
         pg = _psycopg()
         try:
@@ -486,15 +489,10 @@ class PostgresJournal:
         self._local = threading.local()
 
 
-class _Connection:
-    """One thread's connection, and the process that opened it (a fork's child opens anew)."""
+class _Connection(HeldConnection):
+    """One thread's connection (`HeldConnection`), which can tell a server gone while it idled."""
 
-    __slots__ = ("__weakref__", "conn", "ending", "pid")
-
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.conn = conn
-        self.pid = os.getpid()
-        self.ending: weakref.finalize[Any, Any] | None = None
+    __slots__ = ()
 
     def gone(self) -> bool:
         """Whether the server closed it, or spoke, while it was idle (seen without waiting)."""
@@ -515,47 +513,6 @@ class _Connection:
         # shutdown, a terminated backend) and the end, or, rarely, a notice; replaced either
         # way (the cost of a new connection, against a statement sent into a closed one).
         return readable
-
-    def close(self) -> None:
-        if self.ending is not None:
-            self.ending.detach()
-        if self.pid == os.getpid():
-            with contextlib.suppress(Exception):  # closing what may already be gone
-                self.conn.close()
-
-
-class _Pool:
-    """The connections one journal opened: closed with it, or when their thread ends.
-
-    A connection inherited through a fork is kept (never closed in the child: it is the
-    parent's) so that it is not collected as an unclosed connection either.
-    """
-
-    __slots__ = ("held", "lock")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.held: set[_Connection] = set()
-
-    def add(self, wrapper: _Connection) -> None:
-        with self.lock:
-            self.held.add(wrapper)
-        wrapper.ending = weakref.finalize(threading.current_thread(), self.drop, wrapper)
-
-    def drop(self, wrapper: _Connection) -> None:
-        if wrapper.pid != os.getpid():
-            return
-        with self.lock:
-            self.held.discard(wrapper)
-        wrapper.close()
-
-    def close_all(self) -> None:
-        pid = os.getpid()
-        with self.lock:
-            mine = [wrapper for wrapper in self.held if wrapper.pid == pid]
-            self.held.difference_update(mine)
-        for wrapper in mine:
-            wrapper.close()
 
 
 def _record(row: tuple[Any, ...]) -> JournalRecord:

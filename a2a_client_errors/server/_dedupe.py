@@ -108,6 +108,7 @@ What is kept, and the limits
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import datetime
@@ -559,7 +560,7 @@ class DeduplicatingHandler(RequestHandler):
                 return claim
             try:
                 record = await self.store.wait(key, self.wait_timeout)
-            except TimeoutError:
+            except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
                 raise _error(
                     Reason.INTERNAL_ERROR,
                     "a message with this messageId is still being processed; resend it later",
