@@ -120,9 +120,10 @@ _SCHEMA: Final = (
 class SqliteJournal:
     """A journal in one SQLite file (the standard library's sqlite3, in WAL mode).
 
-    Safe for several processes and threads on one machine: each thread has its connection,
-    each write is one transaction (``BEGIN IMMEDIATE``), and with ``durable`` (the default)
-    a send's claim is on disk (``synchronous=FULL``: one fsync) before the send leaves.
+    Safe for several processes and threads on one machine: each thread has its connection
+    (closed when the thread ends, or by `close`), each write is one transaction
+    (``BEGIN IMMEDIATE``), and with ``durable`` (the default) a send's claim is on disk
+    (``synchronous=FULL``: one fsync) before the send leaves.
     Leases are kept on this machine's wall clock (``clock``).
 
     Nothing is opened until first used: a path that cannot be written fails each call that

@@ -20,10 +20,11 @@ parameter instead.
 The table (``table``, ``a2a_sends`` by default) and its meta table (``<table>_meta``, which
 holds the schema version: a newer one is refused) are created on first use if absent.
 Each thread has a connection of its own (autocommit), opened on first use, again after a
-fork. A connection the server closed while it was idle (a restart, an idle timeout) is
-noticed before the next statement is sent, and replaced; one that breaks during a statement
-fails that call with `JournalError` (a read is tried once more on a new connection; whether
-a write landed is unknown then), and the next call connects anew.
+fork, and closed when the thread ends (or by ``close``). A connection the server closed
+while it was idle (a restart, an idle timeout) is noticed before the next statement is
+sent, and replaced; one that breaks during a statement fails that call with `JournalError`
+(a read is tried once more on a new connection; whether a write landed is unknown then),
+and the next call connects anew.
 
 psycopg is never imported by this module until the journal is first used.
 """
