@@ -177,6 +177,21 @@ def _learn(guard: Guard, agent: str) -> Callable[[Any], None]:
 
 
 @dataclass(frozen=True, slots=True)
+class _Attempt:
+    """Send one attempt of the call, its answer read to be judged (`_TransportBase._attempted`).
+
+    ``request`` is bound to ``until`` (the attempts' deadline).
+
+    ``held``: the answer of the attempt before, left unread (past the byte bound, or an event
+    stream): closed first, as this attempt replaces it. Answer: the response.
+    """
+
+    request: httpx.Request
+    until: float | None
+    held: list[httpx.Response]
+
+
+@dataclass(frozen=True, slots=True)
 class _Read:
     """Send ``request`` (bound to ``timeout``), its answer read within ``limit`` bytes, closed.
 
@@ -203,8 +218,9 @@ class _Close:
     response: httpx.Response
 
 
-_Need: TypeAlias = "_Read | _Open | _Close"
-"""What a reader's steps ask its transport's sender to do (see `_Reader`)."""
+_Need: TypeAlias = "_Attempt | _Read | _Open | _Close"
+"""What a transport's one sender is asked to do: a call's attempts, and its reader's needs
+(see `_Reader`)."""
 
 
 class _Reader:
@@ -494,7 +510,7 @@ class _TransportBase:
         return find
 
     _exchange: Callable[[_Need], Any]
-    """The transport's one sender of its readers' needs (sync or async, as its I/O is)."""
+    """The transport's one sender: its attempts and its readers' needs, sync or async."""
 
     def _reader(
         self, finder: HttpLookup, sent: SentMessage, peer: str, deadline_at: float | None
@@ -653,13 +669,43 @@ class _TransportBase:
             return start, deadline_at, deadline_at
         return start, deadline_at, start + guard.exactly_once.attempt_time(limit, limit)
 
-    def _bound(self, request: httpx.Request, attempt_until: float | None) -> None:
-        """Give one attempt no more than its time left before the call's deadline.
+    def _bound(self, attempt: _Attempt) -> httpx.Request:
+        """The attempt's request, given no more than its time left before the deadline.
 
         The request's own timeouts stay when they are shorter; the bytes sent never change.
         """
-        if attempt_until is not None:
-            _bound_to(request, attempt_until - self.guard.clock())
+        request, until = attempt.request, attempt.until
+        if until is not None:
+            _bound_to(request, until - self.guard.clock())
+        return request
+
+    def _opened(self, request: httpx.Request, response: httpx.Response) -> StreamHead | None:
+        """What reads an attempt's answer up to its first event (None: not a stream).
+
+        A redirect to another origin is first made unfollowable (`refuse`).
+        """
+        if response.status_code in FOLLOWED:
+            refuse(response, request)  # to another origin: the client never follows it
+        return self._head(response)
+
+    def _attempted(
+        self, attempt: _Attempt, response: httpx.Response, read: bool, head: StreamHead | None
+    ) -> httpx.Response:
+        """An attempt's answer, ``read`` whole (or up to its first event) to be judged.
+
+        The client finds the content read and does not read the stream again. A body past
+        ``max_body`` is handed on unread (judged by its status), held to be closed if another
+        attempt follows; so is an event stream of results, from its first event on.
+        """
+        if not read:
+            attempt.held.append(response)
+            if head is not None and head.parsed is not None:
+                response.extensions[HEAD] = head.parsed
+        elif attempt.request.method == "GET":
+            self._learn_card(attempt.request, response)
+        else:
+            self._learn_mark(attempt.request, response)
+        return response
 
     def _non_blocking(self, request: httpx.Request) -> tuple[HttpLookup, httpx.Request] | None:
         """The look-up of a unary send to go without blocking, and the copy that is sent.
@@ -763,33 +809,21 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.HTTPTransport()
 
-    def _send(
-        self, request: httpx.Request, until: float | None, held: list[httpx.Response]
-    ) -> httpx.Response:
-        while held:  # the previous attempt's answer, left unread: this attempt replaces it
-            held.pop().close()
-        self._bound(request, until)
-        response = self.inner.handle_request(request)
-        if response.status_code in FOLLOWED:
-            refuse(response, request)  # to another origin: the client never follows it
-        # Read here, to be judged; the client finds the content read and does not read the
-        # stream again. A body past max_body is handed on unread (judged by its status), and
-        # closed if another attempt follows. An event stream is read up to its first event
-        # (`_head`): one of results is handed on unread from there.
-        limit = self._max_answer
-        head = self._head(response)
-        if not read_within(response, limit, deadline_at=until, clock=self.guard.clock, enough=head):
-            held.append(response)
-            if head is not None and head.parsed is not None:
-                response.extensions[HEAD] = head.parsed
-        elif request.method == "GET":
-            self._learn_card(request, response)
-        else:
-            self._learn_mark(request, response)
-        return response
-
     def _exchange(self, need: _Need) -> Any:
-        """The one sender of a reader's needs (`_Reader`) through the inner transport, sync."""
+        """The transport's one sender: every request it sends, through ``inner``, sync.
+
+        A call's attempts (`_Attempt`), and its reader's reads, subscription and closes.
+        """
+        if isinstance(need, _Attempt):
+            held = need.held
+            while held:  # the previous attempt's answer, left unread: this attempt replaces it
+                held.pop().close()
+            response = self.inner.handle_request(self._bound(need))
+            head = self._opened(need.request, response)
+            clock = self.guard.clock
+            limit = self._max_answer
+            read = read_within(response, limit, deadline_at=need.until, clock=clock, enough=head)
+            return self._attempted(need, response, read, head)
         if isinstance(need, _Close):
             need.response.close()
             return None
@@ -823,15 +857,15 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             finder, sent, plain = None, request, self._plain_success(request)
         else:
             (finder, sent), plain = without_blocking, None
-        args: tuple[Any, ...] = (sent, until, [])
+        args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
-            first = attempt_once(self._send, args, NO_KWARGS)
+            first = attempt_once(self._exchange, args, NO_KWARGS)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
         call = self._begin(sent, plain, start, deadline_at)
         try:
-            response = call.run(self._send, args, first=first)
+            response = call.run(self._exchange, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
         if finder is not None:  # answered as the blocking send would have been
@@ -858,31 +892,19 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
         super().__init__(guard, raise_failures=raise_failures)
         self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
 
-    async def _send(
-        self, request: httpx.Request, until: float | None, held: list[httpx.Response]
-    ) -> httpx.Response:
-        while held:  # the previous attempt's answer, left unread (see GuardTransport._send)
-            await held.pop().aclose()
-        self._bound(request, until)
-        response = await self.inner.handle_async_request(request)
-        if response.status_code in FOLLOWED:
-            refuse(response, request)  # see GuardTransport._send
-        # Read here, to be judged (see GuardTransport._send).
-        limit = self._max_answer
-        head = self._head(response)
-        clock = self.guard.clock
-        if not await aread_within(response, limit, deadline_at=until, clock=clock, enough=head):
-            held.append(response)
-            if head is not None and head.parsed is not None:
-                response.extensions[HEAD] = head.parsed
-        elif request.method == "GET":
-            self._learn_card(request, response)
-        else:
-            self._learn_mark(request, response)
-        return response
-
     async def _exchange(self, need: _Need) -> Any:
         """`GuardTransport._exchange`, with async I/O."""
+        if isinstance(need, _Attempt):
+            held = need.held
+            while held:  # the previous attempt's answer, left unread: this attempt replaces it
+                await held.pop().aclose()
+            response = await self.inner.handle_async_request(self._bound(need))
+            head = self._opened(need.request, response)
+            clock = self.guard.clock
+            limit = self._max_answer
+            until = need.until
+            read = await aread_within(response, limit, deadline_at=until, clock=clock, enough=head)
+            return self._attempted(need, response, read, head)
         if isinstance(need, _Close):
             await need.response.aclose()
             return None
@@ -916,16 +938,16 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             finder, sent, plain = None, request, self._plain_success(request)
         else:
             (finder, sent), plain = without_blocking, None
-        args: tuple[Any, ...] = (sent, until, [])
+        args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             left = None if until is None else max(0.0, until - self.guard.clock())
-            first = await aattempt_once(self._send, args, None, left)
+            first = await aattempt_once(self._exchange, args, None, left)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
         call = self._begin(sent, plain, start, deadline_at)
         try:
-            response = await call.arun(self._send, args, first=first)
+            response = await call.arun(self._exchange, args, first=first)
         except CallFailed as failure:
             return self._failed(failure)
         if finder is not None:  # answered as the blocking send would have been
