@@ -121,7 +121,7 @@ def _strategy(name: str, clock: FakeClock, seed: int) -> tuple[Any, _Opens]:
     rng = random.Random(seed)
     opens = _Opens()
     breaker = CircuitBreaker(clock=clock, random=rng.random) if name == "breaker" else None
-    from a2a_client_errors._guard import Hook  # noqa: PLC0415
+    from a2a_client_errors import Hook  # noqa: PLC0415
 
     class Told(Hook):
         def on_breaker(self, event: Any) -> None:

@@ -102,12 +102,11 @@ from a2a.utils.constants import TransportProtocol
 from figures import Target, add_json_option, emit, show, table
 
 from a2a_client_errors import AsyncGuardTransport, ExactlyOnce, Guard, OutcomeUnknown
-from a2a_client_errors._lookup import WORK_OPERATIONS
-from a2a_client_errors._transport import operation_of
 from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
+from a2a_client_errors.types import operation_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' simulated servers
 from tests.dialects import (
@@ -132,6 +131,8 @@ if TYPE_CHECKING:
     Send: TypeAlias = Callable[[str, str], Awaitable[tuple[str, str]]]
     """Sends one message (its messageId, its text); what the caller got (`_sdk_answer`)."""
 
+SENDS = frozenset({"SendMessage", "SendStreamingMessage"})
+"""The operations that create work: each one counted as a send."""
 VERSION = {"A2A-Version": "1.0"}
 LOST_SHARES = (0.0, 0.1, 0.3)
 LONG_SHARES = (0.1, 0.3)
@@ -268,7 +269,7 @@ class Meter(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through the inner transport, counting it and its answer."""
         operation = operation_of(request)
-        send = operation in WORK_OPERATIONS
+        send = operation in SENDS
         if send:
             self.sends += 1
         else:

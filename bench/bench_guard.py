@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from figures import Target, add_json_option, emit, show, table
 
-from a2a_client_errors import Guard
-from a2a_client_errors._transport import GuardTransport
+from a2a_client_errors import Guard, GuardTransport
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -52,8 +52,7 @@ import httpx
 import tenacity
 from figures import Target, add_json_option, emit, show, table
 
-from a2a_client_errors._failures import CallFailed
-from a2a_client_errors._guard import Guard
+from a2a_client_errors import CallFailed, Guard
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
