@@ -255,7 +255,7 @@ class _Reader:
         self.deadline_at = deadline_at  # the call's: a found task is waited for until then
         self.sender = sender
         self.elsewhere = False  # one interface: the one the message went to
-        self.latest: Any = None  # the last task read, should waiting for it be cut short
+        self.latest: Any = None  # the last task GetTask answered: read whole, not again
 
     @property
     def limit(self) -> int:
@@ -343,9 +343,9 @@ class _Reader:
         """
         if task_view(task).settled and not reread:
             return task
-        self.latest = task
         guard = self.transport.guard
-        waited = yield from guard.reads(
+        # The wait's answer is the latest task read (`follow_task`), or ``task`` if none was.
+        settled: dict[str, Any] = yield from guard.reads(
             follow_task(task, guard.exactly_once, task_view, reread=reread),
             None,
             agent=self.peer,
@@ -353,7 +353,7 @@ class _Reader:
             wait=True,
             steps=self.asking,
         )
-        return waited if isinstance(waited, dict) else self.latest
+        return settled
 
 
 _UNSET: Final = object()
