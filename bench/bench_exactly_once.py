@@ -106,7 +106,7 @@ from a2a_client_errors.integrations.a2a_sdk import guard_client
 from a2a_client_errors.testing import FakeClock
 from a2a_client_errors.testing.lossy import LosingTransport, LossyProxy, Seen
 from a2a_client_errors.testing.peer import HOLD, EmbeddedPeer
-from a2a_client_errors.types import operation_of
+from a2a_client_errors.types import OPERATIONS_BY_NAME, operation_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' simulated servers
 from tests.dialects import (
@@ -131,8 +131,8 @@ if TYPE_CHECKING:
     Send: TypeAlias = Callable[[str, str], Awaitable[tuple[str, str]]]
     """Sends one message (its messageId, its text); what the caller got (`_sdk_answer`)."""
 
-SENDS = frozenset({"SendMessage", "SendStreamingMessage"})
-"""The operations that create work: each one counted as a send."""
+SENDS = frozenset(name for name, op in OPERATIONS_BY_NAME.items() if op.creates_work)
+"""The operations that create work (the public operation table's): each one counted as a send."""
 VERSION = {"A2A-Version": "1.0"}
 LOST_SHARES = (0.0, 0.1, 0.3)
 LONG_SHARES = (0.1, 0.3)
