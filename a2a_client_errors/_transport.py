@@ -70,6 +70,14 @@ if TYPE_CHECKING:
     from a2a_client_errors._effects import Effect
     from a2a_client_errors._journal import Entry, JournalRecord
 
+    _Opening = tuple[
+        "HttpLookup | None",
+        httpx.Request,
+        Callable[[], object],
+        Callable[[httpx.Response], bool] | None,
+    ]
+    """A call's finder, the request it sends, that request's body, and `_plain_success`."""
+
 __all__ = ["AsyncGuardTransport", "GuardTransport", "cannot_hold_an_error", "operation_of"]
 
 _log = logging.getLogger("a2a_client_errors")
@@ -107,6 +115,18 @@ def _json_body(request: httpx.Request) -> object:
         return from_json(content)
     except ValueError:
         return None
+
+
+def _parsed_once(request: httpx.Request) -> Callable[[], object]:
+    """`_json_body` of ``request``, parsed when first asked for and kept for the next asker."""
+    kept: list[object] = []
+
+    def parsed() -> object:
+        if not kept:
+            kept.append(_json_body(request))
+        return kept[0]
+
+    return parsed
 
 
 def _message_id(operation: str | None, body: object) -> bool:
@@ -385,7 +405,11 @@ class _TransportBase:
         self.raise_failures = raise_failures
 
     def _describe(
-        self, request: httpx.Request, sent_at: float, deadline_at: float | None
+        self,
+        request: httpx.Request,
+        body: Callable[[], object],
+        sent_at: float,
+        deadline_at: float | None,
     ) -> CallShape:
         """The operation, why a resend would be unsafe (if it would be), the look-up, the card.
 
@@ -393,18 +417,22 @@ class _TransportBase:
         Read only when a decision needs it (a failure, or a hook that sees successes): a call
         that succeeds at once never parses its request.
         """
-        shape = self._shape(request, sent_at, deadline_at)
+        shape = self._shape(request, body, sent_at, deadline_at)
         if not self.guard.cards_known:
             return shape
         return replace(shape, card=self._card_finder(request))
 
     def _shape(
-        self, request: httpx.Request, sent_at: float, deadline_at: float | None
+        self,
+        request: httpx.Request,
+        parsed: Callable[[], object],
+        sent_at: float,
+        deadline_at: float | None,
     ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
             operation = operation_of(request, body={})
             return CallShape(operation, GiveUp.NOT_REPLAYABLE)
-        body = _json_body(request)
+        body = parsed()
         operation = operation_of(request, body)
         if isinstance(body, list):
             # A batch holding a SendMessage creates work, and is not looked up as a whole.
@@ -560,7 +588,22 @@ class _TransportBase:
         """Bytes of a body that are read (the Guard's ``max_body``)."""
         return self.guard.policy.limits.max_body
 
-    def _plain_success(self, request: httpx.Request) -> Callable[[httpx.Response], bool] | None:
+    def _opening(self, request: httpx.Request) -> _Opening:
+        """How a call opens: its finder, the request sent, that body, and `_plain_success`.
+
+        The request sent is a copy sent without blocking (its task then waited for) when the
+        call is made so; its body is parsed once, when first asked for.
+        """
+        body = _parsed_once(request)
+        without_blocking = self._non_blocking(request, body)
+        if without_blocking is None:
+            return None, request, body, self._plain_success(request, body)
+        finder, sent = without_blocking
+        return finder, sent, _parsed_once(sent), None
+
+    def _plain_success(
+        self, request: httpx.Request, body: Callable[[], object]
+    ) -> Callable[[httpx.Response], bool] | None:
         """What spares a success its full reading, when nothing depends on that reading.
 
         A transparent transport (``raise_failures=False``) whose Guard has no hooks hands back
@@ -574,7 +617,7 @@ class _TransportBase:
         guard = self.guard
         if self.raise_failures or guard.breaker is not None or guard.observers.any():
             return None
-        if guard.journal is not None and operation_of(request) in WORK_OPERATIONS:
+        if guard.journal is not None and operation_of(request, body() or {}) in WORK_OPERATIONS:
             return None  # a send is recorded before its first byte: the engine makes it
         return cannot_hold_an_error
 
@@ -602,27 +645,29 @@ class _TransportBase:
     def _begin(
         self,
         request: httpx.Request,
+        body: Callable[[], object],
         plain: Callable[[Any], bool] | None,
         start: float,
         deadline_at: float | None,
     ) -> GuardedCall:
-        """The guarded call that runs ``request`` (its shape read only when needed)."""
+        """The guarded call that runs ``request`` (its shape read of ``body`` when needed)."""
         guard = self.guard
         # The wall-clock time the call started at (the first attempt may already be over).
         sent_at = guard.exactly_once.wall_clock() - (guard.clock() - start)
         return guard.begin(
             peer=_peer_of(request),
-            describe=lambda: self._describe(request, sent_at, deadline_at),
+            describe=lambda: self._describe(request, body, sent_at, deadline_at),
             plain=plain,
             start=start,
-            journal_entry=None if guard.journal is None else lambda: self._journal_entry(request),
+            journal_entry=(
+                None if guard.journal is None else lambda: self._journal_entry(request, body())
+            ),
         )
 
-    def _journal_entry(self, request: httpx.Request) -> Entry | None:
-        """What the journal records of ``request``: a send with a messageId (else None)."""
+    def _journal_entry(self, request: httpx.Request, body: object) -> Entry | None:
+        """What the journal records of ``request`` (``body``, parsed): a send with a messageId."""
         if not isinstance(request.stream, httpx.ByteStream):
             return None
-        body = _json_body(request)
         operation = operation_of(request, body)
         if operation not in WORK_OPERATIONS or not _message_id(operation, body):
             return None
@@ -707,7 +752,9 @@ class _TransportBase:
             self._learn_mark(attempt.request, response)
         return response
 
-    def _non_blocking(self, request: httpx.Request) -> tuple[HttpLookup, httpx.Request] | None:
+    def _non_blocking(
+        self, request: httpx.Request, parsed: Callable[[], object]
+    ) -> tuple[HttpLookup, httpx.Request] | None:
         """The look-up of a unary send to go without blocking, and the copy that is sent.
 
         See `ExactlyOnce.non_blocking`. None for every other request, and when sends block:
@@ -723,7 +770,7 @@ class _TransportBase:
             return None
         if not isinstance(request.stream, httpx.ByteStream):
             return None
-        body = _json_body(request)
+        body = parsed()
         if operation_of(request, body) != "SendMessage" or not _message_id("SendMessage", body):
             return None
         try:
@@ -852,18 +899,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        without_blocking = self._non_blocking(request)  # sent so, then its task waited for
-        if without_blocking is None:
-            finder, sent, plain = None, request, self._plain_success(request)
-        else:
-            (finder, sent), plain = without_blocking, None
+        finder, sent, body, plain = self._opening(request)
         args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = attempt_once(self._exchange, args, NO_KWARGS)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
-        call = self._begin(sent, plain, start, deadline_at)
+        call = self._begin(sent, body, plain, start, deadline_at)
         try:
             response = call.run(self._exchange, args, first=first)
         except CallFailed as failure:
@@ -933,11 +976,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         start, deadline_at, until = self._window(request)
-        without_blocking = self._non_blocking(request)  # see GuardTransport._handle
-        if without_blocking is None:
-            finder, sent, plain = None, request, self._plain_success(request)
-        else:
-            (finder, sent), plain = without_blocking, None
+        finder, sent, body, plain = self._opening(request)
         args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
@@ -945,7 +984,7 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             first = await aattempt_once(self._exchange, args, None, left)
             if self._credited(request, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
-        call = self._begin(sent, plain, start, deadline_at)
+        call = self._begin(sent, body, plain, start, deadline_at)
         try:
             response = await call.arun(self._exchange, args, first=first)
         except CallFailed as failure:
