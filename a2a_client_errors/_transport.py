@@ -97,10 +97,13 @@ def operation_of(request: httpx.Request, body: object = None) -> str | None:
         body: its JSON body, already parsed (parsed here when None and the body is bytes).
 
     """
-    if body is None:
-        body = _json_body(request)
-    if isinstance(body, dict) and isinstance(body.get("method"), str):
-        method: str = body["method"]
+    return _operation(request, _json_body(request) if body is None else body)
+
+
+def _operation(request: httpx.Request, parsed: object) -> str | None:
+    """`operation_of` a request whose body is already ``parsed`` (None: none, or not JSON)."""
+    if isinstance(parsed, dict) and isinstance(parsed.get("method"), str):
+        method: str = parsed["method"]
         return OPERATION_OF_METHOD.get(method, method)
     return rest_operation(request.method, request.url.path)
 
@@ -430,10 +433,9 @@ class _TransportBase:
         deadline_at: float | None,
     ) -> CallShape:
         if not isinstance(request.stream, httpx.ByteStream):
-            operation = operation_of(request, body={})
-            return CallShape(operation, GiveUp.NOT_REPLAYABLE)
+            return CallShape(_operation(request, None), GiveUp.NOT_REPLAYABLE)
         body = parsed()
-        operation = operation_of(request, body)
+        operation = _operation(request, body)
         if isinstance(body, list):
             # A batch holding a SendMessage creates work, and is not looked up as a whole.
             if any(_sends(item) for item in body):
@@ -588,13 +590,12 @@ class _TransportBase:
         """Bytes of a body that are read (the Guard's ``max_body``)."""
         return self.guard.policy.limits.max_body
 
-    def _opening(self, request: httpx.Request) -> _Opening:
+    def _opening(self, request: httpx.Request, body: Callable[[], object]) -> _Opening:
         """How a call opens: its finder, the request sent, that body, and `_plain_success`.
 
-        The request sent is a copy sent without blocking (its task then waited for) when the
-        call is made so; its body is parsed once, when first asked for.
+        ``body`` is the request's (`_parsed_once`). The request sent is a copy sent without
+        blocking (its task then waited for) when the call is made so.
         """
-        body = _parsed_once(request)
         without_blocking = self._non_blocking(request, body)
         if without_blocking is None:
             return None, request, body, self._plain_success(request, body)
@@ -617,20 +618,22 @@ class _TransportBase:
         guard = self.guard
         if self.raise_failures or guard.breaker is not None or guard.observers.any():
             return None
-        if guard.journal is not None and operation_of(request, body() or {}) in WORK_OPERATIONS:
+        if guard.journal is not None and _operation(request, body()) in WORK_OPERATIONS:
             return None  # a send is recorded before its first byte: the engine makes it
         return cannot_hold_an_error
 
     def _credited(
         self,
         request: httpx.Request,
+        body: Callable[[], object],
         first: AttemptOutcome,
         plain: Callable[[Any], bool],
         start: float,
     ) -> bool:
         """Whether the first attempt is a plain success; if so, its credit given, its record.
 
-        The record's operation is read from the request only when asked for.
+        The record's operation is read from the request (``body``, parsed once) only when
+        asked for.
         """
         response = first.value
         if response is None or not plain(response):
@@ -638,7 +641,7 @@ class _TransportBase:
         guard = self.guard
         peer = _peer_of(request)
         guard.budget_for(peer).credit()
-        record = plain_success(guard, peer, start, lambda: operation_of(request))
+        record = plain_success(guard, peer, start, lambda: _operation(request, body()))
         response.extensions[RECORD] = record
         return True
 
@@ -668,7 +671,7 @@ class _TransportBase:
         """What the journal records of ``request`` (``body``, parsed): a send with a messageId."""
         if not isinstance(request.stream, httpx.ByteStream):
             return None
-        operation = operation_of(request, body)
+        operation = _operation(request, body)
         if operation not in WORK_OPERATIONS or not _message_id(operation, body):
             return None
         return self._entry(request, body)
@@ -697,7 +700,9 @@ class _TransportBase:
             "content-type", ""
         ).startswith("text/event-stream")
 
-    def _window(self, request: httpx.Request) -> tuple[float, float | None, float | None]:
+    def _window(
+        self, request: httpx.Request, body: Callable[[], object]
+    ) -> tuple[float, float | None, float | None]:
         """When the call starts, its deadline, and its attempts' (a share kept for a look-up).
 
         (None: no deadline.) Only a call that creates work keeps a share of its deadline for
@@ -710,7 +715,7 @@ class _TransportBase:
         if limit is None:
             return start, None, None
         deadline_at = start + limit
-        if operation_of(request) not in WORK_OPERATIONS:
+        if _operation(request, body()) not in WORK_OPERATIONS:
             return start, deadline_at, deadline_at
         return start, deadline_at, start + guard.exactly_once.attempt_time(limit, limit)
 
@@ -771,7 +776,7 @@ class _TransportBase:
         if not isinstance(request.stream, httpx.ByteStream):
             return None
         body = parsed()
-        if operation_of(request, body) != "SendMessage" or not _message_id("SendMessage", body):
+        if _operation(request, body) != "SendMessage" or not _message_id("SendMessage", body):
             return None
         try:
             finder = HttpLookup(request, body)
@@ -898,13 +903,14 @@ class GuardTransport(_TransportBase, httpx.BaseTransport):
             _restore(request, timeout)
 
     def _handle(self, request: httpx.Request) -> httpx.Response:
-        start, deadline_at, until = self._window(request)
-        finder, sent, body, plain = self._opening(request)
+        body = _parsed_once(request)
+        start, deadline_at, until = self._window(request, body)
+        finder, sent, body, plain = self._opening(request, body)
         args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             first = attempt_once(self._exchange, args, NO_KWARGS)
-            if self._credited(request, first, plain, start):
+            if self._credited(request, body, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
         call = self._begin(sent, body, plain, start, deadline_at)
         try:
@@ -975,14 +981,15 @@ class AsyncGuardTransport(_TransportBase, httpx.AsyncBaseTransport):
             _restore(request, timeout)
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
-        start, deadline_at, until = self._window(request)
-        finder, sent, body, plain = self._opening(request)
+        body = _parsed_once(request)
+        start, deadline_at, until = self._window(request, body)
+        finder, sent, body, plain = self._opening(request, body)
         args: tuple[Any, ...] = (_Attempt(sent, until, []),)
         first = None
         if plain is not None:  # unwatched: a plain success needs no more than its credit
             left = None if until is None else max(0.0, until - self.guard.clock())
             first = await aattempt_once(self._exchange, args, None, left)
-            if self._credited(request, first, plain, start):
+            if self._credited(request, body, first, plain, start):
                 return first.value  # type: ignore[no-any-return]
         call = self._begin(sent, body, plain, start, deadline_at)
         try:

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from a2a_client_errors import Action, CallFailed, Reason
+from a2a_client_errors import _transport as transport_module
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors._failures import (
     DeadlineExceeded,
@@ -37,11 +38,13 @@ from a2a_client_errors._policy import GiveUp, Policy
 from a2a_client_errors._reasons import Delivery
 from a2a_client_errors._retry import RetryBudget
 from a2a_client_errors._transport import AsyncGuardTransport, GuardTransport, operation_of
+from a2a_client_errors.journal import SqliteJournal
 from a2a_client_errors.testing import FakeClock, RecordingHook, status_error
 from tests.loopback import Loopback, Reply, loopback_fixture  # noqa: F401 (the fixture)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
+    from pathlib import Path
 
 RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"id": "task-1", "contextId": "ctx-1"}}
 OK = Reply.json(200, RESULT)
@@ -746,6 +749,66 @@ def test_the_deadline_counts_from_the_first_attempt_on_the_unwatched_path() -> N
     # Attempts start at 0, 4.25 and 8.75 s (draws of half the backoff); a fourth would start
     # at 13.75 s, past the deadline counted from 0 (it would fit one counted from 4 s).
     assert starts == [0.0, 4.25, 8.75]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    "content",
+    [json.dumps(send_message()).encode(), b'{"not": json', b"plain text"],
+    ids=["send", "broken JSON", "not JSON"],
+)
+@pytest.mark.parametrize(
+    "setup",
+    [(False, None, False), (False, 10.0, False), (True, 10.0, False), (True, None, True)],
+    ids=["plain", "deadline", "journal+deadline", "journal+hooks"],
+)
+def test_a_request_body_is_parsed_at_most_once_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    mode: str,
+    content: bytes,
+    setup: tuple[bool, float | None, bool],
+) -> None:
+    """The deadline's share, the journal's entry, the shape and the record read one parse.
+
+    The first answer is a 503, so the whole call is made (shape, retry, record); a body that
+    parses to nothing (broken JSON) is not parsed again by each of them.
+    """
+    journaled, deadline, watched = setup  # a journal, a deadline, hooks
+    parses: list[bytes] = []
+    real = transport_module.from_json
+
+    def counting(raw: bytes) -> Any:
+        parses.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(transport_module, "from_json", counting)
+    clock = FakeClock()
+    journal = SqliteJournal(tmp_path / "sends.db", clock=clock.now) if journaled else None
+    answers = [httpx.Response(503, headers={"Retry-After": "0"}), httpx.Response(200, json=RESULT)]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    guard = guard_on(
+        clock,
+        deadline=deadline,
+        journal=journal,
+        hooks=[RecordingHook()] if watched else [],
+    )
+    wire = httpx.MockTransport(answer)
+    request = httpx.Request("POST", "http://agent/", content=content)
+    if mode == "sync":
+        response = GuardTransport(guard, inner=wire).handle_request(request)
+    else:
+        response = asyncio.run(AsyncGuardTransport(guard, inner=wire).handle_async_request(request))
+    record = response.extensions["a2a_call"]
+    operation = record.operation
+    assert response.status_code == 200
+    assert operation == ("SendMessage" if content.startswith(b'{"json') else None)
+    assert len(parses) == (1 if content.startswith(b"{") else 0)
+    if journal is not None:
+        journal.close()
 
 
 def _an_hour_later() -> tuple[httpx.MockTransport, list[httpx.Request]]:
