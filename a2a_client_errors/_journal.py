@@ -30,7 +30,7 @@ import uuid
 import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from a2a_client_errors._lookup import SentMessage
@@ -251,7 +251,11 @@ class Journal(Protocol):
         ...
 
     def close(self) -> None:
-        """Let go of the store's connections (the records stay)."""
+        """Let go of the store's connections (the records stay).
+
+        The closes this process's sends handed over (`LeaseKeeper.close_soon`) are written
+        first; a statement another thread is running is never cut under it.
+        """
         ...
 
 
@@ -691,26 +695,49 @@ def own_closes(message_id: str | None = None, timeout: float = 10.0) -> bool:
     return all(done.wait(max(0.0, deadline - time.monotonic())) for done in list(_CLOSING.values()))
 
 
-class HeldConnection:
+class _Closable(Protocol):
+    def close(self) -> object: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class HeldConnection(Generic[C]):
     """One thread's connection to a store, and the process that opened it.
 
     A fork's child opens its own: the parent's is never used nor closed there. ``ending``
     is the finalizer that closes it when its thread is gone (`ThreadConnections.add`).
+
+    Its thread uses it inside ``with held as conn:``, and `close` waits for that use to end:
+    a store closed by one thread while another thread's statement runs closes that
+    connection after the statement, never under it (an sqlite3 or libpq connection freed
+    in the middle of a call takes the process down).
     """
 
-    __slots__ = ("__weakref__", "conn", "ending", "pid")
+    __slots__ = ("__weakref__", "conn", "ending", "lock", "pid")
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: C) -> None:
         self.conn = conn
         self.pid = os.getpid()
         self.ending: weakref.finalize[Any, Any] | None = None
+        self.lock = threading.RLock()
+
+    def __enter__(self) -> C:
+        self.lock.acquire()
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
     def close(self) -> None:
-        """Close it, in the process that opened it (whatever closing it raises is moot)."""
+        """Close it, in the process that opened it (whatever closing it raises is moot).
+
+        Waits for the statement its thread is running, if any.
+        """
         if self.ending is not None:
             self.ending.detach()
         if self.pid == os.getpid():
-            with contextlib.suppress(Exception):  # closing what may already be gone
+            with self.lock, contextlib.suppress(Exception):  # closing what may be gone
                 self.conn.close()
 
 
@@ -727,15 +754,15 @@ class ThreadConnections:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.held: set[HeldConnection] = set()
+        self.held: set[HeldConnection[Any]] = set()
 
-    def add(self, wrapper: HeldConnection) -> None:
+    def add(self, wrapper: HeldConnection[Any]) -> None:
         """Hold ``wrapper``, the calling thread's, until that thread is gone."""
         with self.lock:
             self.held.add(wrapper)
         wrapper.ending = weakref.finalize(threading.current_thread(), self.drop, wrapper)
 
-    def drop(self, wrapper: HeldConnection) -> None:
+    def drop(self, wrapper: HeldConnection[Any]) -> None:
         """Close ``wrapper`` and hold it no longer (in the process that opened it)."""
         if wrapper.pid != os.getpid():
             return

@@ -172,11 +172,11 @@ class SqliteJournal:
 
     # --- connections --------------------------------------------------------------------
 
-    def _connection(self) -> sqlite3.Connection:
-        held: HeldConnection | None = getattr(self._local, "conn", None)
+    def _held(self) -> HeldConnection[sqlite3.Connection]:
+        """The calling thread's connection, opened on first use; used as ``with held as conn``."""
+        held: HeldConnection[sqlite3.Connection] | None = getattr(self._local, "conn", None)
         if held is not None and held.pid == os.getpid():
-            kept: sqlite3.Connection = held.conn
-            return kept
+            return held
         try:
             # Used by its thread alone; not bound to it, so that it is closed when the thread
             # is gone, from the thread that finds it gone (`ThreadConnections`).
@@ -202,7 +202,7 @@ class SqliteJournal:
         wrapper = HeldConnection(conn)
         self._local.conn = wrapper
         self._connections.add(wrapper)
-        return conn
+        return wrapper
 
     def _wal(self, conn: sqlite3.Connection) -> str:
         """Put the file in WAL mode (once for the file), within ``timeout``.
@@ -268,19 +268,19 @@ class SqliteJournal:
             entry.task_id,
         )
         try:
-            conn = self._connection()
-            if _RETURNING:
-                new = _upsert(conn, values)
-                if new is None:  # a record that is not refused: it stands
-                    row = _select(conn, entry.message_id)
-                    if row is not None:
-                        return _record(row, now), False
-                    new = _upsert(conn, values)  # purged since: claim anew
-            else:
-                stepped = self._claim_in_steps(conn, values)
-                if isinstance(stepped, JournalRecord):
-                    return stepped, False
-                new = stepped
+            with self._held() as conn:
+                if _RETURNING:
+                    new = _upsert(conn, values)
+                    if new is None:  # a record that is not refused: it stands
+                        row = _select(conn, entry.message_id)
+                        if row is not None:
+                            return _record(row, now), False
+                        new = _upsert(conn, values)  # purged since: claim anew
+                else:
+                    stepped = self._claim_in_steps(conn, values)
+                    if isinstance(stepped, JournalRecord):
+                        return stepped, False
+                    new = stepped
         except sqlite3.Error as exc:
             raise self._fail(exc, "record the send") from exc
         assert new is not None  # noqa: S101 (just written)
@@ -306,8 +306,7 @@ class SqliteJournal:
     def take_over(self, message_id: str, owner: str) -> JournalRecord | None:
         """Lease an open record nobody holds to ``owner`` (see `Journal.take_over`)."""
         try:
-            conn = self._connection()
-            with _transaction(conn):
+            with self._held() as conn, _transaction(conn):
                 now = self.clock()
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET owner = ?, lease_until = ?, attempts = attempts + 1 "
@@ -323,8 +322,7 @@ class SqliteJournal:
     def renew(self, owner: str) -> int:
         """Renew every open record ``owner`` holds (see `Journal.renew`)."""
         try:
-            conn = self._connection()
-            with _lazy(conn, lazy=self.durable):
+            with self._held() as conn, _lazy(conn, lazy=self.durable):
                 now = self.clock()
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET lease_until = ? WHERE owner = ? AND state = 'open'",
@@ -341,8 +339,7 @@ class SqliteJournal:
         if state is State.OPEN:
             return self.release(message_id, owner, note)
         try:
-            conn = self._connection()
-            with _lazy(conn, lazy=self.durable):
+            with self._held() as conn, _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET state = ?, made = ?, note = ?, owner = NULL, "
                     "closed_at = ? WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -355,8 +352,7 @@ class SqliteJournal:
     def release(self, message_id: str, owner: str, note: str = "") -> bool:
         """Leave a record open, held by nobody (see `Journal.release`)."""
         try:
-            conn = self._connection()
-            with _lazy(conn, lazy=self.durable):
+            with self._held() as conn, _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "UPDATE a2a_sends SET owner = NULL, lease_until = ?, note = ? "
                     "WHERE message_id = ? AND owner = ? AND state = 'open'",
@@ -370,7 +366,8 @@ class SqliteJournal:
         """The record of ``message_id``, if any (this process's close of it written first)."""
         own_closes(message_id)
         try:
-            row = _select(self._connection(), message_id)
+            with self._held() as conn:
+                row = _select(conn, message_id)
         except sqlite3.Error as exc:
             raise self._fail(exc, "read the record") from exc
         return None if row is None else _record(row, self.clock())
@@ -379,15 +376,12 @@ class SqliteJournal:
         """Open records, oldest first, at most ``limit`` (this process's closes written first)."""
         own_closes()
         try:
-            rows = (
-                self._connection()
-                .execute(
+            with self._held() as conn:
+                rows = conn.execute(
                     f"SELECT {_COLUMNS} FROM a2a_sends "  # noqa: S608 (constants)
                     "WHERE state = 'open' ORDER BY started LIMIT ?",
                     (max(0, limit),),
-                )
-                .fetchall()
-            )
+                ).fetchall()
         except sqlite3.Error as exc:
             raise self._fail(exc, "list its open records") from exc
         now = self.clock()
@@ -396,8 +390,7 @@ class SqliteJournal:
     def purge(self) -> int:
         """Delete the records closed longer than ``retention`` ago."""
         try:
-            conn = self._connection()
-            with _lazy(conn, lazy=self.durable):
+            with self._held() as conn, _lazy(conn, lazy=self.durable):
                 cursor = conn.execute(
                     "DELETE FROM a2a_sends WHERE state != 'open' AND closed_at <= ?",
                     (self.clock() - self.retention,),
@@ -407,7 +400,12 @@ class SqliteJournal:
         return cursor.rowcount
 
     def close(self) -> None:
-        """Close this process's connections (the file and its records stay)."""
+        """Close this process's connections (the file and its records stay).
+
+        The closes its sends handed over are written first (`own_closes`), and a statement
+        another thread is running ends before its connection is closed.
+        """
+        own_closes()
         self._connections.close_all()
         self._local = threading.local()
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from a2a_client_errors._journal import HeldConnection, ThreadConnections
+from a2a_client_errors._journal import HeldConnection, LeaseKeeper, ThreadConnections
 from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, SqliteJournal
 from tests.journal_contract import (
     JournalContract,
@@ -227,3 +227,108 @@ def test_a_sqlite_journal_opened_by_threads_closes_their_connections(tmp_path: P
     journal.close()
     assert journal.get("m-1") is not None  # opened again after close
     journal.close()
+
+
+class _Watched(HeldConnection[sqlite3.Connection]):
+    """A connection whose lock tells when another thread waits for it (the renewer's only)."""
+
+    __slots__ = ()
+    waited: threading.Event = threading.Event()
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        own, lock = threading.current_thread(), self.lock
+        watched = type(self)
+
+        class Lock:
+            def acquire(self) -> bool:
+                if own.name == "renewer" and threading.current_thread() is not own:
+                    watched.waited.set()
+                return lock.acquire()
+
+            def release(self) -> None:
+                lock.release()
+
+            __enter__ = acquire
+
+            def __exit__(self, *exc: object) -> None:
+                lock.release()
+
+        self.lock = Lock()  # type: ignore[assignment]
+
+
+def test_close_waits_for_a_statement_another_thread_is_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal closed by one thread never frees the connection under another's statement.
+
+    The renewing thread is held inside its statement (its clock is read there); the closing
+    thread waits for it, and its statement ends as if nobody had closed anything. Freeing an
+    sqlite3 connection in the middle of a call takes the process down.
+    """
+    monkeypatch.setattr("a2a_client_errors.journal.HeldConnection", _Watched)
+    monkeypatch.setattr(_Watched, "waited", threading.Event())
+    inside, leave = threading.Event(), threading.Event()
+    now = [1_800_000_000.0]
+    holding: list[bool] = []
+
+    def clock() -> float:
+        if holding and threading.current_thread().name == "renewer":
+            inside.set()
+            leave.wait(30)
+        return now[0]
+
+    journal = SqliteJournal(tmp_path / "sends.db", clock=clock, lease=10.0)
+    journal.claim(entry("m-1"), "a")
+    renewed: list[int | BaseException] = []
+
+    def renew() -> None:
+        try:
+            renewed.append(journal.renew("a"))
+        except BaseException as exc:  # what the test reports, not a crash
+            renewed.append(exc)
+
+    holding.append(True)
+    renewer = threading.Thread(target=renew, name="renewer")
+    renewer.start()
+    assert inside.wait(30)  # its statement has begun
+    closer = threading.Thread(target=journal.close, name="closer")
+    closer.start()
+    assert _Watched.waited.wait(30)  # the close waits for the statement's connection
+    leave.set()
+    renewer.join(30)
+    closer.join(30)
+    assert not renewer.is_alive()
+    assert not closer.is_alive()
+    assert renewed == [1]
+    holding.clear()
+    assert journal.get("m-1") is not None  # opened again after close
+    journal.close()
+
+
+def test_close_writes_the_closes_handed_over_first(tmp_path: Path, clock: FakeClock) -> None:
+    """A release handed to the closer thread is written before `close` returns, not cut by it."""
+    closing = threading.Event()
+
+    class Late(SqliteJournal):
+        def release(self, message_id: str, owner: str, note: str = "") -> bool:
+            closing.wait(30)  # written only once the journal is being closed
+            return super().release(message_id, owner, note)
+
+        def close(self) -> None:
+            closing.set()
+            super().close()
+
+    journal = Late(tmp_path / "sends.db", clock=clock, lease=10.0)
+    keeper = LeaseKeeper(journal)
+    journal.claim(entry("m-1"), keeper.owner)
+    keeper.hold()
+    keeper.close_soon("m-1", lambda: journal.release("m-1", keeper.owner, "unknown"))
+    journal.close()
+    keeper.stop()
+    other = sqlite3.connect(tmp_path / "sends.db")  # not a journal: it waits for no close
+    try:
+        rows = other.execute("SELECT owner, note FROM a2a_sends").fetchall()
+    finally:
+        other.close()
+    assert rows == [(None, "unknown")]

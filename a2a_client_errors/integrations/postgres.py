@@ -243,13 +243,15 @@ class PostgresJournal:
 
     # --- connections --------------------------------------------------------------------
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        """The calling thread's connection: opened (and the schema made ready) on first use."""
+    def _held(self) -> _Connection:
+        """The calling thread's connection: opened (and the schema made ready) on first use.
+
+        Used as ``with held as conn`` (`HeldConnection`).
+        """
         held: _Connection | None = getattr(self._local, "conn", None)
         if held is not None and held.pid == os.getpid():
             if not held.gone():
-                kept: psycopg.Connection[Any] = held.conn
-                return kept
+                return held
             self._pool.drop(held)
         pg = _psycopg()
         try:
@@ -269,7 +271,7 @@ class PostgresJournal:
         wrapper = _Connection(conn)
         self._pool.add(wrapper)
         self._local.conn = wrapper
-        return conn
+        return wrapper
 
     def _prepare(self, conn: psycopg.Connection[Any]) -> None:
         """Create the schema, or check the one found (once per journal object)."""
@@ -354,18 +356,18 @@ class PostgresJournal:
         """
         pg = _psycopg()
         for attempt in range(2 if read else 1):
-            conn = self._connection()
+            held = self._held()
+            conn = held.conn
             statements = self._statements
             assert statements is not None  # noqa: S101 (made ready with the connection)
             try:
-                return work(conn, statements)
+                with held:
+                    return work(conn, statements)
             except pg.Error as exc:
                 broken = conn.closed
-                if broken:
-                    held: _Connection | None = getattr(self._local, "conn", None)
-                    if held is not None and held.conn is conn:
-                        self._pool.drop(held)
-                        self._local.conn = None
+                if broken and getattr(self._local, "conn", None) is held:
+                    self._pool.drop(held)
+                    self._local.conn = None
                 if broken and attempt == 0 and read:
                     continue
                 raise JournalError(f"the journal {self!r} could not {doing}: {exc}") from exc
@@ -485,12 +487,17 @@ class PostgresJournal:
         return count
 
     def close(self) -> None:
-        """Close this process's connections (the table and its records stay)."""
+        """Close this process's connections (the table and its records stay).
+
+        The closes its sends handed over are written first (`own_closes`), and a statement
+        another thread is running ends before its connection is closed.
+        """
+        own_closes()
         self._pool.close_all()
         self._local = threading.local()
 
 
-class _Connection(HeldConnection):
+class _Connection(HeldConnection["psycopg.Connection[Any]"]):
     """One thread's connection (`HeldConnection`), which can tell a server gone while it idled."""
 
     __slots__ = ()

@@ -473,7 +473,11 @@ class RedisJournal:
                 return deleted
 
     def close(self) -> None:
-        """Close the client if `from_url` made it (a client given is the caller's to close)."""
+        """Close the client if `from_url` made it (a client given is the caller's to close).
+
+        The closes its sends handed over are written first (`own_closes`).
+        """
+        own_closes()
         if self._owns_client:
             with contextlib.suppress(Exception):  # closing what may already be gone
                 self.client.close()
