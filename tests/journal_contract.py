@@ -8,7 +8,7 @@ leases lapse when the test moves the clock, never by waiting.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +19,41 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 START = 1_800_000_000.0
+
+
+def watched_connections(base: type[Any]) -> Any:
+    """A subclass of a store's `HeldConnection` whose ``waited`` tells of a wait for the renewer.
+
+    ``waited`` is set when a thread other than the one named ``renewer`` waits for the
+    connection that thread uses (to close it, say), whether or not the wait ends at once.
+    """
+    waited = threading.Event()
+
+    class Watched(base):  # type: ignore[misc]
+        __slots__ = ()
+
+        def __init__(self, conn: Any) -> None:
+            super().__init__(conn)
+            own, lock = threading.current_thread(), self.lock
+
+            class Lock:
+                def acquire(self) -> bool:
+                    if own.name == "renewer" and threading.current_thread() is not own:
+                        waited.set()
+                    return bool(lock.acquire())
+
+                def release(self) -> None:
+                    lock.release()
+
+                __enter__ = acquire
+
+                def __exit__(self, *exc: object) -> None:
+                    lock.release()
+
+            self.lock = Lock()  # type: ignore[misc]
+
+    Watched.waited = waited
+    return Watched
 
 
 def entry(message_id: str = "m-1", *, body: str = "hello", peer: str = "http://a") -> Entry:

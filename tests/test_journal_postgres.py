@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from a2a_client_errors.integrations import postgres as postgres_module
 from a2a_client_errors.integrations.postgres import PostgresJournal
 from a2a_client_errors.journal import SCHEMA_VERSION, JournalError, State
 from tests.journal_contract import (
@@ -29,6 +30,7 @@ from tests.journal_contract import (
     entry,
     every_operation,
     roundtrip,
+    watched_connections,
 )
 from tests.postgres_server import (  # noqa: F401 (the fixtures)
     postgres_server_fixture,
@@ -272,6 +274,56 @@ def test_each_thread_has_its_connection_closed_when_the_thread_ends(
     assert any(connected() == 1 for _ in range(200))
     journal.close()
     assert any(connected() == 0 for _ in range(200))
+
+
+def test_close_waits_for_a_statement_another_thread_is_running(
+    shared_postgres: PostgresServer,
+    journals: Callable[..., PostgresJournal],
+    table: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Closed by one thread, the journal never frees libpq's connection under another's call.
+
+    The renewing thread is held inside its use of its connection (where it looks its
+    statement up); the closing thread waits for it, and the renewal ends as if nobody had
+    closed anything.
+    """
+    watched = watched_connections(postgres_module._Connection)
+    monkeypatch.setattr(postgres_module, "_Connection", watched)
+    journal = journals(shared_postgres.dsn, table=table, lease=10.0)
+    journal.claim(entry("m-1"), "a")
+    inside, leave = threading.Event(), threading.Event()
+
+    class Held(dict[str, str]):
+        def __getitem__(self, key: str) -> str:
+            if threading.current_thread().name == "renewer":
+                inside.set()
+                leave.wait(30)
+            return super().__getitem__(key)
+
+    assert journal._statements is not None
+    monkeypatch.setattr(journal, "_statements", Held(journal._statements))
+    renewed: list[int | BaseException] = []
+
+    def renew() -> None:
+        try:
+            renewed.append(journal.renew("a"))
+        except BaseException as exc:  # what the test reports, not a crash
+            renewed.append(exc)
+
+    renewer = threading.Thread(target=renew, name="renewer")
+    renewer.start()
+    assert inside.wait(30)  # inside its use of its connection
+    closer = threading.Thread(target=journal.close, name="closer")
+    closer.start()
+    assert watched.waited.wait(30)  # the close waits for that connection
+    leave.set()
+    renewer.join(30)
+    closer.join(30)
+    assert not renewer.is_alive()
+    assert not closer.is_alive()
+    assert renewed == [1]
+    assert journal.get("m-1") is not None  # connected again after close
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

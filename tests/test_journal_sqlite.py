@@ -18,6 +18,7 @@ from tests.journal_contract import (
     entry,
     every_operation,
     roundtrip,
+    watched_connections,
 )
 
 if TYPE_CHECKING:
@@ -229,34 +230,6 @@ def test_a_sqlite_journal_opened_by_threads_closes_their_connections(tmp_path: P
     journal.close()
 
 
-class _Watched(HeldConnection[sqlite3.Connection]):
-    """A connection whose lock tells when another thread waits for it (the renewer's only)."""
-
-    __slots__ = ()
-    waited: threading.Event = threading.Event()
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        super().__init__(conn)
-        own, lock = threading.current_thread(), self.lock
-        watched = type(self)
-
-        class Lock:
-            def acquire(self) -> bool:
-                if own.name == "renewer" and threading.current_thread() is not own:
-                    watched.waited.set()
-                return lock.acquire()
-
-            def release(self) -> None:
-                lock.release()
-
-            __enter__ = acquire
-
-            def __exit__(self, *exc: object) -> None:
-                lock.release()
-
-        self.lock = Lock()  # type: ignore[assignment]
-
-
 def test_close_waits_for_a_statement_another_thread_is_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -266,8 +239,8 @@ def test_close_waits_for_a_statement_another_thread_is_running(
     thread waits for it, and its statement ends as if nobody had closed anything. Freeing an
     sqlite3 connection in the middle of a call takes the process down.
     """
-    monkeypatch.setattr("a2a_client_errors.journal.HeldConnection", _Watched)
-    monkeypatch.setattr(_Watched, "waited", threading.Event())
+    watched = watched_connections(HeldConnection)
+    monkeypatch.setattr("a2a_client_errors.journal.HeldConnection", watched)
     inside, leave = threading.Event(), threading.Event()
     now = [1_800_000_000.0]
     holding: list[bool] = []
@@ -294,7 +267,7 @@ def test_close_waits_for_a_statement_another_thread_is_running(
     assert inside.wait(30)  # its statement has begun
     closer = threading.Thread(target=journal.close, name="closer")
     closer.start()
-    assert _Watched.waited.wait(30)  # the close waits for the statement's connection
+    assert watched.waited.wait(30)  # the close waits for the statement's connection
     leave.set()
     renewer.join(30)
     closer.join(30)
