@@ -49,13 +49,13 @@ from a2a_client_errors.integrations.a2a_sdk._compat import (
     install_grpc_metadata,
     installed_version,
     is_supported,
-    queue_shut_down,
     require_supported,
     set_client_card,
     set_not_append,
     single_interface_card,
 )
 from a2a_client_errors.integrations.a2a_sdk._handlers import LOST_RACE
+from a2a_client_errors.testing._agent import queue_shut_down
 from a2a_client_errors.testing.peer import EmbeddedPeer
 
 if TYPE_CHECKING:
@@ -386,7 +386,6 @@ async def test_a_name_missing_from_an_a2a_sdk_class_is_the_clear_error(
         lambda: best_interface(list(peer.agent_card.supported_interfaces), "GRPC"),
         lambda: grpc_metadata(base_transport(grpc_client)),
         lambda: grpc_metadata(base_transport(legacy)),
-        queue_shut_down,
     )
     monkeypatch.delattr(_owner(reach), reach.name)
     try:
@@ -533,6 +532,21 @@ async def test_a_guarded_client_reads_its_card_again_and_holds_it(
         assert events[-1].task.status.state == a2a_pb2.TASK_STATE_COMPLETED
     finally:
         await guarded.close()
+
+
+def test_the_peer_s_one_unexported_name_missing_is_the_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The embedded peer reads ``QueueShutDown`` itself: an a2a-sdk without it is named."""
+    from a2a.server.events import event_queue
+
+    assert queue_shut_down() is event_queue.QueueShutDown
+    monkeypatch.delattr(event_queue, "QueueShutDown")
+    with pytest.raises(UnsupportedSdkError) as raised:
+        queue_shut_down()
+    assert raised.value.version == installed_version()
+    assert raised.value.missing == "a2a.server.events.event_queue.QueueShutDown"
+    assert SUPPORTED in str(raised.value)
 
 
 async def test_a_lost_cancel_race_is_told_by_the_peer_s_closed_queue(

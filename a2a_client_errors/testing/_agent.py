@@ -7,7 +7,9 @@
 * `RequestRecorder` (an ASGI middleware) keeps the headers each request carried, and
   `SeenRequest` is one of them;
 * `PeerDialect` is how the peer's server departs from a2a-sdk: its hooks are given a2a-sdk's
-  own parts and return them (this base class: a2a-sdk as it is) or parts that wrap them.
+  own parts and return them (this base class: a2a-sdk as it is) or parts that wrap them;
+* `queue_shut_down` is the one name of a2a-sdk the peer reads that a2a-sdk does not export
+  (read here, not through the client door's compatibility module).
 
 The modules of a2a-sdk and Starlette are imported when a part is built or called, never when
 this module is imported.
@@ -22,6 +24,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from a2a_client_errors._sdk_line import UnsupportedSdkError, installed_version
+
 if TYPE_CHECKING:
     import builtins
 
@@ -31,6 +35,7 @@ __all__ = [
     "PeerDialect",
     "RequestRecorder",
     "SeenRequest",
+    "queue_shut_down",
 ]
 
 _CREDENTIAL_HEADERS: Final = frozenset(
@@ -445,6 +450,26 @@ class LedgerTaskStore:
 # --------------------------------------------------------------------------------------------
 # The dialect
 # --------------------------------------------------------------------------------------------
+
+
+def queue_shut_down() -> type[Exception]:
+    """The exception an a2a-sdk server's closed event queue raises (``QueueShutDown``).
+
+    The one name of a2a-sdk the peer reads that a2a-sdk does not export:
+    ``a2a.server.events.event_queue`` holds it in a2a-sdk 1.0.0 to 1.3.0 (asyncio's from
+    Python 3.13, culsans' before).
+
+    Raises:
+        UnsupportedSdkError: the module does not hold it.
+    """
+    from a2a.server.events import event_queue  # noqa: PLC0415 (the extra is installed here)
+
+    found = getattr(event_queue, "QueueShutDown", None)
+    if found is None:
+        what = "a2a.server.events.event_queue.QueueShutDown"
+        raise UnsupportedSdkError(installed_version(), what)
+    shut_down: type[Exception] = found
+    return shut_down
 
 
 class PeerDialect:

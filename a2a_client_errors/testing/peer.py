@@ -51,6 +51,7 @@ from a2a_client_errors.testing._agent import (
     PeerDialect,
     RequestRecorder,
     SeenRequest,
+    queue_shut_down,
 )
 
 if TYPE_CHECKING:
@@ -574,8 +575,6 @@ class _Script:
         the terminal state. Then raise TaskNotCancelableError.
         """
         from a2a.utils.errors import TaskNotCancelableError  # noqa: PLC0415
-
-        from a2a_client_errors.integrations.a2a_sdk._compat import queue_shut_down  # noqa: PLC0415
 
         sink = await event_queue.tap()
         cancel_seen.set()

@@ -76,7 +76,6 @@ __all__ = [
     "line",
     "line_name",
     "pb2",
-    "queue_shut_down",
     "require_supported",
     "set_client_card",
     "set_not_append",
@@ -113,7 +112,6 @@ REACHES_1: Final = (
     Reach("a2a.client.transports.grpc.GrpcTransport", "_get_grpc_metadata"),
     Reach("a2a.compat.v0_3.grpc_transport.CompatGrpcTransport", "_get_grpc_metadata"),
     Reach("a2a.client.client_factory.ClientFactory", "_find_best_interface"),
-    Reach("a2a.server.events.event_queue", "QueueShutDown"),
 )
 """Every name the 1.x line is read for that a2a-sdk does not document (checked 1.0.0 to 1.3.0)."""
 
@@ -377,24 +375,6 @@ def set_not_append(client: Any) -> None:
     metadata_of = grpc_metadata(transport)
     if metadata_of is not None and not isinstance(metadata_of, _Replacing):
         install_grpc_metadata(transport, _Replacing(metadata_of))
-
-
-def queue_shut_down() -> type[Exception]:
-    """The exception an a2a-sdk server's closed event queue raises (``QueueShutDown``).
-
-    ``a2a.server.events.event_queue`` holds it in a2a-sdk 1.0.0 to 1.3.0 (asyncio's from Python
-    3.13, culsans' before), without exporting it.
-
-    Raises:
-        UnsupportedSdkError: the module does not hold it.
-    """
-    from a2a.server.events import event_queue  # noqa: PLC0415 (the extra is installed here)
-
-    found = getattr(event_queue, "QueueShutDown", None)
-    if found is None:
-        raise _missing("a2a.server.events.event_queue.QueueShutDown")
-    shut_down: type[Exception] = found
-    return shut_down
 
 
 # --- public names that differ between a2a-sdk lines -------------------------------------------
