@@ -95,6 +95,23 @@ class JournalContract:
         assert record.attempts == 1
         assert journal.get("m-1") == record
 
+    def test_a_claim_is_the_record_read_back(self, journal: Journal, clock: FakeClock) -> None:
+        """What a claim returns is what is read back: its ids, times and attempts, anew too."""
+        message = {"messageId": "m-9", "role": "user", "parts": [{"text": "x"}]}
+        sent = entry_for({**message, "contextId": "c-9", "taskId": "t-9"}, "http://a")
+        assert sent is not None
+        clock.advance(0.1)  # a time whose sum with the lease is not a round number
+        record, mine = journal.claim(sent, "alice")
+        assert mine
+        assert (record.context_id, record.task_id) == ("c-9", "t-9")
+        assert journal.get("m-9") == record
+        journal.settle("m-9", "alice", State.REFUSED)
+        clock.advance(0.7)
+        again, mine = journal.claim(sent, "bob")
+        assert mine
+        assert again.attempts == 2
+        assert journal.get("m-9") == again
+
     def test_second_claim_gets_the_record_that_stands(self, journal: Journal) -> None:
         """A second claim gets the first's record, not a claim of its own."""
         first, _ = journal.claim(entry(), "alice")

@@ -93,6 +93,7 @@ def test_the_servers_clock_by_default(
     assert before - 1 <= record.started <= after + 1
     assert record.lease_until == pytest.approx(record.started + 30.0)
     assert not record.lapsed
+    assert journal.get("m-1") == record  # the claim's record, as the server wrote it
     assert journal.settle("m-1", "alice", State.TASK, made="t")
     closed = journal.get("m-1")
     assert closed is not None
@@ -256,6 +257,9 @@ def test_a_decoding_client_reads_the_same_records(
     written, _ = raw.claim(entry(odd), "o\u00e9")
     assert decoding.get(odd) == written
     assert [record.message_id for record in decoding.unsettled()] == [odd]
+    claimed, mine = decoding.claim(entry("m-2"), "o")
+    assert mine
+    assert raw.get("m-2") == claimed
 
 
 def test_from_url(shared_redis: RedisServer, prefix: str, clock: FakeClock) -> None:

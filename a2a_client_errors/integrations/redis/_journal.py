@@ -87,7 +87,8 @@ _CLAIM: Final = (
     _PRELUDE
     + """
 -- KEYS: schema, record, open, closed, owner's set. ARGV[4..]: lease, messageId, owner,
--- peer, digest, then the optional fields as name, value pairs.
+-- peer, digest, then the optional fields as name, value pairs. Returns {'1', now, attempts}
+-- for a new claim (the record is what was written), the record found otherwise.
 local rec, id, owner = KEYS[2], ARGV[5], ARGV[6]
 local state = redis.call('HGET', rec, 'state')
 if state and state ~= 'refused' then return reply('0', rec) end
@@ -104,7 +105,7 @@ for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', rec, unpack(fields))
 redis.call('ZADD', KEYS[3], num(now), id)
 redis.call('SADD', KEYS[5], id)
-return reply('1', rec)
+return {'1', num(now), tostring(attempts)}
 """
 )
 
@@ -367,10 +368,39 @@ class RedisJournal:
             ],
             [repr(self.lease), entry.message_id, owner, entry.peer, entry.digest, *optional],
         )
+        if _is_list(raw) and len(raw) == 3 and _text(raw[0]) == "1":
+            return self._claimed(entry, owner, raw), True
         record = self._record(entry.message_id, raw)
         if record is None:
             raise self._unexpected("record the send")
-        return record, _text(raw[0]) == "1"
+        return record, False
+
+    def _claimed(self, entry: Entry, owner: str, raw: Sequence[Any]) -> JournalRecord:
+        """The record a new claim wrote: ``entry``'s, from the script's ``{'1', now, attempts}``.
+
+        The record is built here rather than read back (the reply of every send's first
+        round trip stays three short strings); ``lease_until`` is the same sum of doubles the
+        script wrote.
+        """
+        try:
+            now = float(_text(raw[1]))
+            attempts = int(_text(raw[2]))
+        except ValueError as exc:
+            raise self._unexpected("record the send") from exc
+        lease_until = now + self.lease
+        return JournalRecord(
+            message_id=entry.message_id,
+            peer=entry.peer,
+            digest=entry.digest,
+            started=now,
+            state=State.OPEN,
+            owner=owner,
+            lease_until=lease_until,
+            context_id=entry.context_id,
+            task_id=entry.task_id,
+            attempts=attempts,
+            lapsed=lapsed_of(owner, lease_until, now),
+        )
 
     def take_over(self, message_id: str, owner: str) -> JournalRecord | None:
         """Lease an open record nobody holds to ``owner`` (see `Journal.take_over`)."""
