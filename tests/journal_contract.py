@@ -21,6 +21,37 @@ if TYPE_CHECKING:
 START = 1_800_000_000.0
 
 
+def renewed_while_closed(
+    journal: Journal, waited: threading.Event, inside: threading.Event, leave: threading.Event
+) -> list[int | BaseException]:
+    """Renew ``"a"``'s leases in a thread named ``renewer``, closing the journal meanwhile.
+
+    The renewer is held (by the test) inside its use of its connection until ``leave`` is
+    set: set here once ``inside`` is, and the closing thread waits for that connection
+    (``waited``, from `watched_connections`). Returns what the renewal returned or raised.
+    """
+    renewed: list[int | BaseException] = []
+
+    def renew() -> None:
+        try:
+            renewed.append(journal.renew("a"))
+        except BaseException as exc:  # what the test reports, not a crash
+            renewed.append(exc)
+
+    renewer = threading.Thread(target=renew, name="renewer")
+    renewer.start()
+    assert inside.wait(30)  # inside its use of its connection
+    closer = threading.Thread(target=journal.close, name="closer")
+    closer.start()
+    assert waited.wait(30)  # the close waits for that connection
+    leave.set()
+    renewer.join(30)
+    closer.join(30)
+    assert not renewer.is_alive()
+    assert not closer.is_alive()
+    return renewed
+
+
 def watched_connections(base: type[Any]) -> Any:
     """A subclass of a store's `HeldConnection` whose ``waited`` tells of a wait for the renewer.
 

@@ -29,6 +29,7 @@ from tests.journal_contract import (
     clock_fixture,  # noqa: F401 (the fixture)
     entry,
     every_operation,
+    renewed_while_closed,
     roundtrip,
     watched_connections,
 )
@@ -303,25 +304,7 @@ def test_close_waits_for_a_statement_another_thread_is_running(
 
     assert journal._statements is not None
     monkeypatch.setattr(journal, "_statements", Held(journal._statements))
-    renewed: list[int | BaseException] = []
-
-    def renew() -> None:
-        try:
-            renewed.append(journal.renew("a"))
-        except BaseException as exc:  # what the test reports, not a crash
-            renewed.append(exc)
-
-    renewer = threading.Thread(target=renew, name="renewer")
-    renewer.start()
-    assert inside.wait(30)  # inside its use of its connection
-    closer = threading.Thread(target=journal.close, name="closer")
-    closer.start()
-    assert watched.waited.wait(30)  # the close waits for that connection
-    leave.set()
-    renewer.join(30)
-    closer.join(30)
-    assert not renewer.is_alive()
-    assert not closer.is_alive()
+    renewed = renewed_while_closed(journal, watched.waited, inside, leave)
     assert renewed == [1]
     assert journal.get("m-1") is not None  # connected again after close
 

@@ -17,6 +17,7 @@ from tests.journal_contract import (
     clock_fixture,  # noqa: F401 (the fixture)
     entry,
     every_operation,
+    renewed_while_closed,
     roundtrip,
     watched_connections,
 )
@@ -242,39 +243,17 @@ def test_close_waits_for_a_statement_another_thread_is_running(
     watched = watched_connections(HeldConnection)
     monkeypatch.setattr("a2a_client_errors.journal.HeldConnection", watched)
     inside, leave = threading.Event(), threading.Event()
-    now = [1_800_000_000.0]
-    holding: list[bool] = []
 
     def clock() -> float:
-        if holding and threading.current_thread().name == "renewer":
+        if threading.current_thread().name == "renewer":
             inside.set()
             leave.wait(30)
-        return now[0]
+        return 1_800_000_000.0
 
     journal = SqliteJournal(tmp_path / "sends.db", clock=clock, lease=10.0)
     journal.claim(entry("m-1"), "a")
-    renewed: list[int | BaseException] = []
-
-    def renew() -> None:
-        try:
-            renewed.append(journal.renew("a"))
-        except BaseException as exc:  # what the test reports, not a crash
-            renewed.append(exc)
-
-    holding.append(True)
-    renewer = threading.Thread(target=renew, name="renewer")
-    renewer.start()
-    assert inside.wait(30)  # its statement has begun
-    closer = threading.Thread(target=journal.close, name="closer")
-    closer.start()
-    assert watched.waited.wait(30)  # the close waits for the statement's connection
-    leave.set()
-    renewer.join(30)
-    closer.join(30)
-    assert not renewer.is_alive()
-    assert not closer.is_alive()
+    renewed = renewed_while_closed(journal, watched.waited, inside, leave)
     assert renewed == [1]
-    holding.clear()
     assert journal.get("m-1") is not None  # opened again after close
     journal.close()
 
