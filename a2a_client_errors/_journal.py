@@ -564,6 +564,7 @@ class LeaseKeeper:
         return own_closes(timeout=timeout)
 
     def _close_all(self) -> None:
+        _CLOSER.writing = True
         while True:
             with self._work:
                 while not self._queue:
@@ -677,6 +678,9 @@ _CLOSING: Final[dict[str, threading.Event]] = {}
 """The closes this process handed over and has not written yet, by messageId."""
 # A fork's child has none of its parent's closer threads: it waits for none of their closes.
 os.register_at_fork(after_in_child=_CLOSING.clear)
+_CLOSER: Final = threading.local()
+"""``writing`` is True on a closer thread (`LeaseKeeper.close_soon`), which writes the closes
+one after another: there, `own_closes` waits for none (they wait for that very thread)."""
 
 
 def own_closes(message_id: str | None = None, timeout: float = 10.0) -> bool:
@@ -685,8 +689,11 @@ def own_closes(message_id: str | None = None, timeout: float = 10.0) -> bool:
     What a store's reads call first (`Journal.get`, `Journal.unsettled`), and a send before
     its claim, so that this process sees what its own sends ended in. Costs a dict lookup
     when none is pending. False when ``timeout`` seconds were not enough.
+
+    On a closer thread (an observer told of a close, reading the journal) it waits for
+    nothing: that thread writes the closes still pending, once the observer returns.
     """
-    if not _CLOSING:
+    if not _CLOSING or getattr(_CLOSER, "writing", False):
         return True
     if message_id is not None:
         done = _CLOSING.get(message_id)

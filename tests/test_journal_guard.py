@@ -205,6 +205,34 @@ def test_a_lost_answer_leaves_the_record_open_and_carries_it(journal: SqliteJour
     assert send.calls == 1  # nothing resent
 
 
+def test_an_observer_of_a_release_reads_the_journal_without_waiting_for_itself(
+    journal: SqliteJournal,
+) -> None:
+    """A hook told of a release (on the closer thread) may read the journal at once.
+
+    The closer thread writes the pending closes one after the other: a read there that
+    waited for them would wait for its own thread (10 s, then go on), holding up every close
+    behind it.
+    """
+    told: list[tuple[str, bool, State | None]] = []
+
+    class Reader(Hook):
+        def on_journal(self, event: JournalEvent) -> None:
+            if event.kind == "released":
+                waited_for_nothing = own_closes(event.message_id, timeout=0)
+                record = journal.get(event.message_id)
+                state = None if record is None else record.state
+                told.append((threading.current_thread().name, waited_for_nothing, state))
+
+    guard = _guard(journal, Reader())
+    with pytest.raises(OutcomeUnknown):
+        guard.call(Sender(httpx.ReadTimeout("lost")), sent=MESSAGE)
+    assert guard.leases is not None
+    assert guard.leases.flush(timeout=30)
+    assert told == [("a2a-journal-closes", True, State.OPEN)]
+    assert own_closes("m-1", timeout=0)  # and for this thread, nothing is pending
+
+
 def test_a_send_left_unknown_is_looked_up_by_the_next_sender(journal: SqliteJournal) -> None:
     """A send left unknown is looked up by the next sender."""
     with pytest.raises(OutcomeUnknown):
