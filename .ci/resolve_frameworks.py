@@ -6,21 +6,27 @@ Most code that calls A2A agents runs inside a framework, and several pin a2a-sdk
 This script asks pip, in a throwaway venv with the newest pip, what it would install for each
 `Scenario` (``pip install --dry-run --ignore-installed --report``; nothing is installed), and
 checks the resolution: the framework at the release that was its newest when the scenario was
-written (a framework pip backtracked to an older release fails), and a2a-sdk on the line the
-framework pins. Each framework is resolved alone, with the command docs/integrations.md gives,
-and three together (in two orders). A required scenario that does not resolve, or resolves to
-something too old, fails the run (exit 1); an informational one is only reported. The dry runs
-share pip's cache, so a second scenario downloads little.
+written (`NEWEST`: a framework pip backtracked to an older release is a problem), and a2a-sdk
+on the line the framework pins. Each framework is resolved alone, with the command
+docs/integrations.md gives, and three together (in two orders).
 
-Why a framework can be backtracked: pip settles the requirements that have an upper bound
-first. With ``a2a-sdk<2`` in the extra, pip took a2a-sdk 1.3 before it read the framework's
-``a2a-sdk<0.4``, then gave up the framework's newest release instead of a2a-sdk 1.x
-(strands-agents 0.3.0, beeai-framework 0.1.21, agno 2.5.17, crewai 1.2.1); the extra has no
-upper bound since.
+A problem is this project's only when the project causes it. When a scenario has one, the same
+frameworks are resolved again without the project: a problem that resolution has too (the
+distribution at the very same version, or missing too, or nothing resolving at all) is the
+frameworks' own pins against each other, reported and not failed; any other fails the run
+(exit 1). google-adk 2.15 needs ``watchdog>=7`` and strands-agents 1.65
+``watchdog<7``, so the two cannot both be at their newest in one venv, with this project or
+without it. The dry runs share pip's cache, so a second one downloads little.
 
-`check` (the report's reading and the checks) runs no pip: tests/test_resolve_frameworks.py
+Why a framework can be backtracked by this project: pip settles the requirements that have an
+upper bound first. With ``a2a-sdk<2`` in the extra, pip took a2a-sdk 1.3 before it read the
+framework's ``a2a-sdk<0.4``, then gave up the framework's newest release instead of a2a-sdk
+1.x (strands-agents 0.3.0, beeai-framework 0.1.21, agno 2.5.17, crewai 1.2.1); the extra has
+no upper bound since.
+
+`judge` (the report's reading and the checks) runs no pip: tests/test_resolve_frameworks.py
 holds it to saved reports (``--save`` writes them, cut to the distributions each scenario
-names).
+names, with the resolution without the project where one was made).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ("-e", ".[a2a]")
+PROJECT_NAMES = frozenset({"a2a-client-errors"})
 
 
 @dataclass(frozen=True)
@@ -52,66 +59,71 @@ class Scenario:
         requirements: pip's arguments after ``install`` (the project first, as ``-e .[a2a]``).
         minimums: the lowest version each named distribution may resolve to (inclusive).
         below: versions each named distribution must stay below (exclusive).
-        required: whether a failed check fails the run (else it is reported only).
     """
 
     name: str
     requirements: tuple[str, ...]
     minimums: dict[str, str]
     below: dict[str, str] = field(default_factory=dict)
-    required: bool = True
+
+    @property
+    def without_project(self) -> tuple[str, ...]:
+        """The requirements without the project: the frameworks' own resolution."""
+        return self.requirements[len(PROJECT) :]
 
 
-def alone(
-    name: str, requirement: str, newest: str, line: tuple[str, str], **others: str
-) -> Scenario:
-    """A framework beside the project alone: at ``newest``, a2a-sdk within ``line``."""
-    distribution = re.split(r"[\[<>=!~ ]", requirement, maxsplit=1)[0]
+# The newest release of each framework when this was written (its next release moves it up).
+NEWEST = {
+    "strands-agents": "1.65.0",
+    "beeai-framework": "0.1.85",
+    "google-adk": "2.15.0",
+    "agno": "3.1.10",
+    "crewai": "1.15.30",
+    "fasta2a": "2.1.1",
+    "agent-framework-a2a": "1.0.0b261022",
+}
+V03 = ("0.3.20", "0.4")  # the 0.3 line the project supports
+V1 = ("1.0", "2")
+
+
+def alone(requirement: str, line: tuple[str, str]) -> Scenario:
+    """A framework beside the project alone: at its newest, a2a-sdk within ``line``."""
+    name = re.split(r"[\[<>=!~ ]", requirement, maxsplit=1)[0]
     return Scenario(
         name,
         (*PROJECT, requirement),
-        minimums={"a2a-client-errors": "0", distribution: newest, "a2a-sdk": line[0], **others},
+        minimums={"a2a-client-errors": "0", name: NEWEST[name], "a2a-sdk": line[0]},
         below={"a2a-sdk": line[1]},
     )
 
 
-def together(name: str, requirements: tuple[str, ...], *, required: bool = True) -> Scenario:
+def together(name: str, requirements: tuple[str, ...]) -> Scenario:
     """strands-agents, beeai-framework and google-adk in one venv, each at its newest."""
+    frameworks = ("strands-agents", "beeai-framework", "google-adk")
     return Scenario(
         name,
         (*PROJECT, *requirements),
         minimums={
             "a2a-client-errors": "0",
-            "strands-agents": "1.62.0",
-            "beeai-framework": "0.1.85",
-            "google-adk": "2.13.0",
+            **{f: NEWEST[f] for f in frameworks},
             "a2a-sdk": V03[0],
         },
         below={"a2a-sdk": V03[1]},
-        required=required,
     )
 
 
-# The newest releases when this was written; a framework's next release moves its minimum up.
-V03 = ("0.3.20", "0.4")  # the 0.3 line the project supports
-V1 = ("1.0", "2")
 SCENARIOS = (
-    alone("strands-agents", "strands-agents[a2a]", "1.62.0", V03),
-    alone("beeai-framework", "beeai-framework[a2a]", "0.1.85", V03),
-    alone("google-adk", "google-adk", "2.13.0", V1),  # alone, pip takes a2a-sdk 1.x
-    alone("agno", "agno[a2a]", "3.1.10", V03),
-    alone("crewai", "crewai[a2a]", "1.15.30", V03),
-    alone("fasta2a", "fasta2a", "2.1.1", V1),  # fasta2a needs no a2a-sdk: the extra's 1.x
-    alone("agent-framework-a2a", "agent-framework-a2a", "1.0.0b261022", V1),
-    # Three together, google-adk named first: strands-agents' opentelemetry-sdk<2 is an upper
-    # bound, so named first it settles opentelemetry 1.45 before google-adk's <=1.44 is read,
-    # and pip backtracks google-adk to 1.10 (the frameworks' pins, not this project's).
+    alone("strands-agents[a2a]", V03),
+    alone("beeai-framework[a2a]", V03),
+    alone("google-adk", V1),  # alone, pip takes a2a-sdk 1.x
+    alone("agno[a2a]", V03),
+    alone("crewai[a2a]", V03),
+    alone("fasta2a", V1),  # fasta2a needs no a2a-sdk: the extra's 1.x
+    alone("agent-framework-a2a", V1),
+    # Three together, in two orders: pip settles what it reads first, and the frameworks' pins
+    # decide which of google-adk and strands-agents gives up its newest release.
     together("adk-strands-beeai", ("google-adk", "strands-agents[a2a]", "beeai-framework[a2a]")),
-    together(
-        "strands-beeai-adk",
-        ("strands-agents[a2a]", "beeai-framework[a2a]", "google-adk"),
-        required=False,  # reports whether that order still backtracks google-adk
-    ),
+    together("strands-beeai-adk", ("strands-agents[a2a]", "beeai-framework[a2a]", "google-adk")),
 )
 
 
@@ -141,21 +153,74 @@ def resolved(report: dict[str, Any]) -> dict[str, str]:
     return versions
 
 
+def problems(report: dict[str, Any], scenario: Scenario) -> dict[str, str]:
+    """The problems of a resolution, by the canonical name of the distribution each is about."""
+    versions = resolved(report)
+    found: dict[str, str] = {}
+    for name, lowest in scenario.minimums.items():
+        got = versions.get(canonical(name))
+        if got is None:
+            found[canonical(name)] = f"{name} is not in the resolution"
+        elif version(got) < version(lowest):
+            found[canonical(name)] = f"{name} {got} is older than {lowest}"
+    for name, limit in scenario.below.items():
+        got = versions.get(canonical(name))
+        if got is not None and version(got) >= version(limit):
+            found[canonical(name)] = f"{name} {got} is not below {limit}"
+    return found
+
+
 def check(report: dict[str, Any], scenario: Scenario) -> list[str]:
     """The problems of a resolution (an empty list: it holds everything the scenario asks)."""
-    versions = resolved(report)
-    problems = []
-    for name, lowest in scenario.minimums.items():
-        found = versions.get(canonical(name))
-        if found is None:
-            problems.append(f"{name} is not in the resolution")
-        elif version(found) < version(lowest):
-            problems.append(f"{name} {found} is older than {lowest}")
-    for name, limit in scenario.below.items():
-        found = versions.get(canonical(name))
-        if found is not None and version(found) >= version(limit):
-            problems.append(f"{name} {found} is not below {limit}")
-    return problems
+    return list(problems(report, scenario).values())
+
+
+UNRESOLVED = "pip cannot resolve it"
+WITHOUT = "without the project"
+"""The key suffix of a saved resolution of a scenario's frameworks alone."""
+
+
+def judge(
+    scenario: Scenario, mine: dict[str, Any] | None, theirs: dict[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """A resolution's problems split into the project's and the frameworks' own.
+
+    Args:
+        scenario: what was resolved.
+        mine: pip's report of the scenario (None: pip could not resolve it).
+        theirs: pip's report of the same frameworks without the project (None: pip could not
+            resolve them at all).
+
+    Returns:
+        ``(ours, frameworks')``. A problem is the frameworks' own when their resolution without
+        the project has the distribution at the same version (or has it not either), or when
+        they do not resolve at all; any other, and any with the project's own distribution, is
+        the project's.
+    """
+    if mine is None:
+        if theirs is None:
+            return [], [f"{UNRESOLVED}, without this project either"]
+        return [f"{UNRESOLVED}; without this project it resolves"], []
+    ours: list[str] = []
+    frameworks: list[str] = []
+    if theirs is None:
+        for name, problem in problems(mine, scenario).items():
+            if name in PROJECT_NAMES:
+                ours.append(problem)
+            else:
+                frameworks.append(f"{problem} (without this project: {UNRESOLVED})")
+        return ours, frameworks
+    here, there = resolved(mine), resolved(theirs)
+    for name, problem in problems(mine, scenario).items():
+        if name in PROJECT_NAMES:
+            ours.append(problem)
+            continue
+        alike = f"{name} {there[name]}" if name in there else f"no {name}"
+        # the project changed nothing about it: the frameworks resolve it so themselves
+        (frameworks if here.get(name) == there.get(name) else ours).append(
+            f"{problem} (without this project: {alike})"
+        )
+    return ours, frameworks
 
 
 def cut(report: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
@@ -171,21 +236,26 @@ def cut(report: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
     }
 
 
-def resolve(python: Path, scenario: Scenario, out: Path, timeout: float) -> tuple[int, str]:
-    """Run pip's dry run for a scenario (report written to ``out``); its exit code and stderr."""
+def resolve(
+    python: Path, requirements: tuple[str, ...], out: Path, timeout: float
+) -> tuple[dict[str, Any] | None, str]:
+    """The report of pip's dry run of ``requirements`` (None: it cannot resolve) and its errors."""
     command = [
         str(python),
         *("-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"),
-        *("--disable-pip-version-check", "--report", str(out), *scenario.requirements),
+        *("--disable-pip-version-check", "--report", str(out), *requirements),
     ]
     try:
         done = subprocess.run(  # noqa: S603 (pip, with our own arguments)
             command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        return 124, f"pip did not resolve within {timeout:.0f} s"
-    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
-    return done.returncode, "\n".join(errors[-20:])
+        return None, f"pip did not resolve within {timeout:.0f} s"
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+        return None, "\n".join(errors[-20:])
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report, ""
 
 
 def throwaway_pip(folder: Path, timeout: float) -> Path:
@@ -201,7 +271,7 @@ def throwaway_pip(folder: Path, timeout: float) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Resolve every scenario in a throwaway venv; 1 when a required one fails."""
+    """Resolve every scenario in a throwaway venv; 1 when the project causes a problem."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="a scenario to resolve (repeatable)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per resolution")
@@ -218,24 +288,28 @@ def main(argv: list[str] | None = None) -> int:
         for scenario in chosen:
             started = time.monotonic()
             out = Path(folder) / f"{scenario.name}.json"
-            code, errors = resolve(python, scenario, out, args.timeout)
-            kind = "required" if scenario.required else "informational"
+            mine, errors = resolve(python, scenario.requirements, out, args.timeout)
+            theirs = None
+            if mine is None or check(mine, scenario):
+                theirs, _ = resolve(python, scenario.without_project, out, args.timeout)
+                if theirs is not None:
+                    saved[f"{scenario.name} {WITHOUT}"] = cut(theirs, scenario)
             took = f"{time.monotonic() - started:.0f} s"
-            if code != 0:
-                print(f"{scenario.name} ({kind}): pip cannot resolve it ({took})\n{errors}")
-                failed = failed or scenario.required
-                continue
-            report = json.loads(out.read_text(encoding="utf-8"))
-            saved[scenario.name] = cut(report, scenario)
-            versions = resolved(report)
-            names = ", ".join(
-                f"{name} {versions.get(canonical(name), '?')}" for name in scenario.minimums
-            )
-            problems = check(report, scenario)
-            print(f"{scenario.name} ({kind}): {names} ({took})")
-            for problem in problems:
-                print(f"  {'FAILED' if scenario.required else 'note'}: {problem}")
-            failed = failed or (scenario.required and bool(problems))
+            if mine is None:
+                print(f"{scenario.name}: {UNRESOLVED} ({took})\n{errors}")
+            else:
+                saved[scenario.name] = cut(mine, scenario)
+                versions = resolved(mine)
+                names = ", ".join(
+                    f"{name} {versions.get(canonical(name), '?')}" for name in scenario.minimums
+                )
+                print(f"{scenario.name}: {names} ({took})")
+            ours, frameworks = judge(scenario, mine, theirs)
+            for problem in ours:
+                print(f"  FAILED: {problem}")
+            for problem in frameworks:
+                print(f"  the frameworks' own pins: {problem}")
+            failed = failed or bool(ours)
     if args.save is not None:
         args.save.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 1 if failed else 0

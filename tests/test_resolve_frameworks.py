@@ -1,8 +1,8 @@
 """.ci/resolve_frameworks.py: the reading of pip's reports and their checks, on saved reports.
 
 tests/data/pip_reports_frameworks.json holds, per scenario, pip's ``--report`` of it as it
-resolved when it was written (``--save``: cut to the distributions the scenario names). No pip
-runs here.
+resolved when it was written (``--save``: cut to the distributions the scenario names), and for
+a scenario with a problem the report of its frameworks without the project. No pip runs here.
 """
 
 from __future__ import annotations
@@ -49,10 +49,27 @@ rf = _load()
 BY_NAME = {scenario.name: scenario for scenario in rf.SCENARIOS}
 
 
+REPORTS: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+OWN_PINS = {
+    # google-adk 2.15 needs watchdog>=7, strands-agents 1.65 watchdog<7: whichever pip reads
+    # first keeps its newest release, with this project or without it
+    "adk-strands-beeai": [
+        "strands-agents 0.0.1 is older than 1.65.0 (without this project: strands-agents 0.0.1)"
+    ],
+    "strands-beeai-adk": [
+        "google-adk 2.14.1 is older than 2.15.0 (without this project: google-adk 2.14.1)"
+    ],
+}
+"""What the saved resolutions' frameworks cannot hold together, whoever installs them."""
+
+
 def _report(name: str) -> dict[str, Any]:
-    reports: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    report: dict[str, Any] = reports[name]
-    return report
+    return copy.deepcopy(REPORTS[name])
+
+
+def _without(name: str) -> dict[str, Any]:
+    """The saved resolution of the scenario's frameworks without the project."""
+    return _report(f"{name} {rf.WITHOUT}")
 
 
 def _with(report: dict[str, Any], name: str, version: str | None) -> dict[str, Any]:
@@ -70,26 +87,23 @@ def test_every_framework_is_resolved_alone_and_required() -> None:
     """One required scenario per framework: the project's extra and the docs' command alone."""
     for name, requirement in FRAMEWORKS.items():
         scenario = BY_NAME[name]
-        assert scenario.required
         assert scenario.requirements == ("-e", ".[a2a]", requirement)
         assert set(scenario.minimums) == {"a2a-client-errors", name, "a2a-sdk"}
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_each_saved_resolution_is_checked_as_it_was(name: str) -> None:
-    """Every required scenario's saved resolution passes; the informational one has its note."""
-    problems = rf.check(_report(name), BY_NAME[name])
-    if BY_NAME[name].required:
-        assert problems == []
-    else:
-        assert problems == ["google-adk 1.10.0 is older than 2.13.0"]
+def test_each_saved_resolution_is_judged_as_it_was(name: str) -> None:
+    """No saved resolution has a problem of the project's; the frameworks' own are told."""
+    theirs = REPORTS.get(f"{name} {rf.WITHOUT}")
+    assert (theirs is None) == (name not in OWN_PINS)  # resolved again only on a problem
+    assert rf.judge(BY_NAME[name], _report(name), theirs) == ([], OWN_PINS.get(name, []))
 
 
 @pytest.mark.parametrize(
     ("scenario", "name", "version", "problem"),
     [
         # what pip gave while the extra capped a2a-sdk at <2
-        ("strands-agents", "strands-agents", "0.3.0", "strands-agents 0.3.0 is older than 1.62.0"),
+        ("strands-agents", "strands-agents", "0.3.0", "strands-agents 0.3.0 is older than 1.65.0"),
         (
             "beeai-framework",
             "beeai-framework",
@@ -106,9 +120,9 @@ def test_each_saved_resolution_is_checked_as_it_was(name: str) -> None:
             "1.0.0b251001",
             "agent-framework-a2a 1.0.0b251001 is older than 1.0.0b261022",
         ),
-        ("google-adk", "google-adk", "2.13.0rc1", "google-adk 2.13.0rc1 is older than 2.13.0"),
+        ("google-adk", "google-adk", "2.15.0rc1", "google-adk 2.15.0rc1 is older than 2.15.0"),
         ("fasta2a", "a2a-sdk", "0.3.26", "a2a-sdk 0.3.26 is older than 1.0"),
-        ("adk-strands-beeai", "google-adk", None, "google-adk is not in the resolution"),
+        ("google-adk", "google-adk", None, "google-adk is not in the resolution"),
     ],
 )
 def test_an_old_or_missing_framework_is_a_problem(
@@ -117,6 +131,70 @@ def test_an_old_or_missing_framework_is_a_problem(
     """A framework pip backtracked to an older release, or a2a-sdk off its line, is reported."""
     report = _with(_report(scenario), name, version)
     assert rf.check(report, BY_NAME[scenario]) == [problem]
+    # the frameworks alone resolve it at its newest: the problem is the project's
+    ours, frameworks = rf.judge(BY_NAME[scenario], report, _with(_report(scenario), "x", None))
+    assert [reason.split(" (without")[0] for reason in ours] == [problem]
+    assert frameworks == []
+
+
+def test_a_backtrack_the_project_worsens_is_its_own() -> None:
+    """strands-agents at 0.0.1 without the project, older still with it: the project's."""
+    scenario = BY_NAME["adk-strands-beeai"]
+    mine = _with(_report("adk-strands-beeai"), "strands-agents", "0.0.0")
+    assert rf.judge(scenario, mine, _without("adk-strands-beeai")) == (
+        ["strands-agents 0.0.0 is older than 1.65.0 (without this project: strands-agents 0.0.1)"],
+        [],
+    )
+
+
+def test_a2a_sdk_the_frameworks_do_not_pull_is_the_projects() -> None:
+    """fasta2a needs no a2a-sdk: a2a-sdk off the line is the extra's doing, never fasta2a's."""
+    scenario = BY_NAME["fasta2a"]
+    mine = _with(_report("fasta2a"), "a2a-sdk", "0.3.26")
+    theirs = _with(_report("fasta2a"), "a2a-sdk", None)
+    assert rf.judge(scenario, mine, theirs) == (
+        ["a2a-sdk 0.3.26 is older than 1.0 (without this project: no a2a-sdk)"],
+        [],
+    )
+
+
+def test_the_projects_own_distribution_is_always_its_problem() -> None:
+    """a2a-client-errors missing from a resolution is never the frameworks' pins."""
+    scenario = BY_NAME["adk-strands-beeai"]
+    mine = _with(_report("adk-strands-beeai"), "a2a-client-errors", None)
+    ours, frameworks = rf.judge(scenario, mine, _without("adk-strands-beeai"))
+    assert ours == ["a2a-client-errors is not in the resolution"]
+    assert frameworks == OWN_PINS["adk-strands-beeai"]
+    assert rf.judge(scenario, mine, None)[0] == ours
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "ours", "frameworks"),
+    [
+        (False, False, [], ["pip cannot resolve it, without this project either"]),
+        (False, True, ["pip cannot resolve it; without this project it resolves"], []),
+        (
+            True,
+            False,
+            [],
+            [
+                "strands-agents 0.0.1 is older than 1.65.0"
+                " (without this project: pip cannot resolve it)"
+            ],
+        ),
+    ],
+)
+def test_what_pip_cannot_resolve_is_judged_by_the_frameworks_alone(
+    mine: bool, theirs: bool, ours: list[str], frameworks: list[str]
+) -> None:
+    """Unresolvable with the project only: the project's; unresolvable alone: the frameworks'."""
+    scenario = BY_NAME["adk-strands-beeai"]
+    judged = rf.judge(
+        scenario,
+        _report("adk-strands-beeai") if mine else None,
+        _without("adk-strands-beeai") if theirs else None,
+    )
+    assert judged == (ours, frameworks)
 
 
 def test_names_are_read_as_pip_compares_them() -> None:
