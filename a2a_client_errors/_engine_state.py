@@ -485,13 +485,13 @@ class CallState:
     def event_for(self, decision: Decision, now: float) -> GuardEvent:
         """The hooks' event of ``decision``, taken at ``now`` (by the Guard's clock)."""
         budget = self.budget
-        return GuardEvent(
-            decision=decision,
-            peer=self.peer,
-            operation=self.operation,
-            attempt=self.attempt,
-            elapsed=now - self.start,
-            budget_tokens=None if budget is None else budget.tokens,
+        return GuardEvent(  # by position (a third cheaper): every success a hook observes
+            decision,
+            self.peer,
+            self.operation,
+            self.attempt,
+            now - self.start,
+            None if budget is None else budget.tokens,
         )
 
     def tell_unknown(self, decision: Decision) -> None:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.metrics import MeterProvider, ObservableCounter
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    HistogramDataPoint,
+    InMemoryMetricReader,
+)
 from prometheus_client import CollectorRegistry
 
 from a2a_client_errors import Guard
@@ -119,3 +126,74 @@ def test_the_global_provider_by_default() -> None:
     }
     assert guard.call(lambda: task, operation="GetTask") is task
     assert guard.record_task(task, skill="x") is not None
+
+
+def _task_call(guard: Guard, peer: str = BILLING) -> None:
+    task = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}},
+    }
+    guard.call(lambda: task, operation="GetTask", peer=peer)
+
+
+def test_counts_are_totals_the_sdk_reads_when_it_collects() -> None:
+    """A call adds to the hook's tally; each collection reads the totals, cumulative."""
+    reader, provider = _reader()
+    guard = Guard(hooks=[OpenTelemetryHook(meter_provider=provider)])
+    calls = ("method", "peer", "outcome", "give_up")
+    for _ in range(3):
+        _task_call(guard)
+    assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
+        ("GetTask", BILLING, "ok", ""): 3
+    }
+    for _ in range(2):
+        _task_call(guard)
+    data = reader.get_metrics_data()
+    assert data is not None
+    (metric,) = [
+        m
+        for r in data.resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == "a2a.client.calls"
+    ]
+    assert metric.data.is_monotonic
+    assert metric.data.aggregation_temporality == AggregationTemporality.CUMULATIVE
+    assert [point.value for point in metric.data.data_points] == [5]
+
+
+def test_a_delta_reader_gets_what_each_interval_added() -> None:
+    """An exporter that prefers delta temporality reads each interval's calls, not the total."""
+    reader = InMemoryMetricReader(
+        preferred_temporality={ObservableCounter: AggregationTemporality.DELTA}
+    )
+    guard = Guard(hooks=[OpenTelemetryHook(meter_provider=MeterProvider(metric_readers=[reader]))])
+    calls = ("method", "peer", "outcome", "give_up")
+    seen = []
+    for batch in (4, 0, 2):
+        for _ in range(batch):
+            _task_call(guard)
+        seen.append(otel_values(otel_points(reader), "a2a.client.calls", calls))
+    ok = ("GetTask", BILLING, "ok", "")
+    assert seen == [{ok: 4}, {}, {ok: 2}]
+
+
+def test_no_count_is_lost_to_threads_counting_at_once() -> None:
+    """8 threads, 300 calls each, switching as often as the interpreter lets: 2,400 counted."""
+    reader, provider = _reader()
+    guard = Guard(hooks=[OpenTelemetryHook(meter_provider=provider)])
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            for done in [
+                pool.submit(lambda: [_task_call(guard) for _ in range(300)]) for _ in range(8)
+            ]:
+                done.result()
+    finally:
+        sys.setswitchinterval(switching)
+    calls = ("method", "peer", "outcome", "give_up")
+    assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
+        ("GetTask", BILLING, "ok", ""): 2400
+    }

@@ -7,28 +7,37 @@ instruments named ``a2a.client.<name>`` (see `METRICS`):
 ==========================================  ==========  ===========  ==============================
 instrument                                  kind        unit         attributes
 ==========================================  ==========  ===========  ==============================
-``a2a.client.calls``                        counter     ``{call}``   method, peer, outcome, give_up
-``a2a.client.errors``                       counter     ``{error}``  method, reason, action, peer
-``a2a.client.retries``                      counter     ``{retry}``  method, reason, peer
+``a2a.client.calls``                        obs. count  ``{call}``   method, peer, outcome, give_up
+``a2a.client.errors``                       obs. count  ``{error}``  method, reason, action, peer
+``a2a.client.retries``                      obs. count  ``{retry}``  method, reason, peer
 ``a2a.client.retry.delay``                  histogram   ``s``        method, peer
 ``a2a.client.retry_budget.tokens``          obs. gauge  ``{token}``  peer
-``a2a.client.retry_budget.exhausted``       counter     ``{call}``   method, peer
-``a2a.client.retry_budget.fallbacks``       counter     ``{event}``  peer, mode
+``a2a.client.retry_budget.exhausted``       obs. count  ``{call}``   method, peer
+``a2a.client.retry_budget.fallbacks``       obs. count  ``{event}``  peer, mode
 ``a2a.client.circuit_breaker.state``        obs. gauge  ``{state}``  peer
-``a2a.client.circuit_breaker.transitions``  counter     ``{event}``  peer, state
-``a2a.client.circuit_breaker.rejected``     counter     ``{call}``   method, peer
-``a2a.client.circuit_breaker.fallbacks``    counter     ``{event}``  peer, mode
-``a2a.client.task.outcomes``                counter     ``{task}``   skill, state, peer
+``a2a.client.circuit_breaker.transitions``  obs. count  ``{event}``  peer, state
+``a2a.client.circuit_breaker.rejected``     obs. count  ``{call}``   method, peer
+``a2a.client.circuit_breaker.fallbacks``    obs. count  ``{event}``  peer, mode
+``a2a.client.task.outcomes``                obs. count  ``{task}``   skill, state, peer
 ==========================================  ==========  ===========  ==============================
 
 Only ``opentelemetry-api`` is needed, imported when the hook is created; the SDK (or any
-other implementation) is the application's choice. The budget gauge is observed when the SDK
-collects: a call only stores the latest value. Without a configured meter provider the
+other implementation) is the application's choice. Without a configured meter provider the
 API's no-op meter records nothing.
+
+The counts are observable counters (obs. count): a call adds one to the hook's own tally
+(under a lock), and the SDK reads the totals when it collects, as it reads the gauges' last
+values. A synchronous ``Counter.add`` costs the SDK about 7 µs (its measurement pipeline and
+exemplar filter), paid on every success; a tally costs a fraction of one. The totals are
+cumulative and monotonic, so every exporter reads them as it reads a counter's sums
+(delta temporality included); what is lost is the exemplar a synchronous measurement may
+carry of the span it was made in. The retry-delay histogram stays synchronous: it is
+recorded on retries only.
 """
 
 from __future__ import annotations
 
+import threading
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -97,8 +106,13 @@ class OpenTelemetryHook(MetricsHook):
     ) -> None:
         api = _metrics_api()
         self._observation = api.Observation
-        self._tokens_seen: dict[str, float] = {}
-        self._gauges: dict[str, dict[tuple[str, ...], float]] = {}
+        # Each counter's totals and each gauge's last values, by label values; read by the
+        # instruments' callbacks when the SDK collects. A count is a read and a write, under
+        # the lock; a gauge's value is one write.
+        self._values: dict[str, dict[tuple[str, ...], float]] = {
+            spec.key: {} for spec in METRICS if spec.kind != "histogram"
+        }
+        self._lock = threading.Lock()
         if meter is None:
             from a2a_client_errors import __version__  # noqa: PLC0415 (no import cycle)
 
@@ -111,7 +125,9 @@ class OpenTelemetryHook(MetricsHook):
         for spec in METRICS:
             name = f"{prefix}.{spec.otel}"
             if spec.kind == "counter":
-                instruments[spec.key] = meter.create_counter(name, spec.unit, spec.description)
+                instruments[spec.key] = meter.create_observable_counter(
+                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
+                )
             elif spec.kind == "histogram":
                 instruments[spec.key] = meter.create_histogram(
                     name,
@@ -121,13 +137,8 @@ class OpenTelemetryHook(MetricsHook):
                 )
             else:
                 # Observed when the SDK collects: a call only stores the latest value.
-                callback = (
-                    self._observe_tokens
-                    if spec.key == "budget_tokens"
-                    else self._observer_of(spec.key, spec.labels)
-                )
                 instruments[spec.key] = meter.create_observable_gauge(
-                    name, [callback], spec.unit, spec.description
+                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
                 )
         self._instruments = instruments
         self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
@@ -141,35 +152,29 @@ class OpenTelemetryHook(MetricsHook):
         return found
 
     def _count(self, key: str, values: tuple[str, ...]) -> None:
-        self._instruments[key].add(1, self._attrs(_LABELS[key], values))
+        tally = self._values[key]
+        with self._lock:
+            tally[values] = tally.get(values, 0) + 1
 
     def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
         self._instruments[key].record(amount, self._attrs(_LABELS[key], values))
 
     def _tokens(self, peer: str, tokens: float) -> None:
-        self._tokens_seen[peer] = tokens
+        self._values["budget_tokens"][peer,] = tokens
 
     def _gauge(self, key: str, values: tuple[str, ...], value: float) -> None:
-        self._gauges.setdefault(key, {})[values] = value
+        self._values[key][values] = value
 
     def _observer_of(
         self, key: str, names: tuple[str, ...]
     ) -> Callable[[CallbackOptions], Iterable[Observation]]:
-        """The callback of gauge ``key``: its values last set, when the SDK collects."""
+        """The callback of ``key``: a counter's totals, a gauge's last values, when collected."""
+        current = self._values[key]
 
         def observe(options: CallbackOptions) -> Iterable[Observation]:
             observation = self._observation
-            return [
-                observation(value, self._attrs(names, values))
-                for values, value in list(self._gauges.get(key, {}).items())
-            ]
+            with self._lock:
+                seen = list(current.items())
+            return [observation(value, self._attrs(names, values)) for values, value in seen]
 
         return observe
-
-    def _observe_tokens(self, options: CallbackOptions) -> Iterable[Observation]:
-        """The retry tokens last seen per peer, when the SDK collects."""
-        observation = self._observation
-        return [
-            observation(tokens, self._attrs(("peer",), (peer,)))
-            for peer, tokens in list(self._tokens_seen.items())
-        ]
