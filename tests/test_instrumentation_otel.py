@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider, ObservableCounter
 from opentelemetry.sdk.metrics.export import (
@@ -14,8 +15,9 @@ from opentelemetry.sdk.metrics.export import (
 )
 from prometheus_client import CollectorRegistry
 
-from a2a_client_errors import Guard
+from a2a_client_errors import CallFailed, CircuitBreaker, Guard
 from a2a_client_errors.instrumentation import METRICS, OpenTelemetryHook, PrometheusHook
+from a2a_client_errors.testing import FakeClock
 from tests.metrics_support import by_labels, expected, otel_points, otel_values, scrape, workload
 
 BILLING = "https://billing.example:443"
@@ -197,3 +199,51 @@ def test_no_count_is_lost_to_threads_counting_at_once() -> None:
     assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
         ("GetTask", BILLING, "ok", ""): 2400
     }
+
+
+def test_hooks_on_one_meter_share_the_instruments_and_their_counts() -> None:
+    """Two Guards, each with its own hook on one provider: every call of both is counted."""
+    reader, provider = _reader()
+    first, second = (Guard(hooks=[OpenTelemetryHook(meter_provider=provider)]) for _ in range(2))
+    for guard in (first, second, second):
+        _task_call(guard)
+    calls = ("method", "peer", "outcome", "give_up")
+    assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
+        ("GetTask", BILLING, "ok", ""): 3
+    }
+
+
+def _unavailable() -> httpx.Response:
+    return httpx.Response(503, json={"error": {"code": 503, "status": "UNAVAILABLE"}})
+
+
+def test_two_hooks_on_one_meter_count_a_shared_opening_once() -> None:
+    """Each Guard with its own hook on one provider, one shared breaker: one opening counted."""
+    reader, provider = _reader()
+    clock = FakeClock()
+    breaker = CircuitBreaker(clock=clock, min_calls=4)
+    guards = [
+        Guard(
+            breaker=breaker,
+            hooks=[OpenTelemetryHook(meter_provider=provider)],
+            clock=clock,
+            sleep=lambda _: None,
+            max_attempts=1,
+        )
+        for _ in range(2)
+    ]
+    for index in range(12):
+        with pytest.raises(CallFailed):
+            guards[index % 2].call(_unavailable, operation="GetTask", peer="p")
+    points = otel_points(reader)
+    opened = otel_values(points, "a2a.client.circuit_breaker.transitions", ("peer", "state"))
+    assert opened == {("p", "open"): 1}
+
+
+def test_other_buckets_on_the_same_meter_and_prefix_are_refused() -> None:
+    """One bucket layout per meter and prefix: the SDK would keep the first histogram's."""
+    _, provider = _reader()
+    OpenTelemetryHook(meter_provider=provider)
+    with pytest.raises(ValueError, match="buckets"):
+        OpenTelemetryHook(meter_provider=provider, buckets=(1.0, 2.0))
+    OpenTelemetryHook(meter_provider=provider, prefix="other.prefix", buckets=(1.0, 2.0))

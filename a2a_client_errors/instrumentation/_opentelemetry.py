@@ -38,6 +38,7 @@ recorded on retries only.
 from __future__ import annotations
 
 import threading
+import weakref
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -67,8 +68,99 @@ def _metrics_api() -> ModuleType:
     return metrics
 
 
+class _Instruments:
+    """The instruments of one prefix on one meter, and what their callbacks read.
+
+    Shared by every hook on that meter and prefix (the SDK keeps one instrument per name, and
+    the callbacks of an instrument created twice would be dropped): each counter's totals
+    and each gauge's last values, by label values. A count is a read and a write, under the
+    lock; a gauge's value is one write.
+    """
+
+    def __init__(
+        self, api: ModuleType, meter: Meter, prefix: str, buckets: tuple[float, ...]
+    ) -> None:
+        self.buckets = buckets
+        self.observation = api.Observation
+        self.lock = threading.Lock()
+        self.values: dict[str, dict[tuple[str, ...], float]] = {
+            spec.key: {} for spec in METRICS if spec.kind != "histogram"
+        }
+        self.attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
+        made: dict[str, Any] = {}
+        for spec in METRICS:
+            name = f"{prefix}.{spec.otel}"
+            if spec.kind == "counter":
+                made[spec.key] = meter.create_observable_counter(
+                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
+                )
+            elif spec.kind == "histogram":
+                made[spec.key] = meter.create_histogram(
+                    name,
+                    spec.unit,
+                    spec.description,
+                    explicit_bucket_boundaries_advisory=list(buckets),
+                )
+            else:
+                # Observed when the SDK collects: a call only stores the latest value.
+                made[spec.key] = meter.create_observable_gauge(
+                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
+                )
+        self.by_key = made
+
+    def attrs(self, names: tuple[str, ...], values: tuple[str, ...]) -> Mapping[str, str]:
+        """The attributes of one label combination, built once (labels are bounded)."""
+        key = (*names, *values)
+        found = self.attributes.get(key)
+        if found is None:
+            found = self.attributes[key] = MappingProxyType(dict(zip(names, values, strict=True)))
+        return found
+
+    def _observer_of(
+        self, key: str, names: tuple[str, ...]
+    ) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        """The callback of ``key``: a counter's totals, a gauge's last values, when collected."""
+        current = self.values[key]
+
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            with self.lock:
+                seen = list(current.items())
+            observation = self.observation
+            return [observation(value, self.attrs(names, values)) for values, value in seen]
+
+        return observe
+
+
+_MADE: weakref.WeakKeyDictionary[Any, dict[str, _Instruments]] = weakref.WeakKeyDictionary()
+_MAKING = threading.Lock()
+
+
+def _instruments(
+    api: ModuleType, meter: Meter, prefix: str, buckets: tuple[float, ...]
+) -> _Instruments:
+    """The instruments of ``prefix`` on ``meter``: created once, then shared."""
+    with _MAKING:
+        try:
+            by_prefix = _MADE.setdefault(meter, {})
+        except TypeError:  # a meter that cannot be weakly referenced: its hook's own
+            return _Instruments(api, meter, prefix, buckets)
+        found = by_prefix.get(prefix)
+        if found is None:
+            found = by_prefix[prefix] = _Instruments(api, meter, prefix, buckets)
+        elif found.buckets != buckets:
+            msg = (
+                f"the {prefix!r} instruments already exist on this meter with other buckets: "
+                "use one bucket layout per meter and prefix"
+            )
+            raise ValueError(msg)
+        return found
+
+
 class OpenTelemetryHook(MetricsHook):
     """Record a Guard's decisions, retries, budgets and task outcomes as OpenTelemetry metrics.
+
+    Hooks on the same meter and prefix share the instruments and their counts: two Guards
+    may each get an ``OpenTelemetryHook(meter_provider=provider)``.
 
     Args:
         meter_provider: the meter provider (default: the global one).
@@ -83,6 +175,7 @@ class OpenTelemetryHook(MetricsHook):
 
     Raises:
         ImportError: ``opentelemetry-api`` is not installed.
+        ValueError: the instruments already exist on this meter and prefix with other buckets.
 
     Example:
         >>> from opentelemetry.sdk.metrics import MeterProvider
@@ -105,14 +198,6 @@ class OpenTelemetryHook(MetricsHook):
         buckets: Sequence[float] = DEFAULT_DELAY_BUCKETS,
     ) -> None:
         api = _metrics_api()
-        self._observation = api.Observation
-        # Each counter's totals and each gauge's last values, by label values; read by the
-        # instruments' callbacks when the SDK collects. A count is a read and a write, under
-        # the lock; a gauge's value is one write.
-        self._values: dict[str, dict[tuple[str, ...], float]] = {
-            spec.key: {} for spec in METRICS if spec.kind != "histogram"
-        }
-        self._lock = threading.Lock()
         if meter is None:
             from a2a_client_errors import __version__  # noqa: PLC0415 (no import cycle)
 
@@ -121,35 +206,15 @@ class OpenTelemetryHook(MetricsHook):
         self.meter: Meter = meter
         self.prefix = prefix
         self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
-        instruments: dict[str, Any] = {}
-        for spec in METRICS:
-            name = f"{prefix}.{spec.otel}"
-            if spec.kind == "counter":
-                instruments[spec.key] = meter.create_observable_counter(
-                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
-                )
-            elif spec.kind == "histogram":
-                instruments[spec.key] = meter.create_histogram(
-                    name,
-                    spec.unit,
-                    spec.description,
-                    explicit_bucket_boundaries_advisory=[float(b) for b in buckets],
-                )
-            else:
-                # Observed when the SDK collects: a call only stores the latest value.
-                instruments[spec.key] = meter.create_observable_gauge(
-                    name, [self._observer_of(spec.key, spec.labels)], spec.unit, spec.description
-                )
-        self._instruments = instruments
-        self._attributes: dict[tuple[str, ...], Mapping[str, str]] = {}
+        shared = self._shared = _instruments(api, meter, prefix, tuple(float(b) for b in buckets))
+        self._instruments = shared.by_key
+        self._values = shared.values
+        self._lock = shared.lock
 
-    def _attrs(self, names: tuple[str, ...], values: tuple[str, ...]) -> Mapping[str, str]:
-        """The attributes of one label combination, built once (labels are bounded)."""
-        key = (*names, *values)
-        found = self._attributes.get(key)
-        if found is None:
-            found = self._attributes[key] = MappingProxyType(dict(zip(names, values, strict=True)))
-        return found
+    @property
+    def sink(self) -> object:
+        """The instruments this hook shares with every hook on its meter and prefix."""
+        return self._shared
 
     def _count(self, key: str, values: tuple[str, ...]) -> None:
         tally = self._values[key]
@@ -157,24 +222,10 @@ class OpenTelemetryHook(MetricsHook):
             tally[values] = tally.get(values, 0) + 1
 
     def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
-        self._instruments[key].record(amount, self._attrs(_LABELS[key], values))
+        self._instruments[key].record(amount, self._shared.attrs(_LABELS[key], values))
 
     def _tokens(self, peer: str, tokens: float) -> None:
         self._values["budget_tokens"][peer,] = tokens
 
     def _gauge(self, key: str, values: tuple[str, ...], value: float) -> None:
         self._values[key][values] = value
-
-    def _observer_of(
-        self, key: str, names: tuple[str, ...]
-    ) -> Callable[[CallbackOptions], Iterable[Observation]]:
-        """The callback of ``key``: a counter's totals, a gauge's last values, when collected."""
-        current = self._values[key]
-
-        def observe(options: CallbackOptions) -> Iterable[Observation]:
-            observation = self._observation
-            with self._lock:
-                seen = list(current.items())
-            return [observation(value, self._attrs(names, values)) for values, value in seen]
-
-        return observe
