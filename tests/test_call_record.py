@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from prometheus_client import CollectorRegistry
 
 from a2a_client_errors import (
@@ -24,8 +26,9 @@ from a2a_client_errors._engine import CallShape as CallShapeFor
 from a2a_client_errors._engine import recording
 from a2a_client_errors._lookup import Found, Resolution
 from a2a_client_errors.hooks import CallRecord, Hook
-from a2a_client_errors.instrumentation import LoggingHook, PrometheusHook
+from a2a_client_errors.instrumentation import LoggingHook, OpenTelemetryHook, PrometheusHook
 from a2a_client_errors.testing import FakeClock, RecordingHook
+from tests.metrics_support import otel_points, otel_values
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -220,23 +223,42 @@ def test_an_opening_of_a_shared_breaker_is_counted_and_logged_once(
     assert len(lines) == 1
 
 
-def test_two_prometheus_hooks_on_one_registry_count_a_shared_opening_once() -> None:
-    """Each Guard with its own PrometheusHook on the same registry: still one opening."""
+Exporter = tuple["Callable[[], Hook]", "Callable[[], float]"]
+"""A metric hook's maker (each made on the same home) and the openings it counted."""
+
+
+def _prometheus() -> Exporter:
+    registry = CollectorRegistry()
+    return (
+        lambda: PrometheusHook(registry=registry),
+        lambda: _sum(registry, "a2a_client_circuit_breaker_transitions_total", state="open"),
+    )
+
+
+def _opentelemetry() -> Exporter:
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    transitions = "a2a.client.circuit_breaker.transitions"
+    return (
+        lambda: OpenTelemetryHook(meter_provider=provider),
+        lambda: sum(otel_values(otel_points(reader), transitions, ("peer", "state")).values()),
+    )
+
+
+@pytest.mark.parametrize("exporter", [_prometheus, _opentelemetry])
+def test_two_metric_hooks_on_one_home_count_a_shared_opening_once(
+    exporter: Callable[[], Exporter],
+) -> None:
+    """Each Guard with its own hook on one registry (or meter provider): still one opening."""
     clock = FakeClock()
     breaker = CircuitBreaker(clock=clock, min_calls=4)
-    registry = CollectorRegistry()
+    make, opened = exporter()
     guards = [
-        Guard(
-            breaker=breaker,
-            hooks=[PrometheusHook(registry=registry)],
-            clock=clock,
-            sleep=lambda _: None,
-            max_attempts=1,
-        )
+        Guard(breaker=breaker, hooks=[make()], clock=clock, sleep=lambda _: None, max_attempts=1)
         for _ in range(2)
     ]
     _open_through(guards)
-    assert _sum(registry, "a2a_client_circuit_breaker_transitions_total", state="open") == 1
+    assert opened() == 1
 
 
 def test_a_breakers_refusal_is_not_an_error() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider, ObservableCounter
 from opentelemetry.sdk.metrics.export import (
@@ -15,9 +14,8 @@ from opentelemetry.sdk.metrics.export import (
 )
 from prometheus_client import CollectorRegistry
 
-from a2a_client_errors import CallFailed, CircuitBreaker, Guard
+from a2a_client_errors import Guard
 from a2a_client_errors.instrumentation import METRICS, OpenTelemetryHook, PrometheusHook
-from a2a_client_errors.testing import FakeClock
 from tests.metrics_support import by_labels, expected, otel_points, otel_values, scrape, workload
 
 BILLING = "https://billing.example:443"
@@ -211,33 +209,6 @@ def test_hooks_on_one_meter_share_the_instruments_and_their_counts() -> None:
     assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
         ("GetTask", BILLING, "ok", ""): 3
     }
-
-
-def _unavailable() -> httpx.Response:
-    return httpx.Response(503, json={"error": {"code": 503, "status": "UNAVAILABLE"}})
-
-
-def test_two_hooks_on_one_meter_count_a_shared_opening_once() -> None:
-    """Each Guard with its own hook on one provider, one shared breaker: one opening counted."""
-    reader, provider = _reader()
-    clock = FakeClock()
-    breaker = CircuitBreaker(clock=clock, min_calls=4)
-    guards = [
-        Guard(
-            breaker=breaker,
-            hooks=[OpenTelemetryHook(meter_provider=provider)],
-            clock=clock,
-            sleep=lambda _: None,
-            max_attempts=1,
-        )
-        for _ in range(2)
-    ]
-    for index in range(12):
-        with pytest.raises(CallFailed):
-            guards[index % 2].call(_unavailable, operation="GetTask", peer="p")
-    points = otel_points(reader)
-    opened = otel_values(points, "a2a.client.circuit_breaker.transitions", ("peer", "state"))
-    assert opened == {("p", "open"): 1}
 
 
 def test_other_buckets_on_the_same_meter_and_prefix_are_refused() -> None:

@@ -8,13 +8,17 @@ observe an amount, and note a peer's retry tokens.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from a2a_client_errors._reasons import Action
 from a2a_client_errors.hooks import Hook, first_time
 from a2a_client_errors.instrumentation._labels import Labels
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from a2a_client_errors._breaker import BreakerFallback, BreakerTransition
     from a2a_client_errors._retry import BudgetFallback
     from a2a_client_errors.hooks import (
@@ -25,6 +29,55 @@ if TYPE_CHECKING:
         TaskOutcomeEvent,
         UnknownOutcomeEvent,
     )
+
+
+class _Bucketed(Protocol):
+    buckets: tuple[float, ...]
+
+
+M = TypeVar("M", bound=_Bucketed)
+
+
+class SharedMetrics(Generic[M]):
+    """The metrics of each prefix in each home (a registry, a meter): made once, then shared.
+
+    Hooks on the same home and prefix share them (and count a shared change once, see
+    `MetricsHook.sink`). A home is held weakly: its metrics go with it.
+
+    Args:
+        what: how an error names them (``"metrics"``, ``"instruments"``).
+        home: how it names their home (``"registry"``, ``"meter"``).
+    """
+
+    def __init__(self, what: str, home: str) -> None:
+        self._what = what
+        self._home = home
+        self._made: weakref.WeakKeyDictionary[Any, dict[str, M]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(
+        self, home: object, prefix: str, buckets: tuple[float, ...], make: Callable[[], M]
+    ) -> M:
+        """The metrics of ``prefix`` in ``home`` (``make`` makes them the first time).
+
+        Raises:
+            ValueError: they exist with other histogram buckets.
+        """
+        with self._lock:
+            try:
+                by_prefix = self._made.setdefault(home, {})
+            except TypeError:  # a home that cannot be weakly referenced: its hook's own
+                return make()
+            found = by_prefix.get(prefix)
+            if found is None:
+                found = by_prefix[prefix] = make()
+            elif found.buckets != buckets:
+                msg = (
+                    f"the {prefix!r} {self._what} already exist in this {self._home} with "
+                    f"other buckets: use one bucket layout per {self._home} and prefix"
+                )
+                raise ValueError(msg)
+            return found
 
 
 class MetricsHook(Hook):

@@ -38,12 +38,11 @@ recorded on retries only.
 from __future__ import annotations
 
 import threading
-import weakref
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.instrumentation._labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
-from a2a_client_errors.instrumentation._metrics import MetricsHook
+from a2a_client_errors.instrumentation._metrics import MetricsHook, SharedMetrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -131,29 +130,7 @@ class _Instruments:
         return observe
 
 
-_MADE: weakref.WeakKeyDictionary[Any, dict[str, _Instruments]] = weakref.WeakKeyDictionary()
-_MAKING = threading.Lock()
-
-
-def _instruments(
-    api: ModuleType, meter: Meter, prefix: str, buckets: tuple[float, ...]
-) -> _Instruments:
-    """The instruments of ``prefix`` on ``meter``: created once, then shared."""
-    with _MAKING:
-        try:
-            by_prefix = _MADE.setdefault(meter, {})
-        except TypeError:  # a meter that cannot be weakly referenced: its hook's own
-            return _Instruments(api, meter, prefix, buckets)
-        found = by_prefix.get(prefix)
-        if found is None:
-            found = by_prefix[prefix] = _Instruments(api, meter, prefix, buckets)
-        elif found.buckets != buckets:
-            msg = (
-                f"the {prefix!r} instruments already exist on this meter with other buckets: "
-                "use one bucket layout per meter and prefix"
-            )
-            raise ValueError(msg)
-        return found
+_SHARED: Final[SharedMetrics[_Instruments]] = SharedMetrics("instruments", "meter")
 
 
 class OpenTelemetryHook(MetricsHook):
@@ -206,7 +183,10 @@ class OpenTelemetryHook(MetricsHook):
         self.meter: Meter = meter
         self.prefix = prefix
         self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
-        shared = self._shared = _instruments(api, meter, prefix, tuple(float(b) for b in buckets))
+        layout = tuple(float(b) for b in buckets)
+        shared = self._shared = _SHARED.get(
+            meter, prefix, layout, lambda: _Instruments(api, meter, prefix, layout)
+        )
         self._instruments = shared.by_key
         self._values = shared.values
         self._lock = shared.lock

@@ -33,12 +33,10 @@ never reach ``errors``.
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a_client_errors.instrumentation._labels import DEFAULT_DELAY_BUCKETS, METRICS, Labels
-from a2a_client_errors.instrumentation._metrics import MetricsHook
+from a2a_client_errors.instrumentation._metrics import MetricsHook, SharedMetrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -92,26 +90,7 @@ class _Collectors:
         self.tokens_seen: dict[str, float] = {}  # the gauge's value per peer, as last set
 
 
-_REGISTERED: weakref.WeakKeyDictionary[Any, dict[str, _Collectors]] = weakref.WeakKeyDictionary()
-_REGISTERING = threading.Lock()
-
-
-def _collectors(
-    client: ModuleType, registry: CollectorRegistry, prefix: str, buckets: tuple[float, ...]
-) -> _Collectors:
-    """The metrics of ``prefix`` in ``registry``: registered once, then shared."""
-    with _REGISTERING:
-        by_prefix = _REGISTERED.setdefault(registry, {})
-        found = by_prefix.get(prefix)
-        if found is None:
-            found = by_prefix[prefix] = _Collectors(client, registry, prefix, buckets)
-        elif found.buckets != buckets:
-            msg = (
-                f"the {prefix!r} metrics are already registered in this registry with other "
-                "buckets: use one bucket layout per registry and prefix"
-            )
-            raise ValueError(msg)
-        return found
+_SHARED: Final[SharedMetrics[_Collectors]] = SharedMetrics("metrics", "registry")
 
 
 class PrometheusHook(MetricsHook):
@@ -161,8 +140,10 @@ class PrometheusHook(MetricsHook):
         self.registry: CollectorRegistry = registry if registry is not None else client.REGISTRY
         self.prefix = prefix
         self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
-        metrics = self._shared = _collectors(
-            client, self.registry, prefix, tuple(float(b) for b in buckets)
+        layout = tuple(float(b) for b in buckets)
+        registry = self.registry
+        metrics = self._shared = _SHARED.get(
+            registry, prefix, layout, lambda: _Collectors(client, registry, prefix, layout)
         )
         self._metrics = metrics.by_key
         # One cache of label children per metric: a dict lookup instead of .labels() per event.
