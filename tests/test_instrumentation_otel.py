@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider, ObservableCounter
@@ -218,3 +219,26 @@ def test_other_buckets_on_the_same_meter_and_prefix_are_refused() -> None:
     with pytest.raises(ValueError, match="buckets"):
         OpenTelemetryHook(meter_provider=provider, buckets=(1.0, 2.0))
     OpenTelemetryHook(meter_provider=provider, prefix="other.prefix", buckets=(1.0, 2.0))
+
+
+class _SlottedMeter:
+    """A meter that cannot be weakly referenced (no ``__weakref__`` slot)."""
+
+    __slots__ = ("_meter",)
+
+    def __init__(self, meter: Any) -> None:
+        self._meter = meter
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._meter, name)
+
+
+def test_a_meter_that_cannot_be_weakly_referenced_still_counts() -> None:
+    """Its instruments are its hook's own (nothing to share them by): the calls are counted."""
+    reader, provider = _reader()
+    guard = Guard(hooks=[OpenTelemetryHook(meter=_SlottedMeter(provider.get_meter("x")))])
+    _task_call(guard)
+    calls = ("method", "peer", "outcome", "give_up")
+    assert otel_values(otel_points(reader), "a2a.client.calls", calls) == {
+        ("GetTask", BILLING, "ok", ""): 1
+    }
