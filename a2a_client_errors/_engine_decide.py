@@ -49,7 +49,7 @@ from a2a_client_errors._lookup import (
     stepwise,
 )
 from a2a_client_errors._normalize import normalize
-from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._policy import Decision, GiveUp, succeeded
 from a2a_client_errors._reasons import Action, Delivery, Reason, TransportFailure
 from a2a_client_errors._retry import refunds
 from a2a_client_errors.hooks import FailoverEvent, tell_one
@@ -233,7 +233,7 @@ class DecisionCore(CallState):
         observers = guard.observers
         if observers["on_decision"]:
             self.know()
-            decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            decision = succeeded(self.operation, self.attempt)
             self.decision = decision
             observers.tell("on_decision", self.event_for(decision, guard.clock()))
         else:
@@ -574,7 +574,7 @@ class DecisionCore(CallState):
             self.resolution = Resolution.FOUND
             self.found = AttemptOutcome(value=result.value)
             self.tell_unknown(decision)
-            found = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+            found = succeeded(self.operation, self.attempt)
             self.decision = found
             if observers["on_decision"]:  # the call ended well: it answered
                 observers.tell("on_decision", self.event_for(found, guard.clock()))

@@ -37,7 +37,7 @@ from a2a_client_errors._failures import (
 )
 from a2a_client_errors._lookup import READERS, WORK_OPERATIONS, ReadSteps, Resolution, TaskReader
 from a2a_client_errors._normalize import PeerAnswerError
-from a2a_client_errors._policy import Decision, GiveUp
+from a2a_client_errors._policy import Decision, GiveUp, succeeded
 from a2a_client_errors._reasons import Action
 from a2a_client_errors.hooks import CallRecord, GuardEvent, UnknownOutcomeEvent
 
@@ -531,7 +531,7 @@ class CallState:
         if decision is None or decision.action is Action.OK:
             pending = self.describe
             if pending is None:
-                decision = Decision(Action.OK, operation=self.operation, attempt=self.attempt)
+                decision = succeeded(self.operation, self.attempt)
             else:  # a success that never needed its shape: its operation is read if asked
                 decision = SUCCESS
 

@@ -60,7 +60,7 @@ from a2a_client_errors._lookup import (
 )
 from a2a_client_errors._normalize import normalize
 from a2a_client_errors._outcomes import TaskOutcome, task_outcome
-from a2a_client_errors._policy import Decision, Policy
+from a2a_client_errors._policy import Decision, Policy, succeeded
 from a2a_client_errors._reasons import Action, Delivery
 from a2a_client_errors._retry import (
     BudgetFallbacksLike,
@@ -701,7 +701,7 @@ class Guard:
         """
         error = normalize(answer, limits=self.policy.limits, operation=operation)
         if error is None:
-            return Decision(Action.OK, operation=operation, attempt=attempt)
+            return succeeded(operation, attempt)
         return self.policy.decide(error, operation=operation, attempt=attempt)
 
     def end_call(

@@ -298,6 +298,26 @@ def delivery_note(delivery: Delivery, action: Action, operation: str | None = No
 
 
 OK: Decision = Decision(Action.OK)
+
+_SUCCEEDED: Final[dict[tuple[str | None, int | None], Decision]] = {
+    (name, attempt): OK
+    if name is None and attempt is None
+    else Decision(Action.OK, operation=name, attempt=attempt)
+    for name in (None, *sorted(A2A_OPERATIONS))
+    for attempt in (None, 1)
+}
+
+
+def succeeded(operation: str | None = None, attempt: int | None = None) -> Decision:
+    """The ``ok`` decision of a result: one made once for an A2A operation's first attempt.
+
+    Decisions are frozen, so every success of a GetTask on its first attempt may share one
+    (a success a hook observes makes none); any other is made anew.
+    """
+    found = _SUCCEEDED.get((operation, attempt))
+    return Decision(Action.OK, operation=operation, attempt=attempt) if found is None else found
+
+
 _DEFAULT_BACKOFF = Backoff()
 
 # Bound once: an attribute of an enum class is looked up through its metaclass, which costs
@@ -448,9 +468,7 @@ class Policy:
 
         """
         if error is None:
-            if operation is None and attempt is None:
-                return OK
-            return Decision(Action.OK, operation=operation, attempt=attempt)
+            return succeeded(operation, attempt)
         if action is None:
             action = self.action_for(error, operation)
         if action is not Action.RETRY or attempt is None:
@@ -508,7 +526,7 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
     else:
         error = normalize_into(x, DEFAULT_LIMITS, operation, None)
     if error is None:
-        return OK if operation is None else Decision(Action.OK, operation=operation)
+        return succeeded(operation)
     reason = error.reason
     if reason is not None and error.kind is not _AUTH_KIND:  # `default_action`, inline
         action = _REASON_ACTIONS.get(reason, _ACTION_REPORT)

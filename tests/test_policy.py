@@ -19,6 +19,7 @@ from a2a_client_errors import (
     classify,
     normalize,
 )
+from a2a_client_errors._policy import OK, succeeded
 from a2a_client_errors.types import ErrorKind, Source, WireShape, default_action
 from tests.conftest import (
     NINE_ACTIONS,
@@ -300,3 +301,22 @@ def test_method_not_found_answering_a_10_method_says_the_peer_likely_speaks_olde
     assert "older A2A" in str(decision)
     assert classify(body).hint is None
     assert classify({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001}}).hint is None
+
+
+@pytest.mark.parametrize("operation", [None, "GetTask", "SendMessage", "MyOwnOperation"])
+@pytest.mark.parametrize("attempt", [None, 1, 2])
+def test_a_success_decision_is_the_one_its_fields_make(
+    operation: str | None, attempt: int | None
+) -> None:
+    """Shared for an A2A operation's first attempt, made anew otherwise: equal either way."""
+    made = succeeded(operation, attempt)
+    assert made == Decision(Action.OK, operation=operation, attempt=attempt)
+    assert (made.operation, made.attempt, made.error, made.reason) == (
+        operation,
+        attempt,
+        None,
+        None,
+    )
+    shared = operation != "MyOwnOperation" and attempt != 2
+    assert (made is succeeded(operation, attempt)) is shared
+    assert succeeded() is OK
