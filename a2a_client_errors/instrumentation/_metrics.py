@@ -88,11 +88,15 @@ class MetricsHook(Hook):
     """
 
     labels: Labels
+    _shared: object  # the metrics of its home and prefix (`SharedMetrics`), set by a subclass
 
     @property
     def sink(self) -> object:
-        """What this hook records into: hooks on the same sink count a shared change once."""
-        return self
+        """The metrics shared by every hook on its home (a registry, a meter) and prefix.
+
+        Hooks on the same sink count a shared change once.
+        """
+        return self._shared
 
     def _count(self, key: str, values: tuple[str, ...]) -> None:
         """Add one to metric ``key`` under ``values`` (in the order of its labels)."""

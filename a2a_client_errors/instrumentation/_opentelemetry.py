@@ -184,17 +184,14 @@ class OpenTelemetryHook(MetricsHook):
         self.prefix = prefix
         self.labels = Labels(peers=peers, skills=skills, max_peers=max_peers, max_skills=max_skills)
         layout = tuple(float(b) for b in buckets)
-        shared = self._shared = _SHARED.get(
+        shared: _Instruments = _SHARED.get(
             meter, prefix, layout, lambda: _Instruments(api, meter, prefix, layout)
         )
+        self._shared = shared
         self._instruments = shared.by_key
         self._values = shared.values
         self._lock = shared.lock
-
-    @property
-    def sink(self) -> object:
-        """The instruments this hook shares with every hook on its meter and prefix."""
-        return self._shared
+        self._attrs = shared.attrs
 
     def _count(self, key: str, values: tuple[str, ...]) -> None:
         tally = self._values[key]
@@ -202,7 +199,7 @@ class OpenTelemetryHook(MetricsHook):
             tally[values] = tally.get(values, 0) + 1
 
     def _observe(self, key: str, values: tuple[str, ...], amount: float) -> None:
-        self._instruments[key].record(amount, self._shared.attrs(_LABELS[key], values))
+        self._instruments[key].record(amount, self._attrs(_LABELS[key], values))
 
     def _tokens(self, peer: str, tokens: float) -> None:
         self._values["budget_tokens"][peer,] = tokens

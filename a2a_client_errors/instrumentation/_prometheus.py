@@ -150,11 +150,6 @@ class PrometheusHook(MetricsHook):
         self._tokens_seen = metrics.tokens_seen  # shared, like the gauge
         self._children: dict[str, dict[tuple[str, ...], Any]] = {key: {} for key in metrics.by_key}
 
-    @property
-    def sink(self) -> object:
-        """The metrics this hook shares with every hook on its registry and prefix."""
-        return self._shared
-
     def _child(self, key: str, values: tuple[str, ...]) -> Any:
         children = self._children[key]
         child = children.get(values)
