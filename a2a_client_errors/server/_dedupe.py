@@ -679,18 +679,19 @@ class DeduplicatingHandler(RequestHandler):
         if task.status.state in SETTLED:
             yield task
             return
-        subscription = subscribe(self.inner, task.id, params, context)
-        started = False
+        subscription = subscribe(self.inner, task, params, context)
+        sent = None
         async with contextlib.aclosing(subscription):
             try:
                 async for event in subscription:
-                    started = True
+                    sent = event
                     yield event
             except Exception as exc:
                 # settled between the read and the subscription, or running elsewhere
-                if started or sdk_reason(exc) not in _GONE:
+                if (sent is not None and sent is not task) or sdk_reason(exc) not in _GONE:
                     raise
-                yield await self._current_task(record, params, context)
+                if sent is None:  # a stream holds one task: 0.3's was the task as read
+                    yield await self._current_task(record, params, context)
 
     # -- after a failed first attempt --------------------------------------------------------
 

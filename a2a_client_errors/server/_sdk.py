@@ -30,6 +30,7 @@ no ErrorInfo, no metadata, and 500 for the reasons 0.3 has no class for
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 from typing import TYPE_CHECKING, Any, Final
@@ -185,16 +186,28 @@ async def get_task(handler: Any, task_id: str, params: Any, context: Any) -> Any
     return await handler.on_get_task(request, context)
 
 
-def subscribe(handler: Any, task_id: str, params: Any, context: Any) -> AsyncGenerator[Any]:
-    """The events of a task from now on (1.x ``on_subscribe_to_task``, 0.3 ``on_resubscribe``)."""
+def subscribe(handler: Any, task: Any, params: Any, context: Any) -> AsyncGenerator[Any]:
+    """The task as it stands, then its events from now on.
+
+    1.x ``on_subscribe_to_task`` sends the task first itself (A2A 1.0's SubscribeToTask).
+    0.3's ``on_resubscribe_to_task`` sends only the events that come next, so ``task`` (as
+    just read) goes first: a subscriber to a task that is not moving hears of it at once.
+    """
     if LINE == "0.3":
-        events: AsyncGenerator[Any] = handler.on_resubscribe_to_task(
-            _types.TaskIdParams(id=task_id), context
+        return _task_then(
+            task, handler.on_resubscribe_to_task(_types.TaskIdParams(id=task.id), context)
         )
-        return events
-    request = _types.SubscribeToTaskRequest(id=task_id, tenant=tenant_of(params, context))
+    request = _types.SubscribeToTaskRequest(id=task.id, tenant=tenant_of(params, context))
     subscribed: AsyncGenerator[Any] = handler.on_subscribe_to_task(request, context)
     return subscribed
+
+
+async def _task_then(task: Any, events: AsyncGenerator[Any]) -> AsyncGenerator[Any]:
+    """``task``, then ``events`` (closed with this generator)."""
+    async with contextlib.aclosing(events):
+        yield task
+        async for event in events:
+            yield event
 
 
 async def list_tasks(handler: Any, params: Any, context: Any, since: Any, limit: int) -> list[Any]:

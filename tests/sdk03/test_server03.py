@@ -172,7 +172,11 @@ async def test_another_message_under_a_used_message_id_is_a_new_message(
 async def test_a_streaming_resend_of_a_working_task_resumes_it(
     start_agent03: Callable[..., Running03],
 ) -> None:
-    """A resend while the first task works follows that task to its end (0.3 resubscribe)."""
+    """A resend while the first task works gets it at once, then follows it to its end.
+
+    0.3's resubscription sends only what comes next: the task as it stands goes first, while
+    the executor still holds it (no event would come until it moves).
+    """
     running = start_agent03(wrap="errors-dedupe")
     async with client03(running, "jsonrpc", streaming=True) as client:
         stream = client.send_message(_held("held"))
@@ -180,12 +184,44 @@ async def test_a_streaming_resend_of_a_working_task_resumes_it(
         assert running.executor.holding.wait(10.0)
         resent = client.send_message(_held("held"))
         resumed = await anext(resent)
+        assert resumed[1] is None  # the task itself, not an update it made since
+        assert resumed[0].status.state is TaskState.working
+        assert not running.executor.release.is_set()
         running.executor.release.set()
         last = [event async for event in resent][-1]
         await stream.aclose()
     assert first[0].id == resumed[0].id == last[0].id
     assert last[0].status.state is TaskState.completed
     assert running.executor.executions == {"held": 1}
+
+
+async def test_a_resubscription_that_finds_no_queue_after_the_task_sends_it_again(
+    start_agent03: Callable[..., Running03], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task read goes first; a queue gone by the time of the tap ends the stream there.
+
+    A stream holds one task (a2a-sdk 0.3's client refuses a second): it is not sent again.
+    """
+    from a2a.types import TaskNotFoundError
+    from a2a.utils.errors import ServerError
+
+    running = start_agent03(wrap="errors-dedupe")
+
+    async def gone(*args: Any, **kwargs: Any) -> Any:
+        raise ServerError(error=TaskNotFoundError())
+        yield  # an async generator, as a2a-sdk's
+
+    inner = running.agent.handler.inner.inner  # errors, then dedupe, then a2a-sdk's handler
+    monkeypatch.setattr(inner, "on_resubscribe_to_task", gone)
+    async with client03(running, "jsonrpc", streaming=True) as client:
+        stream = client.send_message(_held("gone"))
+        first = await anext(stream)
+        assert running.executor.holding.wait(10.0)
+        resent = [event async for event in client.send_message(_held("gone"))]
+        running.executor.release.set()
+        await stream.aclose()
+    assert [(task.id, update) for task, update in resent] == [(first[0].id, None)]
+    assert running.executor.executions == {"gone": 1}
 
 
 def _held(message_id: str) -> Message:
