@@ -203,23 +203,18 @@ def judge(
         return [f"{UNRESOLVED}; without this project it resolves"], []
     ours: list[str] = []
     frameworks: list[str] = []
-    if theirs is None:
-        for name, problem in problems(mine, scenario).items():
-            if name in PROJECT_NAMES:
-                ours.append(problem)
-            else:
-                frameworks.append(f"{problem} (without this project: {UNRESOLVED})")
-        return ours, frameworks
-    here, there = resolved(mine), resolved(theirs)
+    here, there = resolved(mine), None if theirs is None else resolved(theirs)
     for name, problem in problems(mine, scenario).items():
         if name in PROJECT_NAMES:
             ours.append(problem)
-            continue
-        alike = f"{name} {there[name]}" if name in there else f"no {name}"
-        # the project changed nothing about it: the frameworks resolve it so themselves
-        (frameworks if here.get(name) == there.get(name) else ours).append(
-            f"{problem} (without this project: {alike})"
-        )
+        elif there is None:  # the frameworks do not resolve at all without the project
+            frameworks.append(f"{problem} (without this project: {UNRESOLVED})")
+        else:
+            alike = f"{name} {there[name]}" if name in there else f"no {name}"
+            # the project changed nothing about it: the frameworks resolve it so themselves
+            (frameworks if here.get(name) == there.get(name) else ours).append(
+                f"{problem} (without this project: {alike})"
+            )
     return ours, frameworks
 
 
