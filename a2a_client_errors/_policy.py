@@ -526,6 +526,7 @@ def classify(x: object, *, operation: str | None = None, policy: Policy | None =
     else:
         error = normalize_into(x, DEFAULT_LIMITS, operation, None)
     if error is None:
+        # `succeeded`, its most common case first: no look-up on classify's success path
         return OK if operation is None else succeeded(operation)
     reason = error.reason
     if reason is not None and error.kind is not _AUTH_KIND:  # `default_action`, inline
