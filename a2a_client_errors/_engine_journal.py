@@ -35,6 +35,7 @@ from a2a_client_errors._journal import (
     task_made,
 )
 from a2a_client_errors._lookup import (
+    ANOTHER_TASK,
     READERS,
     Deduplicates,
     Found,
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
     from a2a_client_errors._engine_state import Configured, Effect
-    from a2a_client_errors._lookup import LookupResult, Query
+    from a2a_client_errors._lookup import LookupResult, Query, TaskView
 
 __all__ = ["JournalSteps"]
 
@@ -202,7 +203,7 @@ class JournalSteps(DecisionCore):
         """The task a record holds, read back (settled as a blocking send answers)."""
         lookup = self.shape.lookup
         if lookup is not None and record.made:
-            search = _read_task(record.made) if isinstance(lookup, READERS) else None
+            search = _read_task(record.made, lookup.view) if isinstance(lookup, READERS) else None
             result = yield from self.looking(lookup, self._look_until(), search)
             if isinstance(result, Found):
                 self._tell_journal("replayed", record)
@@ -451,9 +452,13 @@ def _since(guard: Configured, held_until: float) -> float:
     return guard.exactly_once.wall_clock() - held_until
 
 
-def _read_task(task_id: str) -> Generator[Query, Any, LookupResult]:
+def _read_task(
+    task_id: str, view: Callable[[Any], TaskView]
+) -> Generator[Query, Any, LookupResult]:
     """Read the task a journal's record holds: `Found`, or `Unresolved` when it cannot be."""
     task = yield GetTaskQuery(task_id)
     if task is None or isinstance(task, Unanswered):
         return Unresolved(f"task {task_id!r} could not be read back")
+    if view(task).task_id != task_id:
+        return ANOTHER_TASK
     return Found(task)

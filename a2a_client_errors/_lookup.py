@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from a2a_client_errors._errors import CallError
 
 __all__ = [
+    "ANOTHER_TASK",
     "DEDUPE_MARGIN",
     "READERS",
     "WORK_OPERATIONS",
@@ -705,6 +706,7 @@ _RESUMED: Final = Unresolved(
     "the rest of the listing, from where the last look stopped, does not hold it"
 )
 _TRIMMED: Final = Unresolved("the task's history does not go back to its start (trimmed or absent)")
+ANOTHER_TASK: Final = Unresolved("GetTask answered another task than the one asked for")
 _MESSAGES: Final = "the agent answers messages with a Message, which leaves nothing to find"
 
 
@@ -727,7 +729,9 @@ def _look_in_task(
         return Unresolved(task.why), task.final
     if task is None:
         return NOT_FOUND, False  # the agent says the task is not there: nothing added, yet
-    seen = view(task)
+    seen = _same_task(task, sent.task_id, view)
+    if seen is None:
+        return ANOTHER_TASK, False
     if seen.holds_users(sent.message_id):
         return Found(task), False
     if not seen.shows_start:
@@ -1003,17 +1007,31 @@ def follow_task(
     seen = view(task)
     if reread and seen.task_id:
         latest = yield GetTaskQuery(seen.task_id)
-        if latest is not None and not isinstance(latest, Unanswered):
-            task, seen = latest, view(latest)
+        fresh = _same_task(latest, seen.task_id, view)
+        if fresh is not None:
+            task, seen = latest, fresh
     while follow and not seen.settled and seen.task_id:
         if not (yield Pause(pause)):
             break
         pause = min(pause * 2, settings.poll_max)
         latest = yield GetTaskQuery(seen.task_id)
-        if latest is None or isinstance(latest, Unanswered):
+        fresh = _same_task(latest, seen.task_id, view)
+        if fresh is None:
             break
-        task, seen = latest, view(latest)
+        task, seen = latest, fresh
     return task
+
+
+def _same_task(answer: Any, task_id: str, view: Callable[[Any], TaskView]) -> TaskView | None:
+    """What is read of a GetTask ``answer``, if it is the task ``task_id`` asked for.
+
+    None when it is not: no task (gone, or unanswered), or another task, which a confused
+    agent or a caching hop may answer; a look-up never takes it for the one it asked for.
+    """
+    if answer is None or isinstance(answer, Unanswered):
+        return None
+    seen = view(answer)
+    return seen if seen.task_id == task_id else None
 
 
 # --- reads that retry -------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from typing import Any, Final, cast
 from pydantic_core import SchemaValidator, ValidationError, from_json
 from pydantic_core import core_schema as cs
 
-__all__ = ["ENVELOPE_MEMBERS", "INVALID", "MAX_DEPTH", "envelope", "parse_json"]
+__all__ = ["ENVELOPE_MEMBERS", "INVALID", "MAX_DEPTH", "envelope", "parse_json", "request_json"]
 
 
 class _Invalid:
@@ -107,6 +107,30 @@ def parse_json(raw: bytes) -> object:
     try:
         return from_json(raw, cache_strings="keys")
     except ValueError:
+        return INVALID
+
+
+def request_json(raw: bytes) -> object:
+    """A request's body read as the most lenient JSON server reads it, or `INVALID`.
+
+    What a request carries decides how it is guarded (a send is never resent blind), so a
+    body an agent may read as JSON is read as JSON here too: `parse_json`'s reading, else
+    ``json.loads`` of the bytes (whitespace and a byte order mark before the value, UTF-16
+    and UTF-32, ``NaN``, any depth Python's recursion allows), else the same with invalid
+    UTF-8 read as replacement characters (as Go's ``encoding/json`` reads it).
+    """
+    parsed = parse_json(raw)
+    if parsed is not INVALID:
+        return parsed
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        pass
+    except (ValueError, RecursionError):
+        return INVALID
+    try:
+        return json.loads(raw.decode("utf-8", "replace").removeprefix("\ufeff"))
+    except (ValueError, RecursionError):
         return INVALID
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import httpx
-from pydantic_core import from_json
 
 from a2a_client_errors._card_claims import CARD_PATHS, asks_for_push, keys_of
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
@@ -58,7 +57,7 @@ from a2a_client_errors._lookup import (
 )
 from a2a_client_errors._normalize import StreamHead
 from a2a_client_errors._operations import OPERATION_OF_METHOD, params_of, rest_operation
-from a2a_client_errors._parsing import parse_json
+from a2a_client_errors._parsing import INVALID, parse_json, request_json
 from a2a_client_errors._policy import GiveUp
 from a2a_client_errors._reading import aread_within, read_within
 from a2a_client_errors._redirects import FOLLOWED, refuse
@@ -109,15 +108,14 @@ def _operation(request: httpx.Request, parsed: object) -> str | None:
 
 
 def _json_body(request: httpx.Request) -> object:
+    """The request's JSON body as an agent may read it (`request_json`); None: none, or not JSON."""
     if not isinstance(request.stream, httpx.ByteStream):
         return None
     content = request.content
-    if not content or content[:1] not in (b"{", b"["):
+    if not content:
         return None
-    try:
-        return from_json(content)
-    except ValueError:
-        return None
+    parsed = request_json(content)
+    return None if parsed is INVALID else parsed
 
 
 def _parsed_once(request: httpx.Request) -> Callable[[], object]:

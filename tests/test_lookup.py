@@ -569,6 +569,14 @@ def test_follow_up_in_a_trimmed_history_is_unresolved() -> None:
     )
 
 
+def test_follow_up_whose_task_is_answered_by_another_task_is_unresolved() -> None:
+    """A GetTask answered with another task (holding the messageId or not) proves nothing."""
+    other = made("task-1", user("first"), agent(), user(MID))
+    found, queries = run(SentMessage(MID, task_id="task-9"), SETTINGS, lambda q: other)
+    assert last_look(found) == "GetTask answered another task than the one asked for"
+    assert GetTaskQuery("task-9") in queries
+
+
 def test_follow_up_whose_task_the_agent_does_not_know_is_not_there() -> None:
     """The agent says the task is not there: nothing was added to it."""
     found, _ = run(SentMessage(MID, task_id="gone"), SETTINGS, lambda q: None)
@@ -605,6 +613,25 @@ def test_follow_task_ends_with_the_last_task_when_the_agent_forgets_it() -> None
     first = made("t", settled=False)
     result, _ = steps(follow_task(first, SETTINGS, view), lambda q: None)
     assert result is first
+
+
+def test_follow_task_keeps_the_listed_task_when_its_reread_answers_another() -> None:
+    """A reread that answers another task (a confused agent, a caching hop) is not taken."""
+    listed = made("t", user(MID), settled=True)
+    result, queries = steps(
+        follow_task(listed, SETTINGS, view, reread=True), lambda q: made("t-999", user("x"))
+    )
+    assert result is listed
+    assert queries == [GetTaskQuery("t")]
+
+
+def test_follow_task_ends_with_its_own_task_when_a_read_answers_another() -> None:
+    """A wait's read that answers another task ends the wait with the task's last own read."""
+    reads = iter([made("t", settled=False), made("t-999", settled=True)])
+    first = made("t", settled=False)
+    result, queries = steps(follow_task(first, SETTINGS, view), lambda q: next(reads))
+    assert result == made("t", settled=False)
+    assert [q for q in queries if isinstance(q, GetTaskQuery)] == [GetTaskQuery("t")] * 2
 
 
 # --- reads that retry ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from a2a_client_errors import Action, CallFailed, Reason
 from a2a_client_errors import _transport as transport_module
 from a2a_client_errors._dedupe_card import DEDUPLICATE_EXTENSION
 from a2a_client_errors._failures import (
+    AlreadySent,
     DeadlineExceeded,
     DegradeNeeded,
     OutcomeUnknown,
@@ -120,6 +121,32 @@ def test_operation_of_jsonrpc(method: str, operation: str) -> None:
     request = httpx.Request("POST", "https://agent.test/a2a/jsonrpc", json=body)
     assert operation_of(request) == operation
     assert operation_of(request, body) == operation
+
+
+# What an agent reads as JSON: whitespace or a byte order mark before the value, a lone
+# surrogate escape, invalid UTF-8 in a string (Go's encoding/json reads it as U+FFFD), UTF-16.
+LENIENT_BODIES = [
+    b"\n" + json.dumps(send_message()).encode(),
+    b" \t\r\n " + json.dumps(send_message()).encode(),
+    b"\xef\xbb\xbf" + json.dumps(send_message()).encode(),
+    json.dumps(send_message()).replace('"hello"', '"\\ud83d"').encode(),
+    json.dumps(send_message()).encode().replace(b'"hello"', b'"\xff\xfe"'),
+    json.dumps(send_message()).encode("utf-16"),
+]
+
+
+@pytest.mark.parametrize("content", LENIENT_BODIES)
+def test_operation_of_a_body_an_agent_reads_as_json(content: bytes) -> None:
+    """A send is a send however leniently its JSON is written: never taken for a read."""
+    request = httpx.Request("POST", "https://agent.test/a2a", content=content)
+    assert operation_of(request) == "SendMessage"
+
+
+@pytest.mark.parametrize("content", [b"", b"method=SendMessage", b"{", b"\xef\xbb\xbf"])
+def test_operation_of_a_body_no_agent_reads_as_json_is_its_route(content: bytes) -> None:
+    """A body that is not JSON to any reader names no method: the route decides (none here)."""
+    request = httpx.Request("POST", "https://agent.test/a2a", content=content)
+    assert operation_of(request) is None
 
 
 REST_ROUTES = [
@@ -772,17 +799,17 @@ def test_a_request_body_is_parsed_at_most_once_per_call(
     """The deadline's share, the journal's entry, the shape and the record read one parse.
 
     The first answer is a 503, so the whole call is made (shape, retry, record); a body that
-    parses to nothing (broken JSON) is not parsed again by each of them.
+    parses to nothing (broken JSON, not JSON) is not parsed again by each of them.
     """
     journaled, deadline, watched = setup  # a journal, a deadline, hooks
     parses: list[bytes] = []
-    real = transport_module.from_json
+    real = transport_module.request_json
 
     def counting(raw: bytes) -> Any:
         parses.append(raw)
         return real(raw)
 
-    monkeypatch.setattr(transport_module, "from_json", counting)
+    monkeypatch.setattr(transport_module, "request_json", counting)
     clock = FakeClock()
     journal = SqliteJournal(tmp_path / "sends.db", clock=clock.now) if journaled else None
     answers = [httpx.Response(503, headers={"Retry-After": "0"}), httpx.Response(200, json=RESULT)]
@@ -806,7 +833,7 @@ def test_a_request_body_is_parsed_at_most_once_per_call(
     operation = record.operation
     assert response.status_code == 200
     assert operation == ("SendMessage" if content.startswith(b'{"json') else None)
-    assert len(parses) == (1 if content.startswith(b"{") else 0)
+    assert parses == [content]
     if journal is not None:
         journal.close()
 
@@ -1036,6 +1063,82 @@ def test_lost_jsonrpc_answer_is_found_by_list_tasks(mode: str) -> None:
     assert str(look.url) == "http://agent/a2a"
     assert look.headers["authorization"] == SECRET
     assert look.headers["user-agent"] == agent.requests[0].headers["user-agent"]
+
+
+@LOOKUP_MODES
+@pytest.mark.parametrize("prefix", [b"\n", b"  ", b"\xef\xbb\xbf"])
+def test_a_lost_answer_to_a_send_written_with_a_prefix_is_looked_up(
+    mode: str, prefix: bytes
+) -> None:
+    """Whitespace or a byte order mark before a send's JSON: still a send, never resent blind."""
+    agent = LosingAgent("lose")
+    content = prefix + json.dumps(send_message()).encode()
+    make = _transport(agent, lookup_guard(FakeClock()))
+    headers = {"content-type": "application/json"}
+    if mode == "sync":
+        with httpx.Client(transport=make("sync")) as client:
+            answer = client.post("http://agent/a2a", content=content, headers=headers)
+    else:
+
+        async def go() -> httpx.Response:
+            async with httpx.AsyncClient(transport=make("async")) as client:
+                return await client.post("http://agent/a2a", content=content, headers=headers)
+
+        answer = asyncio.run(go())
+    assert answer.json()["result"]["task"] == agent.tasks[0]
+    assert (len(agent.sends), len(agent.tasks)) == (1, 1)
+    assert json.loads(agent.requests[1].content)["method"] == "ListTasks"
+
+
+class ConfusedAgent(LosingAgent):
+    """A `LosingAgent` whose GetTask answers another task than the one asked for (a cache)."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        """GetTask answered with another context's task; everything else as the agent does."""
+        body: Any = json.loads(request.content) if request.content else None
+        if isinstance(body, dict) and body.get("method") == "GetTask":
+            self.requests.append(request)
+            other = {
+                "id": "task-999",
+                "contextId": "someone-else",
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "history": [{"messageId": "not-mine", "role": "ROLE_USER", "parts": []}],
+            }
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": other})
+        return super().__call__(request)
+
+
+@LOOKUP_MODES
+def test_a_get_task_that_answers_another_task_is_not_handed_back(mode: str) -> None:
+    """The listing finds the task; the GetTask that rereads it answers another: not taken."""
+    agent = ConfusedAgent("lose")
+    answer = _post(
+        mode, _transport(agent, lookup_guard(FakeClock())), "http://agent/a2a", send_message()
+    )
+    assert answer.json()["result"]["task"] == agent.tasks[0]
+    methods = [json.loads(r.content)["method"] for r in agent.requests]
+    assert (methods[0], methods[-1], methods.count("SendMessage")) == ("SendMessage", "GetTask", 1)
+    assert set(methods[1:-1]) == {"ListTasks"}
+
+
+def test_a_recorded_task_read_back_as_another_task_is_already_sent(tmp_path: Path) -> None:
+    """A journal's task read back by GetTask that answers another task: not handed back."""
+    agent = ConfusedAgent("ok")
+    journal = SqliteJournal(tmp_path / "sends.db")
+    transport = GuardTransport(
+        lookup_guard(FakeClock(), journal=journal),
+        inner=httpx.MockTransport(agent),
+        raise_failures=True,
+    )
+    with httpx.Client(transport=transport) as client:
+        first = client.post("http://agent/a2a", json=send_message())
+        with pytest.raises(AlreadySent) as raised:
+            client.post("http://agent/a2a", json=send_message())
+    journal.close()
+    assert first.json()["result"]["task"]["id"] == "task-1"
+    assert raised.value.journal_record.made == "task-1"
+    assert len(agent.sends) == 1
+    assert json.loads(agent.requests[-1].content)["method"] == "GetTask"
 
 
 @LOOKUP_MODES
