@@ -55,7 +55,7 @@ from a2a_client_errors._lookup import (
     follow_task,
     learn_mark,
 )
-from a2a_client_errors._normalize import StreamHead
+from a2a_client_errors._normalize import StreamHead, normalize
 from a2a_client_errors._operations import OPERATION_OF_METHOD, params_of, rest_operation
 from a2a_client_errors._parsing import INVALID, parse_json, request_json
 from a2a_client_errors._policy import GiveUp
@@ -606,19 +606,32 @@ class _TransportBase:
         """What spares a success its full reading, when nothing depends on that reading.
 
         A transparent transport (``raise_failures=False``) whose Guard has no hooks hands back
-        a success and a broken success alike: the only thing that changes what happens is a
-        JSON-RPC error on HTTP 2xx, to retry. A body in which the key ``"error"`` cannot stand
-        (no such bytes, and no escape that could spell them) is then a success without being
-        parsed. Otherwise (raising, watched by hooks, or under a circuit breaker, which counts
-        every outcome) every body is judged in full,
-        INVALID_AGENT_RESPONSE included.
+        the answer to a read, success or broken success alike: the only thing that changes
+        what happens is a JSON-RPC error on HTTP 2xx, to retry. A body in which the key
+        ``"error"`` cannot stand (no such bytes, and no escape that could spell them) is then
+        a success without being parsed. A send's answer is a plain success only when it is
+        also one (`normalize` against the operation): a broken one is judged in full, and
+        looked up. Otherwise (raising, watched by hooks, under a circuit breaker, which
+        counts every outcome, or a send that a journal records before its first byte) every
+        body is judged in full, INVALID_AGENT_RESPONSE included.
         """
         guard = self.guard
         if self.raise_failures or guard.breaker is not None or guard.observers.any():
             return None
-        if guard.journal is not None and _operation(request, body()) in WORK_OPERATIONS:
+        operation = _operation(request, body())
+        if operation not in WORK_OPERATIONS:
+            return cannot_hold_an_error
+        if guard.journal is not None:
             return None  # a send is recorded before its first byte: the engine makes it
-        return cannot_hold_an_error
+        limits = guard.policy.limits
+
+        def answered(response: httpx.Response) -> bool:
+            # A send's broken answer says nothing of its task: it is judged, and looked up.
+            return cannot_hold_an_error(response) and (
+                normalize(response, limits=limits, operation=operation) is None
+            )
+
+        return answered
 
     def _credited(
         self,

@@ -47,7 +47,12 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
-RESULT = {"jsonrpc": "2.0", "id": 1, "result": {"id": "task-1", "contextId": "ctx-1"}}
+RESULT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "result": {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_COMPLETED"}},
+}
+"""A task: an answer to GetTask, and to a send (as 0.3's answered, the task itself)."""
 OK = Reply.json(200, RESULT)
 UNAVAILABLE = Reply.json(
     503, {"error": {"code": 503, "status": "UNAVAILABLE", "message": "overloaded"}}
@@ -699,8 +704,31 @@ def test_an_unwatched_transport_hands_back_a_broken_success_as_it_came() -> None
     wire, sent = _answers((200, b"<html>not json</html>"))
     guard = guard_on(FakeClock())
     with httpx.Client(transport=GuardTransport(guard, inner=wire)) as client:
-        answer = client.post("http://agent/", json=send_message())
+        answer = client.post("http://agent/", json=get_task())
     assert (answer.status_code, answer.text, len(sent)) == (200, "<html>not json</html>", 1)
+
+
+@pytest.mark.parametrize("hooks", [0, 1], ids=["unwatched", "watched"])
+def test_a_broken_answer_to_a_send_is_looked_up_with_or_without_hooks(hooks: int) -> None:
+    """A send's broken 200 says nothing of its task: looked up, hooks or not.
+
+    A hook never changes what happens; the task found is the answer.
+    """
+    agent = LosingAgent("ok")
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        answer = agent(request)
+        if json.loads(request.content)["method"] == "SendMessage":
+            return httpx.Response(200, content=answer.content[:45])
+        return answer
+
+    recorder = RecordingHook()
+    guard = guard_on(FakeClock(), hooks=[recorder] * hooks)
+    with httpx.Client(transport=GuardTransport(guard, inner=httpx.MockTransport(broken))) as c:
+        answer = c.post("http://agent/a2a", json=send_message())
+    assert answer.json()["result"]["task"] == agent.tasks[0]
+    assert (len(agent.sends), len(agent.tasks)) == (1, 1)
+    assert json.loads(agent.requests[1].content)["method"] == "ListTasks"
 
 
 def test_a_watched_or_raising_transport_judges_every_success_in_full() -> None:
