@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import httpx
+
 from a2a_client_errors._errors import CallError, ErrorKind, Source, WireShape
 from a2a_client_errors._foreign_codes import read_generation
 from a2a_client_errors._guard import failure_for
@@ -39,8 +41,6 @@ from a2a_client_errors._sse import SSEError, aread_events, read_events
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
-
-    import httpx
 
     from a2a_client_errors._failures import CallFailed
 
@@ -102,6 +102,16 @@ class _Reader:
         """The reader stopped the stream (not UTF-8, or past a cap): raise what that is."""
         raise self._failure(stream_error(exc)) from None
 
+    def cut(self, exc: httpx.TransportError) -> NoReturn:
+        """The stream broke off (reset, timed out, cut short): raise its failure, judged.
+
+        After an event, an interruption (``GiveUp.STREAM_STARTED``: resume, never resend); before
+        one, the transport failure's own decision (a send's outcome is then unknown).
+        """
+        error = normalize(exc, limits=self.policy.limits, operation=self.operation)
+        assert error is not None  # noqa: S101 (a transport error is always a call error)
+        raise self._failure(error) from exc
+
     def closed(self) -> None:
         """The stream ended: fine after a final state, an interruption otherwise.
 
@@ -159,7 +169,9 @@ def iter_events(
     Raises:
         CallFailed: the subclass an error event's decision names (after the events before it
             were yielded), or `RetryExhausted` with ``GiveUp.STREAM_STARTED`` when the stream
-            closed before its task reached a final state.
+            closed or broke off (a reset, a timeout) before its task reached a final state.
+            A stream that breaks off before its first event raises what the transport
+            failure's decision names (``RetryExhausted``; a send's delivery is unknown).
     """
     reader = _Reader(response, operation, policy)
     reader.opened()
@@ -169,6 +181,8 @@ def iter_events(
             event = next(events, None)
         except SSEError as exc:
             reader.broken(exc)
+        except httpx.TransportError as exc:
+            reader.cut(exc)
         if event is None:
             break
         payload = reader.take(event)
@@ -192,6 +206,8 @@ async def aiter_events(
             event = await anext(events, None)
         except SSEError as exc:
             reader.broken(exc)
+        except httpx.TransportError as exc:
+            reader.cut(exc)
         if event is None:
             break
         payload = reader.take(event)

@@ -12,6 +12,7 @@ from a2a_client_errors import (
     Action,
     CallFailed,
     DegradeNeeded,
+    Delivery,
     FixRequestNeeded,
     GiveUp,
     Policy,
@@ -24,7 +25,7 @@ from a2a_client_errors._normalize import Limits, SSEParser
 from a2a_client_errors._streaming import aiter_events, iter_events
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
 
 SSE = {"content-type": "text/event-stream"}
 
@@ -164,6 +165,67 @@ def test_a_close_before_a_final_state_is_an_interruption() -> None:
     assert failed.value.decision.give_up is GiveUp.STREAM_STARTED
     assert failed.value.decision.error is not None
     assert "closed" in failed.value.decision.error.message
+
+
+class _Cut(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body that yields ``chunks`` and then breaks off as a reset connection does."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.chunks
+        raise httpx.RemoteProtocolError("peer closed connection without a complete body")
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+        raise httpx.ReadTimeout("timed out")
+
+
+def _cut(*chunks: bytes) -> httpx.MockTransport:
+    return httpx.MockTransport(lambda _: httpx.Response(200, headers=SSE, stream=_Cut(*chunks)))
+
+
+def test_a_stream_cut_after_an_event_is_an_interruption() -> None:
+    """A reset after the task's first event: resume it, never resend (STREAM_STARTED)."""
+    seen: list[Any] = []
+    first = f"data: {_rpc(_task('TASK_STATE_WORKING'))}\n\n".encode()
+    with pytest.raises(RetryExhausted) as raised:
+        _read(httpx.Client(transport=_cut(first)), seen)
+    assert seen == [_task("TASK_STATE_WORKING")]
+    assert raised.value.decision.give_up is GiveUp.STREAM_STARTED
+    assert raised.value.decision.error is not None
+    assert raised.value.decision.error.exception == "httpx.RemoteProtocolError"
+    assert isinstance(raised.value.__cause__, httpx.RemoteProtocolError)
+
+
+def test_a_stream_cut_before_its_first_event_is_the_transport_failure_judged() -> None:
+    """A reset before any event: the failure's own decision, the send's outcome unknown."""
+    seen: list[Any] = []
+    with pytest.raises(RetryExhausted) as raised:
+        _read(httpx.Client(transport=_cut(b'data: {"jsonrpc"')), seen)
+    assert seen == []
+    assert raised.value.decision.give_up is None
+    assert raised.value.decision.error is not None
+    assert raised.value.decision.error.delivery is Delivery.UNKNOWN
+
+
+async def test_an_async_stream_cut_after_an_event_is_an_interruption() -> None:
+    """The async reader: a read timeout after the first event is an interruption too."""
+    seen: list[Any] = []
+    first = f"data: {_rpc(_task('TASK_STATE_WORKING'))}\n\n".encode()
+
+    async def read(client: httpx.AsyncClient) -> None:
+        async with client.stream("POST", "http://agent.example/") as response:
+            async for event in aiter_events(response, operation="SendStreamingMessage"):
+                seen.append(event)  # noqa: PERF401 (kept one by one: the stream breaks)
+
+    async with httpx.AsyncClient(transport=_cut(first)) as client:
+        with pytest.raises(RetryExhausted) as raised:
+            await read(client)
+    assert seen == [_task("TASK_STATE_WORKING")]
+    assert raised.value.decision.give_up is GiveUp.STREAM_STARTED
 
 
 def test_non_json_data_is_invalid_agent_response() -> None:
