@@ -109,9 +109,13 @@ def _operation(request: httpx.Request, parsed: object) -> str | None:
 
 def _json_body(request: httpx.Request) -> object:
     """The request's JSON body as an agent may read it (`request_json`); None: none, or not JSON."""
-    if not isinstance(request.stream, httpx.ByteStream):
+    stream = request.stream
+    if not isinstance(stream, httpx.ByteStream):
         return None
-    content = request.content
+    try:
+        content = request.content
+    except httpx.RequestNotRead:  # a request httpx built on the bytes (a redirect's)
+        content = b"".join(stream)  # read without being kept: the request stays as it is
     if not content:
         return None
     parsed = request_json(content)

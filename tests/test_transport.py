@@ -147,6 +147,15 @@ def test_operation_of_a_body_an_agent_reads_as_json(content: bytes) -> None:
     assert operation_of(request) == "SendMessage"
 
 
+def test_operation_of_a_request_on_bytes_not_read_leaves_it_unread() -> None:
+    """A request httpx built on the bytes (a redirect's) is read without being changed."""
+    stream = httpx.ByteStream(json.dumps(send_message()).encode())
+    request = httpx.Request("POST", "https://agent.test/a2a", stream=stream)
+    assert operation_of(request) == "SendMessage"
+    with pytest.raises(httpx.RequestNotRead):
+        _ = request.content
+
+
 @pytest.mark.parametrize("content", [b"", b"method=SendMessage", b"{", b"\xef\xbb\xbf"])
 def test_operation_of_a_body_no_agent_reads_as_json_is_its_route(content: bytes) -> None:
     """A body that is not JSON to any reader names no method: the route decides (none here)."""
