@@ -43,6 +43,7 @@ from a2a_client_errors._lookup import (
     NotFound,
     Unanswered,
     Unresolved,
+    same_task,
 )
 from a2a_client_errors._policy import Decision, GiveUp
 from a2a_client_errors._reasons import Action
@@ -459,6 +460,6 @@ def _read_task(
     task = yield GetTaskQuery(task_id)
     if task is None or isinstance(task, Unanswered):
         return Unresolved(f"task {task_id!r} could not be read back")
-    if view(task).task_id != task_id:
+    if same_task(task, task_id, view) is None:
         return ANOTHER_TASK
     return Found(task)

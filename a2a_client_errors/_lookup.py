@@ -93,6 +93,7 @@ __all__ = [
     "own_context",
     "parse_timestamp",
     "reading",
+    "same_task",
     "stepwise",
     "within_ttl",
 ]
@@ -729,7 +730,7 @@ def _look_in_task(
         return Unresolved(task.why), task.final
     if task is None:
         return NOT_FOUND, False  # the agent says the task is not there: nothing added, yet
-    seen = _same_task(task, sent.task_id, view)
+    seen = same_task(task, sent.task_id, view)
     if seen is None:
         return ANOTHER_TASK, False
     if seen.holds_users(sent.message_id):
@@ -1007,7 +1008,7 @@ def follow_task(
     seen = view(task)
     if reread and seen.task_id:
         latest = yield GetTaskQuery(seen.task_id)
-        fresh = _same_task(latest, seen.task_id, view)
+        fresh = same_task(latest, seen.task_id, view)
         if fresh is not None:
             task, seen = latest, fresh
     while follow and not seen.settled and seen.task_id:
@@ -1015,14 +1016,14 @@ def follow_task(
             break
         pause = min(pause * 2, settings.poll_max)
         latest = yield GetTaskQuery(seen.task_id)
-        fresh = _same_task(latest, seen.task_id, view)
+        fresh = same_task(latest, seen.task_id, view)
         if fresh is None:
             break
         task, seen = latest, fresh
     return task
 
 
-def _same_task(answer: Any, task_id: str, view: Callable[[Any], TaskView]) -> TaskView | None:
+def same_task(answer: Any, task_id: str, view: Callable[[Any], TaskView]) -> TaskView | None:
     """What is read of a GetTask ``answer``, if it is the task ``task_id`` asked for.
 
     None when it is not: no task (gone, or unanswered), or another task, which a confused
